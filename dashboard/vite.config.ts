@@ -1,0 +1,7 @@
+import { defineConfig } from "vite";
+
+export default defineConfig({
+  root: import.meta.dirname,
+  base: "/",
+  build: { outDir: "dist", emptyOutDir: true },
+});

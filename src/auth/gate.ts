@@ -1,0 +1,45 @@
+import { createMiddleware } from "hono/factory";
+import { ApiError } from "../http/errors.js";
+import type { AppEnv } from "../http/app-env.js";
+import { authEnabled } from "../services.js";
+import { type AuthContext, allows, OPERATOR, type Permission } from "./context.js";
+import { sha256Hex } from "./static-keys.js";
+import { VK_PREFIX } from "./virtual-keys.js";
+
+function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return m?.[1] ?? null;
+}
+
+/**
+ * Identifies the caller once per request and sets c.var.auth. With auth off (no static keys)
+ * every caller is the operator, but a valid vk_ key still brings its tenant. `null` = bad credential.
+ */
+export const identify = createMiddleware<AppEnv>(async (c, next) => {
+  const services = c.var.services;
+  const token = bearerToken(c.req.header("authorization"));
+  let auth: AuthContext | null = null;
+  if (token) {
+    if (token.startsWith(VK_PREFIX)) auth = await services.virtualKeys.verify(token);
+    else auth = services.staticKeys.get(sha256Hex(token))?.context ?? null;
+  }
+  if (!auth && !authEnabled(services)) auth = OPERATOR;
+  c.set("auth", auth ?? UNAUTHENTICATED);
+  await next();
+});
+
+/** Marker for "auth is on and no valid credential was presented". */
+const UNAUTHENTICATED: AuthContext = { kind: "static", actor: "anonymous", tenantId: null, scopes: [], role: "tenant" };
+
+/** The gate, declared on each router: 401 without a valid key, 403 without the permission. */
+export function requireScope(need: Permission) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const auth = c.var.auth;
+    if (auth === UNAUTHENTICATED) {
+      throw new ApiError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+    }
+    if (!allows(auth, need)) throw new ApiError("forbidden", `this key lacks the ${need} scope`);
+    await next();
+  });
+}

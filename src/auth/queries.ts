@@ -1,0 +1,59 @@
+import { and, desc, eq, isNull } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+import { apiKeys } from "../db/schema/index.js";
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+/** The public shape of a key row: never the hash, never the plaintext. */
+export function publicKeyRow(row: ApiKeyRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    tenant_id: row.tenantId,
+    issued_by: row.issuedBy,
+    key_prefix: row.keyPrefix,
+    scopes: row.scopes,
+    role: row.role,
+    created_at: row.createdAt.toISOString(),
+    revoked_at: row.revokedAt ? row.revokedAt.toISOString() : null,
+  };
+}
+
+export async function insertApiKey(db: Db, row: typeof apiKeys.$inferInsert): Promise<ApiKeyRow> {
+  const [inserted] = await db.insert(apiKeys).values(row).returning();
+  if (!inserted) throw new Error("insert returned no row");
+  return inserted;
+}
+
+export async function listApiKeys(db: Db, opts: { includeRevoked: boolean }): Promise<ApiKeyRow[]> {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(opts.includeRevoked ? undefined : isNull(apiKeys.revokedAt))
+    .orderBy(desc(apiKeys.createdAt));
+}
+
+export async function getApiKeyById(db: Db, id: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, id)).limit(1);
+  return row;
+}
+
+export async function getApiKeyByPrefix(db: Db, keyPrefix: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.keyPrefix, keyPrefix)).limit(1);
+  return row;
+}
+
+/** Soft revoke: sets revoked_at once (a second revoke keeps the first time). */
+export async function revokeApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .returning();
+  return row ?? getApiKeyById(db, id);
+}
+
+export async function isRevoked(db: Db, id: string): Promise<boolean> {
+  const [row] = await db.select({ revokedAt: apiKeys.revokedAt }).from(apiKeys).where(eq(apiKeys.id, id)).limit(1);
+  return !row || row.revokedAt !== null;
+}

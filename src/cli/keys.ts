@@ -1,0 +1,92 @@
+import type { Command } from "commander";
+import { OPERATOR } from "../auth/context.js";
+import { listApiKeys, publicKeyRow } from "../auth/queries.js";
+import { mintVirtualKey, randomBase62, revokeVirtualKey } from "../auth/virtual-keys.js";
+import { recordAudit } from "../audit/record.js";
+import { withStore } from "./store.js";
+
+const CLI_ACTOR = { ...OPERATOR, actor: "cli" };
+
+/** `voxgate keys …`: the logic of endpoints 34-37, straight on the database. */
+export function registerKeys(program: Command): void {
+  const keys = program.command("keys").description("manage API keys");
+
+  keys
+    .command("create")
+    .description("mint a vk_ key (printed once)")
+    .requiredOption("--name <name>", "what the key is for")
+    .option("--tenant <tenant_id>", "bind the key to one tenant")
+    .option("--issued-by <who>", "audit string", "cli")
+    .option("--scopes <list>", "comma-separated scopes (read,write,ingest,*)", "*")
+    .option("--role <role>", "tenant or admin", "tenant")
+    .action(async (o: { name: string; tenant?: string; issuedBy: string; scopes: string; role: string }) => {
+      const scopes = o.scopes.split(",").map((s) => s.trim()) as ("read" | "write" | "ingest" | "*")[];
+      for (const s of scopes) if (!["read", "write", "ingest", "*"].includes(s)) fail(`unknown scope: ${s}`);
+      if (o.role !== "tenant" && o.role !== "admin") fail(`role must be tenant or admin, not ${o.role}`);
+      await withStore(async ({ database }) => {
+        const { plaintext, row } = await database.db.transaction(async (tx) => {
+          const minted = await mintVirtualKey(tx, {
+            name: o.name,
+            tenantId: o.tenant ?? null,
+            issuedBy: o.issuedBy,
+            scopes,
+            role: o.role as "tenant" | "admin",
+          });
+          await recordAudit(tx, CLI_ACTOR, {
+            entityType: "api_key",
+            entityId: minted.row.id,
+            action: "create",
+            after: publicKeyRow(minted.row),
+          });
+          return minted;
+        });
+        process.stdout.write(`${JSON.stringify({ plaintext, ...publicKeyRow(row) }, null, 2)}\n`);
+        process.stderr.write("Store the plaintext now: it is not shown again.\n");
+      });
+    });
+
+  keys
+    .command("list")
+    .description("list keys (never hashes or plaintexts)")
+    .option("--active", "hide revoked keys")
+    .action(async (o: { active?: boolean }) => {
+      await withStore(async ({ database }) => {
+        const rows = await listApiKeys(database.db, { includeRevoked: !o.active });
+        process.stdout.write(`${JSON.stringify(rows.map(publicKeyRow), null, 2)}\n`);
+      });
+    });
+
+  keys
+    .command("revoke <key_id>")
+    .description("soft-revoke a key (row kept for audit)")
+    .action(async (keyId: string) => {
+      await withStore(async ({ database }) => {
+        const row = await database.db.transaction(async (tx) => {
+          const revoked = await revokeVirtualKey(tx, null, keyId);
+          if (revoked) {
+            await recordAudit(tx, CLI_ACTOR, {
+              entityType: "api_key",
+              entityId: revoked.id,
+              action: "delete",
+              after: publicKeyRow(revoked),
+            });
+          }
+          return revoked;
+        });
+        if (!row) fail(`no API key with id ${keyId}`);
+        process.stdout.write(`revoked ${keyId}\n`);
+      });
+    });
+
+  keys
+    .command("new-static")
+    .description("print a strong random static key (the collector's ingest key; never starts with vk_)")
+    .action(() => {
+      process.stdout.write(`vgk_${randomBase62(43)}\n`);
+    });
+}
+
+function fail(message: string): never {
+  process.stderr.write(`voxgate: ${message}\n`);
+  process.exit(2);
+}

@@ -1,0 +1,45 @@
+import { z } from "zod";
+
+/**
+ * The process environment, parsed once. Nothing else in Voxgate reads process.env directly,
+ * except `callObservationsDisabled`, which the spec requires to be read per request.
+ */
+const envSchema = z.object({
+  VOXGATE_CONFIG: z.string().min(1).optional(),
+  VOXGATE_DB_PATH: z.string().min(1).optional(),
+  VOXGATE_API_KEY: z.string().min(1).optional(),
+  VOXGATE_SECRET: z.string().min(1).optional(),
+  VOXGATE_COLLECTOR_URL: z.string().min(1).optional(),
+  VOXGATE_LOADTEST_TRUNK_IDS: z.string().optional(),
+  VOXGATE_NODE_SCRAPE_TARGETS: z.string().optional(),
+  DATABASE_URL: z.string().min(1).optional(),
+  LIVEKIT_API_KEY: z.string().min(1).optional(),
+  LIVEKIT_API_SECRET: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+  HOME: z.string().optional(),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  // Empty strings mean "unset" for every variable (docker-compose passes `VAR=` through).
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
+  return envSchema.parse(cleaned);
+}
+
+/** VOXGATE_DISABLE_CALL_OBSERVATIONS: any value other than 0/false/no/off disables; read per request. */
+export function callObservationsDisabled(source: NodeJS.ProcessEnv = process.env): boolean {
+  const raw = source.VOXGATE_DISABLE_CALL_OBSERVATIONS;
+  if (raw === undefined || raw === "") return false;
+  return !["0", "false", "no", "off"].includes(raw.trim().toLowerCase());
+}
+
+/** Comma-separated SIP trunk ids whose calls are probe (load-test) traffic. */
+export function loadtestTrunkIds(env: Env): Set<string> {
+  return new Set(
+    (env.VOXGATE_LOADTEST_TRUNK_IDS ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+}

@@ -1,0 +1,86 @@
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import type { z } from "zod";
+import { type Config, configSchema } from "./schema.js";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** The file it came from, or null when no voxgate.yaml was found (empty config). */
+  path: string | null;
+}
+
+/** voxgate.yaml search order: VOXGATE_CONFIG, ./voxgate.yaml, ~/.config/voxgate/, /etc/voxgate/. */
+export function configSearchPaths(home: string = homedir(), cwd: string = process.cwd()): string[] {
+  return [
+    resolve(cwd, "voxgate.yaml"),
+    join(home, ".config", "voxgate", "voxgate.yaml"),
+    "/etc/voxgate/voxgate.yaml",
+  ];
+}
+
+export function findConfigFile(explicit: string | undefined, home?: string): string | null {
+  if (explicit) {
+    if (!existsSync(explicit)) throw new ConfigError(`VOXGATE_CONFIG points to ${explicit}, which does not exist`);
+    return resolve(explicit);
+  }
+  return configSearchPaths(home).find((p) => existsSync(p)) ?? null;
+}
+
+const VAR_PATTERN = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Replaces ${VAR} in every string value; an unset variable names itself and the key using it. */
+export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, file: string, path: string[] = []): unknown {
+  if (typeof value === "string") {
+    return value.replace(VAR_PATTERN, (_, name: string) => {
+      const v = env[name];
+      if (v === undefined) {
+        throw new ConfigError(`${file}: ${keyPath(path)} uses \${${name}}, but environment variable ${name} is not set`);
+      }
+      return v;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, file, [...path, String(i)]));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, interpolateEnv(v, env, file, [...path, k])]),
+    );
+  }
+  return value;
+}
+
+function keyPath(path: (string | number | symbol)[]): string {
+  return path.length === 0 ? "(top level)" : path.map(String).join(".");
+}
+
+function describeIssues(file: string, error: z.ZodError): string {
+  return error.issues.map((i) => `${file}: ${keyPath(i.path as (string | number)[])}: ${i.message}`).join("\n");
+}
+
+/** Parses YAML text into a validated Config; `file` is used in error messages only. */
+export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): Config {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new ConfigError(`${file}: invalid YAML: ${(err as Error).message}`);
+  }
+  if (typeof raw !== "object" || Array.isArray(raw)) throw new ConfigError(`${file}: top level must be a mapping`);
+  const interpolated = interpolateEnv(raw, env, file);
+  const result = configSchema.safeParse(interpolated);
+  if (!result.success) throw new ConfigError(describeIssues(file, result.error));
+  return result.data;
+}
+
+/** The one config loader: finds voxgate.yaml (or none) and validates it. */
+export function loadConfig(opts: { explicitPath?: string; env?: NodeJS.ProcessEnv; home?: string } = {}): LoadedConfig {
+  const env = opts.env ?? process.env;
+  const path = findConfigFile(opts.explicitPath, opts.home);
+  if (!path) return { config: configSchema.parse({}), path: null };
+  return { config: parseConfigText(readFileSync(path, "utf8"), path, env), path };
+}

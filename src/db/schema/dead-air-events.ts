@@ -1,0 +1,22 @@
+import { sql } from "drizzle-orm";
+import { bigint, bigserial, index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { tstz } from "./columns.js";
+
+/** A stretch of silence on a call. Idempotent on (session_id, started_at_ms). */
+export const deadAirEvents = pgTable(
+  "dead_air_events",
+  {
+    id: bigserial({ mode: "number" }).primaryKey(),
+    tenantId: text(),
+    sessionId: text().notNull(),
+    roomName: text(),
+    startedAtMs: bigint({ mode: "number" }).notNull(),
+    durationMs: integer().notNull(),
+    thresholdUsedMs: integer().notNull(),
+    createdAt: tstz().notNull().default(sql`now()`),
+  },
+  (t) => [
+    unique("dead_air_session_start_uq").on(t.sessionId, t.startedAtMs),
+    index("dead_air_room_idx").on(t.tenantId, t.roomName),
+  ],
+);

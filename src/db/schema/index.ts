@@ -1,0 +1,17 @@
+export { agentPresence } from "./agent-presence.js";
+export { apiKeys } from "./api-keys.js";
+export { auditLog } from "./audit-log.js";
+export { callEvents } from "./call-events.js";
+export { callLegs } from "./call-legs.js";
+export { calls } from "./calls.js";
+export { deadAirEvents } from "./dead-air-events.js";
+export { diagGates, diagRuns } from "./diagnostics.js";
+export { models } from "./models.js";
+export { nodeSamples } from "./node-samples.js";
+export { projects } from "./projects.js";
+export { providers } from "./providers.js";
+export { rateRules } from "./rate-rules.js";
+export { requestRollups } from "./request-rollups.js";
+export { requests } from "./requests.js";
+export { sessions } from "./sessions.js";
+export { roomSequences, turns } from "./turns.js";

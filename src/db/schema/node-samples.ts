@@ -1,0 +1,18 @@
+import { bigserial, doublePrecision, index, jsonb, pgTable, text } from "drizzle-orm/pg-core";
+import { tstz } from "./columns.js";
+
+/** Samples scraped from LiveKit server/SIP and host exporters, filed per node on one time axis. */
+export const nodeSamples = pgTable(
+  "node_samples",
+  {
+    id: bigserial({ mode: "number" }).primaryKey(),
+    ts: tstz().notNull(),
+    node: text().notNull(),
+    /** livekit-server | livekit-sip | host-exporter */
+    source: text().notNull(),
+    metric: text().notNull(),
+    labels: jsonb(),
+    value: doublePrecision().notNull(),
+  },
+  (t) => [index("node_samples_node_ts_idx").on(t.node, t.ts)],
+);

@@ -1,0 +1,48 @@
+import { sql } from "drizzle-orm";
+import { bigint, boolean, doublePrecision, index, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { money, tstz } from "./columns.js";
+
+/** One STT/LLM/TTS call, as recorded by the gateway or ingested from an agent. */
+export const requests = pgTable(
+  "requests",
+  {
+    id: uuid().primaryKey(),
+    ts: tstz().notNull(),
+    tenantId: text(),
+    project: text().notNull().default("default"),
+    sessionId: text(),
+    roomName: text(),
+    agentId: text(),
+    modality: text().notNull(),
+    modelId: text().notNull(),
+    provider: text().notNull(),
+    status: text().notNull().default("success"),
+    errorMessage: text(),
+    fallbackFrom: text(),
+    ttfbMs: doublePrecision(),
+    totalLatencyMs: doublePrecision(),
+    /** What the provider charged (agent-computed, or priced from the catalog when absent). */
+    costUsd: money(),
+    /** What the operator charges its tenant, stamped at write time by rateRequest. */
+    ratedPriceUsd: money(),
+    rateRule: text(),
+    /** priced | unknown (catalog lacks the model) | unrated (catalog matched, holds no rate). */
+    pricing: text().notNull().default("priced"),
+    inputTokens: bigint({ mode: "number" }),
+    outputTokens: bigint({ mode: "number" }),
+    cachedInputTokens: bigint({ mode: "number" }),
+    audioSeconds: doublePrecision(),
+    characters: bigint({ mode: "number" }),
+    inputUnits: doublePrecision(),
+    outputUnits: doublePrecision(),
+    metadata: jsonb(),
+    isProbe: boolean().notNull().default(false),
+    createdAt: tstz().notNull().default(sql`now()`),
+  },
+  (t) => [
+    index("requests_ts_idx").on(t.ts),
+    index("requests_tenant_ts_idx").on(t.tenantId, t.ts),
+    index("requests_project_ts_idx").on(t.project, t.ts),
+    index("requests_session_idx").on(t.sessionId),
+  ],
+);

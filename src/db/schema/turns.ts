@@ -1,0 +1,39 @@
+import { sql } from "drizzle-orm";
+import { bigint, bigserial, index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { tstz } from "./columns.js";
+
+/** One conversational turn (caller speaks, agent answers). Idempotent on (session_id, turn_index). */
+export const turns = pgTable(
+  "turns",
+  {
+    id: bigserial({ mode: "number" }).primaryKey(),
+    tenantId: text(),
+    sessionId: text().notNull(),
+    roomName: text(),
+    turnIndex: integer().notNull(),
+    /** Room-wide arrival position, assigned by the collector (see room_sequences). */
+    seq: bigint({ mode: "number" }).notNull(),
+    callerSpeakStartMs: bigint({ mode: "number" }).notNull(),
+    callerSpeakEndMs: bigint({ mode: "number" }).notNull(),
+    agentSpeakStartMs: bigint({ mode: "number" }),
+    agentSpeakEndMs: bigint({ mode: "number" }),
+    responseSpeedMs: integer(),
+    createdAt: tstz().notNull().default(sql`now()`),
+  },
+  (t) => [
+    unique("turns_session_turn_uq").on(t.sessionId, t.turnIndex),
+    index("turns_room_seq_idx").on(t.tenantId, t.roomName, t.seq),
+  ],
+);
+
+/** Per-room counter that hands out turn `seq` values in arrival order. */
+export const roomSequences = pgTable(
+  "room_sequences",
+  {
+    id: bigserial({ mode: "number" }).primaryKey(),
+    tenantId: text(),
+    roomName: text().notNull(),
+    lastSeq: bigint({ mode: "number" }).notNull().default(0),
+  },
+  (t) => [unique("room_sequences_room_uq").on(t.tenantId, t.roomName).nullsNotDistinct()],
+);

@@ -1,0 +1,59 @@
+import { Hono } from "hono";
+import { apiKeyRoutes } from "../auth/routes.js";
+import { identify } from "../auth/gate.js";
+import { auditRoutes } from "../audit/routes.js";
+import { billingRoutes } from "../billing/routes.js";
+import { callRoutes } from "../calls/routes.js";
+import { dashboardApiRoutes, webAppRoutes } from "../dashboard/routes.js";
+import { fleetRoutes } from "../fleet/routes.js";
+import { ingestRoutes } from "../ingest/routes.js";
+import { manageRoutes } from "../manage/routes.js";
+import { readRoutes } from "../reports/routes.js";
+import type { Services } from "../services.js";
+import { VERSION } from "../version.js";
+import type { AppEnv } from "./app-env.js";
+import { errorBody, handleError } from "./errors.js";
+import { requestLog } from "./request-log.js";
+
+/**
+ * The one Hono app: public API (/v1), dashboard API (/api) and web app (/) on one port.
+ * Each area's router declares its own gate (requireScope) and defines full paths.
+ */
+export function createApp(services: Services): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use(async (c, next) => {
+    c.set("services", services);
+    c.set("log", services.log);
+    await next();
+  });
+  app.use(requestLog);
+
+  app.get("/health", (c) =>
+    c.json({
+      status: "ok",
+      uptime_seconds: Math.round((Date.now() - services.startedAt) / 10) / 100,
+      version: VERSION,
+    }),
+  );
+
+  app.use("/v1/*", identify);
+  app.use("/api/*", identify);
+  app.route("/v1/api-keys", apiKeyRoutes());
+  app.route("/", ingestRoutes());
+  app.route("/", fleetRoutes());
+  app.route("/", callRoutes());
+  app.route("/", billingRoutes());
+  app.route("/", manageRoutes());
+  app.route("/", auditRoutes());
+  app.route("/", readRoutes());
+  app.route("/", dashboardApiRoutes());
+
+  // Unknown /v1 and /api paths are JSON 404s; everything else falls through to the web app.
+  app.all("/v1/*", (c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
+  app.all("/api/*", (c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
+  app.route("/", webAppRoutes());
+
+  app.notFound((c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
+  app.onError(handleError);
+  return app;
+}

@@ -1,0 +1,110 @@
+import { createGunzip, createInflate } from "node:zlib";
+import type { Context } from "hono";
+import { ApiError } from "./errors.js";
+
+/**
+ * Reads a request body with the size limit enforced while reading, before any parsing.
+ * gzip/deflate bodies are decompressed and the limit applies to the decompressed size,
+ * so a gzip bomb stops at `limit` bytes of output.
+ */
+export async function readBodyBytes(c: Context, limit: number): Promise<Buffer> {
+  const declared = Number(c.req.header("content-length") ?? "0");
+  const encoding = (c.req.header("content-encoding") ?? "identity").trim().toLowerCase();
+  if (!["identity", "gzip", "deflate", ""].includes(encoding)) {
+    throw new ApiError("unsupported_media_type", `unsupported Content-Encoding: ${encoding}`);
+  }
+  if (encoding === "identity" || encoding === "") {
+    if (declared > limit) throw tooLarge(limit);
+  }
+  const stream = c.req.raw.body;
+  if (!stream) return Buffer.alloc(0);
+
+  if (encoding === "identity" || encoding === "") return collect(stream, limit);
+  return decompress(stream, encoding === "gzip" ? createGunzip() : createInflate(), limit);
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError("payload_too_large", `request body exceeds ${limit} bytes`, { limit_bytes: limit });
+}
+
+async function collect(stream: ReadableStream<Uint8Array>, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+  }
+  return Buffer.concat(chunks, size);
+}
+
+async function decompress(
+  stream: ReadableStream<Uint8Array>,
+  inflater: ReturnType<typeof createGunzip>,
+  limit: number,
+): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  return new Promise<Buffer>((resolve, reject) => {
+    let failed = false;
+    const fail = (err: ApiError) => {
+      if (failed) return;
+      failed = true;
+      inflater.destroy();
+      reader.cancel().catch(() => {});
+      reject(err);
+    };
+    inflater.on("data", (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > limit) return fail(tooLarge(limit));
+      chunks.push(chunk);
+    });
+    inflater.on("error", () => fail(new ApiError("bad_request", "request body is not valid compressed data")));
+    inflater.on("end", () => {
+      if (!failed) resolve(Buffer.concat(chunks, size));
+    });
+    (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (failed) return;
+        if (done) {
+          inflater.end();
+          return;
+        }
+        if (!inflater.write(value)) await new Promise((r) => inflater.once("drain", r));
+      }
+    })().catch(() => fail(new ApiError("bad_request", "request body could not be read")));
+  });
+}
+
+/** Strict UTF-8 decoding: invalid byte sequences are a 400, not silently replaced. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+export function decodeUtf8(bytes: Buffer): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ApiError("invalid_json", "request body is not valid UTF-8");
+  }
+}
+
+export function parseJsonText(text: string): unknown {
+  if (text.trim() === "") throw new ApiError("invalid_json", "request body is empty; expected JSON");
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ApiError("invalid_json", `malformed JSON: ${(err as Error).message}`);
+  }
+}
+
+/** The usual way a route reads its JSON body: limit, decompress, strict UTF-8, parse (400 on failure). */
+export async function readJson(c: Context, limit: number): Promise<unknown> {
+  return parseJsonText(decodeUtf8(await readBodyBytes(c, limit)));
+}

@@ -1,0 +1,74 @@
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "zod";
+
+/** Every error code Voxgate answers with. One envelope: {"error": {code, message, details?}}. */
+export const ERROR_CODES = {
+  bad_request: 400,
+  invalid_json: 400,
+  invalid_rate_rule: 400,
+  unpermitted_base_url: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  too_many_requests: 429,
+  budget_exceeded: 429,
+  internal_error: 500,
+  bad_gateway: 502,
+  unavailable: 503,
+  upstream_timeout: 504,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly status: ContentfulStatusCode;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+    status?: ContentfulStatusCode,
+  ) {
+    super(message);
+    this.status = status ?? ERROR_CODES[code];
+  }
+}
+
+export function errorBody(code: string, message: string, details?: unknown) {
+  return { error: details === undefined ? { code, message } : { code, message, details } };
+}
+
+/** Zod issues as {path, message}: the offending field paths, joined with dots. */
+export function zodDetails(error: z.ZodError) {
+  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
+}
+
+export function validationError(error: z.ZodError, message = "request failed validation"): ApiError {
+  const fields = zodDetails(error);
+  const first = fields[0];
+  return new ApiError("validation_failed", first ? `${message}: ${first.path || "(body)"}: ${first.message}` : message, fields);
+}
+
+/** Parses with a zod schema or throws the 422 envelope. */
+export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown, message?: string): z.infer<T> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw validationError(result.error, message);
+  return result.data;
+}
+
+/** Hono onError: ApiError as its envelope, anything else a 500 without internals. */
+export function handleError(err: Error, c: Context): Response {
+  if (err instanceof ApiError) return c.json(errorBody(err.code, err.message, err.details), err.status);
+  if (err instanceof z.ZodError) {
+    const e = validationError(err);
+    return c.json(errorBody(e.code, e.message, e.details), e.status);
+  }
+  c.var.log?.error({ err }, "unhandled error");
+  return c.json(errorBody("internal_error", "internal error"), 500);
+}

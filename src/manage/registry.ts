@@ -1,0 +1,148 @@
+import type { Modality, ProviderType } from "../config/schema.js";
+import { MODALITIES, PROVIDER_TYPES } from "../config/schema.js";
+import type { Db } from "../db/client.js";
+import { models, projects, providers } from "../db/schema/index.js";
+import { maskSecret } from "../logging.js";
+import type { Services } from "../services.js";
+
+/**
+ * The effective registry: entities from voxgate.yaml (source yaml) merged with those managed
+ * through the API (source db). YAML wins on an id collision. Every read path uses these.
+ */
+
+export interface EffectiveProvider {
+  providerId: string;
+  providerType: ProviderType;
+  source: "yaml" | "db";
+  baseUrl: string | null;
+  apiKeyMasked: string | null;
+  /** A key is set, or the provider is self-hosted (needs none). */
+  configured: boolean;
+  /** cloud, or local for openai_compatible (vLLM, Ollama, LocalAI, speaches). */
+  location: "cloud" | "local";
+}
+
+export interface EffectiveModel {
+  modelId: string;
+  modality: Modality;
+  providerId: string;
+  modelName: string;
+  displayName: string | null;
+  defaultLanguage: string | null;
+  source: "yaml" | "db";
+}
+
+export interface EffectiveProject {
+  id: string;
+  name: string;
+  description: string | null;
+  dailyBudget: number | null;
+  budgetAction: "warn" | "block";
+  defaultStack: string | null;
+  tags: string[];
+  accent: string | null;
+  source: "yaml" | "db";
+}
+
+/** A provider id that is a vendor name implies its type (`openai: {api_key: …}`). */
+export function inferProviderType(providerId: string, declared: string | undefined): ProviderType {
+  if (declared && (PROVIDER_TYPES as readonly string[]).includes(declared)) return declared as ProviderType;
+  if ((PROVIDER_TYPES as readonly string[]).includes(providerId)) return providerId as ProviderType;
+  return "openai_compatible";
+}
+
+export async function listEffectiveProviders(services: Pick<Services, "config" | "database">): Promise<EffectiveProvider[]> {
+  const out = new Map<string, EffectiveProvider>();
+  for (const [id, p] of Object.entries(services.config.providers)) {
+    const type = inferProviderType(id, p.type);
+    out.set(id, {
+      providerId: id,
+      providerType: type,
+      source: "yaml",
+      baseUrl: p.base_url ?? null,
+      apiKeyMasked: maskSecret(p.api_key),
+      configured: Boolean(p.api_key) || type === "openai_compatible",
+      location: type === "openai_compatible" ? "local" : "cloud",
+    });
+  }
+  for (const row of await dbProviders(services.database.db)) {
+    if (out.has(row.providerId)) continue;
+    const type = inferProviderType(row.providerId, row.providerType);
+    out.set(row.providerId, {
+      providerId: row.providerId,
+      providerType: type,
+      source: "db",
+      baseUrl: row.baseUrl,
+      apiKeyMasked: row.apiKeyMasked,
+      configured: Boolean(row.apiKeyEncrypted) || type === "openai_compatible",
+      location: type === "openai_compatible" ? "local" : "cloud",
+    });
+  }
+  return [...out.values()];
+}
+
+export async function listEffectiveModels(services: Pick<Services, "config" | "database">): Promise<EffectiveModel[]> {
+  const out = new Map<string, EffectiveModel>();
+  for (const modality of MODALITIES) {
+    for (const [id, m] of Object.entries(services.config.models[modality] ?? {})) {
+      out.set(id, {
+        modelId: id,
+        modality,
+        providerId: m.provider,
+        modelName: m.model,
+        displayName: m.display_name ?? null,
+        defaultLanguage: m.default_language ?? null,
+        source: "yaml",
+      });
+    }
+  }
+  for (const row of await services.database.db.select().from(models)) {
+    if (out.has(row.modelId)) continue;
+    out.set(row.modelId, {
+      modelId: row.modelId,
+      modality: row.modality as Modality,
+      providerId: row.providerId,
+      modelName: row.modelName,
+      displayName: row.displayName,
+      defaultLanguage: row.defaultLanguage,
+      source: "db",
+    });
+  }
+  return [...out.values()];
+}
+
+export async function listEffectiveProjects(services: Pick<Services, "config" | "database">): Promise<EffectiveProject[]> {
+  const out = new Map<string, EffectiveProject>();
+  for (const [id, p] of Object.entries(services.config.projects)) {
+    out.set(id, {
+      id,
+      name: p.name ?? id,
+      description: p.description ?? null,
+      dailyBudget: p.daily_budget ?? null,
+      budgetAction: p.budget_action,
+      defaultStack: p.default_stack ?? null,
+      tags: p.tags,
+      accent: p.accent ?? null,
+      source: "yaml",
+    });
+  }
+  for (const row of await services.database.db.select().from(projects)) {
+    if (out.has(row.projectId)) continue;
+    out.set(row.projectId, {
+      id: row.projectId,
+      name: row.name,
+      description: row.description,
+      dailyBudget: row.dailyBudget === null ? null : Number(row.dailyBudget),
+      budgetAction: row.budgetAction === "block" ? "block" : "warn",
+      defaultStack: row.defaultStack,
+      tags: row.tags,
+      accent: row.accent,
+      source: "db",
+    });
+  }
+  return [...out.values()];
+}
+
+function dbProviders(db: Db) {
+  return db.select().from(providers);
+}

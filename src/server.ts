@@ -1,0 +1,76 @@
+import type { AddressInfo } from "node:net";
+import { serve, type ServerType } from "@hono/node-server";
+import { type Env, parseEnv } from "./config/env.js";
+import { type LoadedConfig, loadConfig } from "./config/load.js";
+import { type Database, DEFAULT_DB_PATH, type DatabaseTarget, openDatabase } from "./db/client.js";
+import { runMigrations } from "./db/migrate.js";
+import { createApp } from "./http/app.js";
+import { createLogger, type Logger } from "./logging.js";
+import { createServices, type Services, startWorkers, stopWorkers } from "./services.js";
+
+/** Where the store lives: DATABASE_URL / database.url (Postgres) or the PGlite directory. */
+export function databaseTarget(loaded: LoadedConfig, env: Env): DatabaseTarget {
+  const url = env.DATABASE_URL ?? loaded.config.database?.url;
+  if (url) return { url };
+  return { path: env.VOXGATE_DB_PATH ?? loaded.config.cost_tracking.db_path ?? DEFAULT_DB_PATH };
+}
+
+export interface BootOptions {
+  port?: number;
+  host?: string;
+  env?: NodeJS.ProcessEnv;
+  log?: Logger;
+}
+
+export interface RunningServer {
+  services: Services;
+  port: number;
+  server: ServerType;
+  /** Stops accepting, drains workers, closes the database. */
+  shutdown(): Promise<void>;
+}
+
+/** Loads config, opens and migrates the store, starts workers and the HTTP server. */
+export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
+  const rawEnv = opts.env ?? process.env;
+  const env = parseEnv(rawEnv);
+  const log = opts.log ?? createLogger(env.LOG_LEVEL ?? "info");
+  const loaded = loadConfig({ explicitPath: env.VOXGATE_CONFIG, env: rawEnv, home: env.HOME });
+  if (loaded.path) log.info({ config: loaded.path }, "configuration loaded");
+  else log.info("no voxgate.yaml found (searched ./, ~/.config/voxgate/, /etc/voxgate/): starting with no providers or models");
+
+  const database: Database = await openDatabase(databaseTarget(loaded, env));
+  log.info({ kind: database.kind, location: database.location }, "database opened");
+  await runMigrations(database);
+
+  const services = createServices({ database, config: loaded.config, configPath: loaded.path, env, log });
+  if (services.staticKeys.size === 0) log.warn("no API keys configured: authentication is off (every caller is the operator)");
+  await startWorkers(services);
+
+  const app = createApp(services);
+  const port = opts.port ?? loaded.config.serve.port;
+  const hostname = opts.host ?? loaded.config.serve.host;
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port, hostname }, () => resolve(s));
+    s.once("error", reject);
+  });
+  const actualPort = (server.address() as AddressInfo).port;
+  log.info({ port: actualPort, host: hostname }, "voxgate listening");
+
+  let closing: Promise<void> | null = null;
+  const shutdown = () => {
+    closing ??= (async () => {
+      log.info("shutting down: no new connections, draining background work");
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Idle keep-alive sockets would hold close() open; in-flight requests still finish.
+        (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      });
+      await stopWorkers(services);
+      await database.close();
+      log.info("stopped");
+    })();
+    return closing;
+  };
+  return { services, port: actualPort, server, shutdown };
+}

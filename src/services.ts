@@ -1,0 +1,81 @@
+import type { AuthContext } from "./auth/context.js";
+import { type StaticKey, staticKeysFromConfig } from "./auth/static-keys.js";
+import { VirtualKeyVerifier } from "./auth/virtual-keys.js";
+import { RateCardStore } from "./billing/rate-card-store.js";
+import type { Env } from "./config/env.js";
+import type { Config } from "./config/schema.js";
+import type { Database } from "./db/client.js";
+import type { Logger } from "./logging.js";
+
+/** A background task that must be stopped (and drained) on shutdown. */
+export interface Worker {
+  name: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything a route needs, built once per process (or per test) and injected as c.var.services.
+ * Nothing in Voxgate is a module singleton: a test builds its own Services over its own database.
+ */
+export interface Services {
+  database: Database;
+  config: Config;
+  configPath: string | null;
+  env: Env;
+  log: Logger;
+  startedAt: number;
+  /** Static keys by SHA-256 digest; empty map + no vk_ gate = auth off. */
+  staticKeys: Map<string, StaticKey>;
+  virtualKeys: VirtualKeyVerifier;
+  /** Rate card + price catalog in memory; rating reads snapshot(), rule changes call refresh(). */
+  rateCard: RateCardStore;
+  /** Background workers started by startWorkers; stopped in reverse order on shutdown. */
+  workers: Worker[];
+}
+
+export interface ServicesInput {
+  database: Database;
+  config: Config;
+  configPath?: string | null;
+  env: Env;
+  log: Logger;
+}
+
+export function createServices(input: ServicesInput): Services {
+  return {
+    database: input.database,
+    config: input.config,
+    configPath: input.configPath ?? null,
+    env: input.env,
+    log: input.log,
+    startedAt: Date.now(),
+    staticKeys: staticKeysFromConfig(input.config, input.env.VOXGATE_API_KEY),
+    virtualKeys: new VirtualKeyVerifier(input.database.db),
+    rateCard: new RateCardStore(input.database.db, input.config),
+    workers: [],
+  };
+}
+
+/** Auth is on as soon as any static key is configured (auth.api_keys or VOXGATE_API_KEY). */
+export function authEnabled(services: Services): boolean {
+  return services.staticKeys.size > 0;
+}
+
+/** Starts background workers (queues, scrapers, refreshers). Areas register theirs here. */
+export async function startWorkers(services: Services): Promise<void> {
+  await services.rateCard.refresh();
+}
+
+/** Stops workers in reverse start order; each drains what it holds. */
+export async function stopWorkers(services: Services): Promise<void> {
+  for (const w of [...services.workers].reverse()) {
+    try {
+      await w.stop();
+    } catch (err) {
+      services.log.error({ err, worker: w.name }, "worker failed to stop cleanly");
+    }
+  }
+  services.workers.length = 0;
+}
+
+export type { AuthContext };

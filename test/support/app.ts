@@ -1,0 +1,72 @@
+import type { AddressInfo } from "node:net";
+import { serve, type ServerType } from "@hono/node-server";
+import { parseEnv } from "../../src/config/env.js";
+import { parseConfigText } from "../../src/config/load.js";
+import { createApp } from "../../src/http/app.js";
+import { silentLogger } from "../../src/logging.js";
+import { createServices, type Services, startWorkers, stopWorkers } from "../../src/services.js";
+import { createTestDatabase, type TestDatabase } from "./db.js";
+
+export interface TestApp {
+  services: Services;
+  testDb: TestDatabase;
+  /** app.request() with JSON helpers: `call("POST", "/v1/ingest", { key, body })`. */
+  call(method: string, path: string, opts?: CallOptions): Promise<Response>;
+  /** The same app on a real loopback HTTP server (started on first use). */
+  listen(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface CallOptions {
+  key?: string;
+  body?: unknown;
+  /** A raw body string/bytes sent as is (for malformed JSON, gzip, etc.). */
+  raw?: string | Uint8Array;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A Voxgate app over a fresh database of its own. `yaml` is a voxgate.yaml text; `env` overrides
+ * variables (VOXGATE_API_KEY, LIVEKIT_*…) without touching process.env.
+ */
+export async function createTestApp(opts: { yaml?: string; env?: Record<string, string> } = {}): Promise<TestApp> {
+  const rawEnv = { ...opts.env };
+  const config = parseConfigText(opts.yaml ?? "", "test.yaml", rawEnv);
+  const testDb = await createTestDatabase();
+  const services = createServices({ database: testDb.database, config, env: parseEnv(rawEnv), log: silentLogger });
+  await startWorkers(services);
+  const app = createApp(services);
+  let server: ServerType | null = null;
+  let baseUrl: string | null = null;
+
+  return {
+    services,
+    testDb,
+    call(method, path, o = {}) {
+      const headers: Record<string, string> = { ...o.headers };
+      if (o.key) headers.authorization = `Bearer ${o.key}`;
+      let body: string | Uint8Array | undefined = o.raw;
+      if (o.body !== undefined) {
+        body = JSON.stringify(o.body);
+        headers["content-type"] ??= "application/json";
+      }
+      return Promise.resolve(app.request(path, { method, headers, body: body as BodyInit | undefined }));
+    },
+    async listen() {
+      if (baseUrl) return baseUrl;
+      server = await new Promise<ServerType>((resolve) => {
+        const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));
+      });
+      baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return baseUrl;
+    },
+    async close() {
+      if (server) {
+        const s = server;
+        await new Promise<void>((r) => s.close(() => r()));
+      }
+      await stopWorkers(services);
+      await testDb.drop();
+    },
+  };
+}
