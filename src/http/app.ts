@@ -9,6 +9,7 @@ import { fleetRoutes } from "../fleet/routes.js";
 import { ingestRoutes } from "../ingest/routes.js";
 import { manageRoutes } from "../manage/routes.js";
 import { readRoutes } from "../reports/routes.js";
+import { sessionRoutes } from "../sessions/routes.js";
 import type { Services } from "../services.js";
 import { VERSION } from "../version.js";
 import type { AppEnv } from "./app-env.js";
@@ -46,6 +47,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.route("/", manageRoutes());
   app.route("/", auditRoutes());
   app.route("/", readRoutes());
+  app.route("/", sessionRoutes());
   app.route("/", dashboardApiRoutes());
 
   // Unknown /v1 and /api paths are JSON 404s; everything else falls through to the web app.
