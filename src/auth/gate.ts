@@ -24,7 +24,9 @@ export const identify = createMiddleware<AppEnv>(async (c, next) => {
     if (token.startsWith(VK_PREFIX)) auth = await services.virtualKeys.verify(token);
     else auth = services.staticKeys.get(sha256Hex(token))?.context ?? null;
   }
-  if (!auth && !authEnabled(services)) auth = OPERATOR;
+  // Auth off: everyone is the operator, except that a presented vk_ key must be valid (a revoked
+  // or unknown minted key is refused, never silently upgraded to operator).
+  if (!auth && !authEnabled(services) && !token?.startsWith(VK_PREFIX)) auth = OPERATOR;
   c.set("auth", auth ?? UNAUTHENTICATED);
   await next();
 });
