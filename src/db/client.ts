@@ -24,6 +24,12 @@ export type DatabaseTarget = { url: string } | { path: string };
 
 export const DEFAULT_DB_PATH = "./.voxgate/db";
 
+/**
+ * The embedded database serves one process on a laptop: 16 MB of shared buffers instead of
+ * Postgres's 128 MB default cuts idle RSS by ~120 MB without hurting a single-user workload.
+ */
+const PGLITE_OPTIONS = { postgresqlconf: ["shared_buffers = 16MB"] };
+
 export function maskUrl(url: string): string {
   try {
     const u = new URL(url);
@@ -57,7 +63,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   }
   const dir = resolve(target.path);
   if (dir !== "memory://") mkdirSync(dir, { recursive: true });
-  const client = new PGlite(dir);
+  const client = new PGlite(dir, PGLITE_OPTIONS);
   await client.waitReady;
   const db = drizzlePglite(client, { schema, casing: "snake_case" }) as unknown as Db;
   return {
@@ -71,7 +77,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 
 /** An in-memory PGlite (tests, benchmarks). */
 export async function openMemoryDatabase(): Promise<Database> {
-  const client = new PGlite();
+  const client = new PGlite(PGLITE_OPTIONS);
   await client.waitReady;
   const db = drizzlePglite(client, { schema, casing: "snake_case" }) as unknown as Db;
   return { db, kind: "pglite", location: "memory", withConnection: (fn) => fn(db), close: () => client.close() };

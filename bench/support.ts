@@ -1,0 +1,89 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+
+export const ROOT = fileURLToPath(new URL("..", import.meta.url));
+export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** A fresh Postgres database for one benchmark run; dropped by the returned function. */
+export async function createBenchDatabase(tag: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `voxgate_bench_${tag}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const a = new pg.Client({ connectionString: ADMIN_URL });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.end();
+    },
+  };
+}
+
+/** The production entry point (dist/, built by npm ci); benchmarks measure what users run. */
+export function cliEntry(): string[] {
+  const dist = `${ROOT}dist/cli/main.js`;
+  if (!existsSync(dist)) throw new Error("dist/ is missing: run `npm run build` first");
+  return [dist];
+}
+
+export interface BenchServer {
+  child: ChildProcess;
+  baseUrl: string;
+  /** ms from spawn to the first healthy /health answer. */
+  startupMs: number;
+  rssBytes(): number;
+  stop(): Promise<void>;
+}
+
+/** Spawns `voxgate serve` on a free port and waits until /health answers. */
+export async function startServer(env: Record<string, string | undefined>): Promise<BenchServer> {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [...cliEntry(), "serve", "--port", String(port), "--host", "127.0.0.1"], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error("server exited during startup");
+    try {
+      if ((await fetch(`${baseUrl}/health`)).ok) break;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const startupMs = performance.now() - t0;
+  return {
+    child,
+    baseUrl,
+    startupMs,
+    rssBytes: () => rssOf(child.pid),
+    stop: () =>
+      new Promise((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+/** Resident set size of a process, from /proc (Linux). */
+export function rssOf(pid: number | undefined): number {
+  if (!pid) return 0;
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const m = /VmRSS:\s+(\d+) kB/.exec(status);
+    return m?.[1] ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+export const fmt = (n: number, digits = 1) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
