@@ -62,3 +62,28 @@ describe("health, envelope and body limits", () => {
     expect(res.status).toBe(400);
   });
 });
+
+describe("web app serving", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("serves the index page at / and for client-side routes, JSON 404s under /v1 and /api", async () => {
+    const root = await t.call("GET", "/");
+    // The dashboard is built by `npm ci`; without a build the page explains how to make one.
+    if (root.status === 200) {
+      expect(root.headers.get("content-type")).toContain("text/html");
+      expect((await t.call("GET", "/sessions/abc")).status).toBe(200);
+    } else {
+      expect(root.status).toBe(503);
+      expect(await root.text()).toContain("npm run build:dashboard");
+    }
+    const api = await t.call("GET", "/api/nope");
+    expect(api.status).toBe(404);
+    expect(((await api.json()) as { error: { code: string } }).error.code).toBe("not_found");
+  });
+});
