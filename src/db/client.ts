@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
+import type { SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
@@ -9,6 +10,12 @@ import * as schema from "./schema/index.js";
 
 /** The Drizzle handle every query function takes; the same type over pg and PGlite. */
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+/** Runs raw SQL and returns its rows (both drivers answer `{ rows }`). Values only ever as parameters. */
+export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown as { rows: T[] };
+  return result.rows;
+}
 
 export interface Database {
   db: Db;

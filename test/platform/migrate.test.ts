@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
 import pg from "pg";
 import { describe, expect, inject, it } from "vitest";
-import { openDatabase } from "../../src/db/client.js";
+import { openDatabase, queryRows } from "../../src/db/client.js";
 import { runMigrations } from "../../src/db/migrate.js";
 
 describe("migrations", () => {
@@ -18,11 +18,10 @@ describe("migrations", () => {
     const b = await openDatabase({ url: url.toString() });
     try {
       await Promise.all([runMigrations(a), runMigrations(b), runMigrations(a)]);
-      const result = await a.db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`);
-      const rows = result.rows as { n: number }[];
-      expect(rows[0]?.n).toBeGreaterThan(0);
-      const tables = await a.db.execute(sql`select count(*)::int as n from pg_tables where tablename = 'requests'`);
-      expect((tables.rows as { n: number }[])[0]?.n).toBe(1);
+      const applied = await queryRows<{ n: number }>(a.db, sql`select count(*)::int as n from drizzle.__drizzle_migrations`);
+      expect(applied[0]?.n).toBeGreaterThan(0);
+      const tables = await queryRows<{ n: number }>(a.db, sql`select count(*)::int as n from pg_tables where tablename = 'requests'`);
+      expect(tables[0]?.n).toBe(1);
     } finally {
       await a.close();
       await b.close();
