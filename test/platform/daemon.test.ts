@@ -40,7 +40,7 @@ describe("the voxgate process", () => {
 
   it("voxgate keys create | list | revoke | new-static work straight on the database", async () => {
     const created = await runCli(["keys", "create", "--name", "cli fleet", "--tenant", "acme"], baseEnv());
-    expect(created.code).toBe(0);
+    expect(created.code, created.stderr).toBe(0);
     const key = JSON.parse(created.stdout) as { id: string; plaintext: string; tenant_id: string };
     expect(key.plaintext).toMatch(/^vk_/);
     expect(key.tenant_id).toBe("acme");
@@ -50,10 +50,12 @@ describe("the voxgate process", () => {
     expect(listed.stdout).toContain(key.id);
     expect(listed.stdout).not.toContain(key.plaintext);
 
-    expect((await runCli(["keys", "revoke", key.id], baseEnv())).code).toBe(0);
+    const revoked = await runCli(["keys", "revoke", key.id], baseEnv());
+    expect(revoked.code, revoked.stderr).toBe(0);
     const active = await runCli(["keys", "list", "--active"], baseEnv());
     expect(active.stdout).not.toContain(key.id);
-    expect((await runCli(["keys", "revoke", "key_missing"], baseEnv())).code).toBe(2);
+    const missing = await runCli(["keys", "revoke", "key_missing"], baseEnv());
+    expect(missing.code, missing.stderr).toBe(2);
 
     const fresh = await runCli(["keys", "new-static"], baseEnv());
     expect(fresh.stdout.trim()).toMatch(/^[A-Za-z0-9_]{40,}$/);

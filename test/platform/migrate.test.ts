@@ -8,7 +8,7 @@ import { runMigrations } from "../../src/db/migrate.js";
 describe("migrations", () => {
   it.skipIf(inject("dbBackend") !== "postgres")("two replicas migrating an empty database at once both succeed", async () => {
     const adminUrl = inject("pgAdminUrl");
-    const name = `voxgate_t_mig_${randomBytes(4).toString("hex")}`;
+    const name = `${inject("pgRunPrefix")}mig_${randomBytes(4).toString("hex")}`;
     const admin = new pg.Client({ connectionString: adminUrl });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${name}`);
