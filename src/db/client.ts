@@ -1,5 +1,7 @@
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import type { SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -69,7 +71,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     };
   }
   const dir = resolve(target.path);
-  if (dir !== "memory://") mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true });
+  if (!existsSync(join(dir, "PG_VERSION"))) await initPgliteDir(dir);
   const client = new PGlite(dir, PGLITE_OPTIONS);
   await client.waitReady;
   const db = drizzlePglite(client, { schema, casing: "snake_case" }) as unknown as Db;
@@ -80,6 +83,17 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     withConnection: (fn) => fn(db),
     close: () => client.close(),
   };
+}
+
+/**
+ * Creates a new PGlite data directory in a short-lived child process: initdb grows the WASM heap
+ * to ~700 MB, which a long-running server would otherwise keep for its whole life.
+ */
+async function initPgliteDir(dir: string): Promise<void> {
+  const script = `const { PGlite } = await import(${JSON.stringify(import.meta.resolve("@electric-sql/pglite"))});
+const db = new PGlite(${JSON.stringify(dir)}, ${JSON.stringify(PGLITE_OPTIONS)});
+await db.waitReady; await db.close();`;
+  await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script]);
 }
 
 /** An in-memory PGlite (tests, benchmarks). */
