@@ -1,7 +1,7 @@
 import { type LookupAddress, lookup as dnsLookup } from "node:dns";
 import { Pool } from "undici";
 import type { ProviderType } from "../config/schema.js";
-import { isBlockedAddress } from "./url-policy.js";
+import { bareHost, isBlockedAddress } from "./url-policy.js";
 import { VENDORS } from "./vendors.js";
 
 /** How long a provider test may take, connect to last body byte. */
@@ -80,7 +80,7 @@ export async function testProvider(
   const url = new URL(base);
   const path = `${url.pathname.replace(/\/+$/, "")}${vendor.healthPath}`;
   try {
-    const res = await pools.get(url.origin, url.hostname.replace(/^\[|\]$/g, "").toLowerCase()).request({
+    const res = await pools.get(url.origin, bareHost(url.hostname)).request({
       method: "GET",
       path,
       headers: { accept: "application/json", "user-agent": "voxgate-provider-test", ...vendor.authHeaders(input.apiKey) },

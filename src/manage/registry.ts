@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import type { Modality, ProviderType } from "../config/schema.js";
 import { MODALITIES, PROVIDER_TYPES } from "../config/schema.js";
 import type { Db } from "../db/client.js";
@@ -98,7 +98,7 @@ export async function listEffectiveModels(services: Pick<Services, "config" | "d
       });
     }
   }
-  for (const row of await services.database.db.select().from(models)) {
+  for (const row of await services.database.db.select().from(models).orderBy(asc(models.createdAt), asc(models.modelId))) {
     if (out.has(row.modelId)) continue;
     out.set(row.modelId, {
       modelId: row.modelId,
@@ -128,7 +128,7 @@ export async function listEffectiveProjects(services: Pick<Services, "config" | 
       source: "yaml",
     });
   }
-  for (const row of await services.database.db.select().from(projects)) {
+  for (const row of await services.database.db.select().from(projects).orderBy(asc(projects.createdAt), asc(projects.projectId))) {
     if (out.has(row.projectId)) continue;
     out.set(row.projectId, {
       id: row.projectId,
@@ -146,7 +146,7 @@ export async function listEffectiveProjects(services: Pick<Services, "config" | 
 }
 
 function dbProviders(db: Db) {
-  return db.select().from(providers);
+  return db.select().from(providers).orderBy(asc(providers.createdAt), asc(providers.providerId));
 }
 
 export async function findEffectiveProvider(

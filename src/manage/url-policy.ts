@@ -32,7 +32,8 @@ function refuse(reason: string, message: string): never {
 
 /** Host as the URL parser normalises it, without IPv6 brackets, lower case. */
 export function bareHost(hostname: string): string {
-  return hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  // "localhost." is localhost: a trailing root dot must not slip past a name check.
+  return hostname.replace(/^\[|\]$/g, "").replace(/\.+$/, "").toLowerCase();
 }
 
 /** Normalised host names from the config list; entries may carry a port or brackets. */
