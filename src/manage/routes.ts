@@ -5,7 +5,7 @@ import { ApiError, parseOrThrow } from "../http/errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { readJson } from "../http/body.js";
 import { confirmQuery, requireUntenanted } from "./common.js";
-import { createModel, createModelBody, deleteModel, getModel, modelView } from "./models.js";
+import { createModel, createModelBody, deleteModel, getModel } from "./models.js";
 import { createProject, createProjectBody, deleteProject, listProjectsWithStats, projectDetail, updateProject, updateProjectBody } from "./projects.js";
 import { providerTestRoutes } from "./provider-routes.js";
 import { listEffectiveModels, listEffectiveProjects, listEffectiveProviders, findEffectiveProject, stackModelIds } from "./registry.js";
@@ -62,8 +62,6 @@ export function manageRoutes() {
     return c.json({
       models: Object.fromEntries(models.map((m) => [m.modelId, { modality: m.modality, provider: m.providerId, model: m.modelName }])),
       project: q.project ?? null,
-      // The full Model resources, for clients that want display names and sources.
-      items: models.map(modelView),
     });
   });
 
