@@ -75,7 +75,12 @@ export function authEnabled(services: Services): boolean {
 export async function startWorkers(services: Services): Promise<void> {
   await services.rateCard.refresh();
   services.workers.push({ name: "provider-upstreams", stop: () => services.upstreams.close() });
-  await reencryptProviderKeys(services);
+  try {
+    await reencryptProviderKeys(services);
+  } catch (err) {
+    // Rotation is best effort: stale rows stay readable with VOXGATE_SECRET_PREVIOUS and retry next start.
+    services.log.error({ err }, "re-encrypting provider keys failed");
+  }
 }
 
 /** Stops workers in reverse start order; each drains what it holds. */

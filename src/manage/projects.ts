@@ -47,6 +47,8 @@ export const createProjectBody = z.strictObject({
 
 export const updateProjectBody = z
   .strictObject({
+    // Accepted (so a client can PATCH with the POST body) but must name the project in the path.
+    project_id: entityId,
     name: projectFields.name,
     description: projectFields.description,
     daily_budget: projectFields.daily_budget,
@@ -56,7 +58,7 @@ export const updateProjectBody = z
     accent: projectFields.accent,
   })
   .partial()
-  .refine((b) => Object.keys(b).length > 0, "body must change at least one field");
+  .refine((b) => Object.keys(b).some((k) => k !== "project_id"), "body must change at least one field");
 
 /** The project as GET /v1/projects lists it (and as audit rows record it). */
 export function projectView(p: EffectiveProject) {
@@ -153,6 +155,11 @@ export async function updateProject(
   projectId: string,
   body: z.infer<typeof updateProjectBody>,
 ) {
+  if (body.project_id !== undefined && body.project_id !== projectId) {
+    throw new ApiError("validation_failed", "project_id cannot be changed; it must match the path", [
+      { path: "project_id", message: "differs from the path" },
+    ]);
+  }
   await changeableProject(services, projectId, "updated");
   await services.database.db.transaction(async (tx) => {
     const [before] = await tx.select().from(projects).where(eq(projects.projectId, projectId)).for("update");

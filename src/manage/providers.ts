@@ -30,9 +30,9 @@ export const createProviderBody = z.strictObject({
 });
 
 export const updateProviderBody = z
-  .strictObject({ api_key: apiKey, base_url: baseUrl, provider_type: providerType })
+  .strictObject({ provider_id: entityId, api_key: apiKey, base_url: baseUrl, provider_type: providerType })
   .partial()
-  .refine((b) => Object.keys(b).length > 0, "body must change at least one of api_key, base_url, provider_type");
+  .refine((b) => Object.keys(b).some((k) => k !== "provider_id"), "body must change at least one of api_key, base_url, provider_type");
 
 export const testProviderBody = z.strictObject({
   provider_type: providerType,
@@ -127,6 +127,11 @@ export async function updateProvider(
   providerId: string,
   body: z.infer<typeof updateProviderBody>,
 ) {
+  if (body.provider_id !== undefined && body.provider_id !== providerId) {
+    throw new ApiError("validation_failed", "provider_id cannot be changed; it must match the path", [
+      { path: "provider_id", message: "differs from the path" },
+    ]);
+  }
   const current = await changeableProvider(services, providerId, "updated");
   const newType = body.provider_type ?? (current.providerType as ProviderType);
   const urlGiven = body.base_url !== undefined;

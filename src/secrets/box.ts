@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { ApiError } from "../http/errors.js";
 import { type Keyring, loadKeyring, type SecretSources } from "./keyring.js";
 
 /**
@@ -67,7 +68,17 @@ export class SecretBox {
   constructor(private readonly sources: SecretSources) {}
 
   ring(): Keyring {
-    this.keyring ??= loadKeyring(this.sources);
+    if (!this.keyring) {
+      try {
+        this.keyring = loadKeyring(this.sources);
+      } catch {
+        // No secret in the environment and the config directory is not writable: say what to do.
+        throw new ApiError(
+          "unavailable",
+          "the provider-key secret is unavailable: set VOXGATE_SECRET or make ~/.config/voxgate writable",
+        );
+      }
+    }
     return this.keyring;
   }
 

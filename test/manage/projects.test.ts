@@ -83,7 +83,7 @@ describe("projects (endpoints 18-22, /api/projects)", () => {
   });
 
   it("patches a db project and reports the change; 404 for unknown", async () => {
-    const res = await t.call("PATCH", "/v1/projects/sales", { key: WRITER, body: { daily_budget: 0.4, tags: [] } });
+    const res = await t.call("PATCH", "/v1/projects/sales", { key: WRITER, body: { project_id: "sales", daily_budget: 0.4, tags: [] } });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ project_id: "sales", updated: true });
     const d = await json(await t.call("GET", "/v1/projects/sales", { key: READER }));
@@ -130,6 +130,7 @@ describe("projects (endpoints 18-22, /api/projects)", () => {
     expect((await t.call("POST", "/v1/projects", { key: WRITER, raw: "{nope", headers: { "content-type": "application/json" } })).status).toBe(400);
     expect((await t.call("PATCH", "/v1/projects/sales", { key: WRITER, body: {} })).status).toBe(422);
     expect((await t.call("PATCH", "/v1/projects/sales", { key: WRITER, body: { project_id: "other" } })).status).toBe(422);
+    expect((await t.call("PATCH", "/v1/projects/sales", { key: WRITER, body: { project_id: "sales" } })).status).toBe(422);
     expect(await t.services.database.db.select().from(projects)).toEqual(before);
   });
 
