@@ -7,7 +7,7 @@ import type { Config } from "./config/schema.js";
 import type { Database } from "./db/client.js";
 import type { Logger } from "./logging.js";
 import { UpstreamPools } from "./manage/provider-check.js";
-import { listedHosts } from "./manage/url-policy.js";
+import { trustedUpstreamHosts } from "./manage/url-policy.js";
 import { SecretBox } from "./secrets/box.js";
 import { reencryptProviderKeys } from "./secrets/rotate.js";
 
@@ -61,7 +61,7 @@ export function createServices(input: ServicesInput): Services {
     virtualKeys: new VirtualKeyVerifier(input.database.db),
     rateCard: new RateCardStore(input.database.db, input.config),
     secrets: new SecretBox({ secret: input.env.VOXGATE_SECRET, previous: input.env.VOXGATE_SECRET_PREVIOUS, home: input.env.HOME }),
-    upstreams: new UpstreamPools(listedHosts(input.config.serve.provider_base_url_hosts)),
+    upstreams: new UpstreamPools(trustedUpstreamHosts(input.config)),
     workers: [],
   };
 }

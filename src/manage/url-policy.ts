@@ -119,3 +119,23 @@ export function checkBaseUrl(raw: string, allowed: ReadonlySet<string>): { url: 
 function normalise(url: URL): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
 }
+
+/**
+ * Hosts the connectivity test may reach even when they resolve to loopback: those the operator
+ * listed, and those of providers the operator wrote into voxgate.yaml (e.g. Ollama on localhost).
+ */
+export function trustedUpstreamHosts(config: {
+  serve: { provider_base_url_hosts: readonly string[] };
+  providers: Record<string, { base_url?: string | null }>;
+}): Set<string> {
+  const hosts = listedHosts(config.serve.provider_base_url_hosts);
+  for (const p of Object.values(config.providers)) {
+    if (!p.base_url) continue;
+    try {
+      hosts.add(bareHost(new URL(p.base_url).hostname));
+    } catch {
+      // An unparseable yaml base_url simply fails its test later.
+    }
+  }
+  return hosts;
+}

@@ -265,3 +265,32 @@ describe("base_url rules without loopback permitted (SSRF)", () => {
     expect(res.status).toBe(400);
   });
 });
+
+describe("yaml providers are operator-trusted", () => {
+  let t: TestApp;
+  let stub: Awaited<ReturnType<typeof startStubProvider>>;
+  beforeAll(async () => {
+    stub = await startStubProvider();
+    const base = stub.url("/ok/v1").replace("127.0.0.1", "localhost");
+    t = await createTestApp({
+      yaml: manageYaml().replace("providers:\n", `providers:\n  ollama: { type: openai_compatible, base_url: "${base}" }\n`),
+      env: SECRET_ENV,
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await stub.close();
+  });
+
+  it("tests a yaml provider on localhost (written by the operator) without listing it", async () => {
+    const res = await json(await t.call("POST", "/v1/providers/ollama/test", { key: WRITER }));
+    expect(res).toMatchObject({ status: "ok" });
+    expect(stub.hits.map((h) => h.path)).toEqual(["/ok/v1/models"]);
+    // …while the API still refuses localhost for a new provider.
+    const create = await t.call("POST", "/v1/providers", {
+      key: WRITER,
+      body: { provider_id: "sneaky", provider_type: "openai_compatible", base_url: stub.url("/ok/v1").replace("127.0.0.1", "localhost") },
+    });
+    expect(create.status).toBe(400);
+  });
+});
