@@ -41,7 +41,9 @@ export const createProjectBody = z.strictObject({
   daily_budget: projectFields.daily_budget.optional(),
   budget_action: projectFields.budget_action.default("warn"),
   default_stack: projectFields.default_stack.optional(),
-  tags: projectFields.tags.default([]),
+  tags: projectFields.tags
+    .nullish()
+    .transform((t) => t ?? []),
   accent: projectFields.accent.optional(),
 });
 

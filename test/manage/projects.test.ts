@@ -144,6 +144,10 @@ describe("projects (endpoints 18-22, /api/projects)", () => {
     expect((await t.call("POST", "/v1/projects", { key: ACME_WRITER, body })).status).toBe(403);
     expect((await t.call("DELETE", "/v1/projects/sales?confirm=true", { key: ACME_WRITER })).status).toBe(403);
     expect((await t.call("GET", "/v1/projects/tenantproj", { key: READER })).status).toBe(404);
+    for (const id of ["x%27%20OR%20%271%27%3D%271", "%3B%20DROP%20TABLE%20projects", "..%2F..%2Fetc"]) {
+      expect((await t.call("GET", `/v1/projects/${id}`, { key: READER })).status, id).toBe(404);
+      expect((await t.call("DELETE", `/v1/projects/${id}?confirm=true`, { key: WRITER })).status, id).toBe(404);
+    }
   });
 
   it("DELETE previews without confirm=true, deletes with it", async () => {
