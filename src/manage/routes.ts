@@ -51,7 +51,11 @@ export function manageRoutes() {
 
   r.get("/v1/models", read, async (c) => {
     const { services } = c.var;
-    const q = parseOrThrow(z.strictObject({ project: z.string().min(1).max(200).optional() }), c.req.query());
+    // `?project=` (empty) means no project, like leaving it out.
+    const q = parseOrThrow(
+      z.strictObject({ project: z.string().max(200).optional().transform((p) => (p === "" ? undefined : p)) }),
+      c.req.query(),
+    );
     let models = await listEffectiveModels(services);
     if (q.project !== undefined) {
       const project = await findEffectiveProject(services, q.project);

@@ -1,5 +1,6 @@
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { auditLog } from "../../src/db/schema/index.js";
+import { auditLog, projects, providers } from "../../src/db/schema/index.js";
 import { createTestApp, type TestApp } from "../support/app.js";
 import { ACME_READER, ADMIN, INGESTER, READER, SECRET_ENV, WRITER, json, manageYaml } from "../manage/fixtures.js";
 
@@ -78,6 +79,22 @@ describe("GET /v1/audit-log (endpoint 32)", () => {
     await t.call("DELETE", "/v1/projects/support?confirm=true", { key: WRITER }); // 403
     await t.call("DELETE", "/v1/models/prov%2Fm", { key: WRITER }); // preview
     expect((await t.services.database.db.select().from(auditLog)).length).toBe(before);
+  });
+
+  it("an audit write that fails undoes the change it records (same transaction)", async () => {
+    const db = t.services.database.db;
+    await db.execute(sql`ALTER TABLE audit_log RENAME TO audit_log_offline`);
+    try {
+      const res = await t.call("POST", "/v1/projects", { key: WRITER, body: { project_id: "ghost" } });
+      expect(res.status).toBe(500);
+      expect(JSON.stringify(await res.json())).not.toContain("audit_log");
+      const prov = await t.call("POST", "/v1/providers", { key: WRITER, body: { provider_id: "ghost", provider_type: "openai", api_key: KEY } });
+      expect(prov.status).toBe(500);
+    } finally {
+      await db.execute(sql`ALTER TABLE audit_log_offline RENAME TO audit_log`);
+    }
+    expect(await db.select().from(projects).where(sql`${projects.projectId} = 'ghost'`)).toEqual([]);
+    expect(await db.select().from(providers).where(sql`${providers.providerId} = 'ghost'`)).toEqual([]);
   });
 
   it("needs read; a tenant-bound key sees only its tenant's entries", async () => {

@@ -52,6 +52,7 @@ describe("status, models (endpoints 2, 3, 29, 30) and /api/status", () => {
     expect(nope.status).toBe(404);
     expect((await t.call("GET", "/v1/models?project=%27%20OR%201%3D1--", { key: READER })).status).toBe(404);
     expect((await t.call("GET", "/v1/models?bogus=1", { key: READER })).status).toBe(422);
+    expect(await json(await t.call("GET", "/v1/models?project=", { key: READER }))).toEqual(all);
   });
 
   it("/api/status: providers, models {modality, provider} and fallbacks per modality", async () => {
