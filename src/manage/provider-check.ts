@@ -4,6 +4,9 @@ import type { ProviderType } from "../config/schema.js";
 import { bareHost, isBlockedAddress } from "./url-policy.js";
 import { VENDORS } from "./vendors.js";
 
+/** Pools kept open at once; the least recently created is closed beyond this (tests of many hosts). */
+export const MAX_UPSTREAM_POOLS = 128;
+
 /** How long a provider test may take, connect to last body byte. */
 export const PROVIDER_TEST_TIMEOUT_MS = 10_000;
 
@@ -41,9 +44,18 @@ export class UpstreamPools {
         });
       };
       pool = new Pool(origin, { connections: 4, connect: { lookup, timeout: PROVIDER_TEST_TIMEOUT_MS } });
+      if (this.pools.size >= MAX_UPSTREAM_POOLS) {
+        const [oldestOrigin, oldest] = this.pools.entries().next().value ?? [];
+        if (oldestOrigin !== undefined) this.pools.delete(oldestOrigin);
+        void oldest?.close().catch(() => {});
+      }
       this.pools.set(origin, pool);
     }
     return pool;
+  }
+
+  get size(): number {
+    return this.pools.size;
   }
 
   async close(): Promise<void> {

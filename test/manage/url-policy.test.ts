@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/http/errors.js";
-import { testProvider, UpstreamPools } from "../../src/manage/provider-check.js";
+import { MAX_UPSTREAM_POOLS, testProvider, UpstreamPools } from "../../src/manage/provider-check.js";
 import { checkBaseUrl, isBlockedAddress, listedHosts } from "../../src/manage/url-policy.js";
 
 function reason(raw: string, allowed: string[] = []): string | null {
@@ -95,5 +95,15 @@ describe("connect-time guard and timeout", () => {
     await pools.close();
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
+  });
+});
+
+describe("upstream pools", () => {
+  it("keeps at most MAX_UPSTREAM_POOLS open", async () => {
+    const pools = new UpstreamPools(new Set());
+    for (let i = 0; i < MAX_UPSTREAM_POOLS + 5; i++) pools.get(`http://h${i}.example:80`, `h${i}.example`);
+    expect(pools.size).toBe(MAX_UPSTREAM_POOLS);
+    await pools.close();
+    expect(pools.size).toBe(0);
   });
 });
