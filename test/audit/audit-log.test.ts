@@ -105,4 +105,19 @@ describe("GET /v1/audit-log (endpoint 32)", () => {
     const acme = await json<Entry[]>(await t.call("GET", "/v1/audit-log", { key: ACME_READER }));
     expect(acme.map((e) => e.entity_id)).toEqual(["k1"]);
   });
+
+  it("records a minted key's id as the actor; a tenant-bound vk_ key cannot change config", async () => {
+    const mint = async (body: Record<string, unknown>) =>
+      json<{ id: string; plaintext: string }>(await t.call("POST", "/v1/api-keys", { key: ADMIN, body }));
+    const ops = await mint({ name: "ops automation" });
+    const acme = await mint({ name: "acme agent", tenant_id: "acme" });
+    expect((await t.call("POST", "/v1/projects", { key: acme.plaintext, body: { project_id: "acme-proj" } })).status).toBe(403);
+    expect((await t.call("POST", "/v1/projects", { key: ops.plaintext, body: { project_id: "ops-proj" } })).status).toBe(201);
+    const [entry] = await json<Entry[]>(await t.call("GET", "/v1/audit-log?entity_type=project&entity_id=ops-proj", { key: READER }));
+    expect(entry).toMatchObject({ actor: ops.id, tenant_id: null, action: "create", after: { id: "ops-proj", source: "db" } });
+    // The tenant key reads the registry but sees no operator audit entries.
+    expect((await t.call("GET", "/v1/projects", { key: acme.plaintext })).status).toBe(200);
+    const seen = await json<Entry[]>(await t.call("GET", "/v1/audit-log?entity_type=project", { key: acme.plaintext }));
+    expect(seen).toEqual([]);
+  });
 });
