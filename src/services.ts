@@ -6,6 +6,10 @@ import type { Env } from "./config/env.js";
 import type { Config } from "./config/schema.js";
 import type { Database } from "./db/client.js";
 import type { Logger } from "./logging.js";
+import { UpstreamPools } from "./manage/provider-check.js";
+import { trustedUpstreamHosts } from "./manage/url-policy.js";
+import { SecretBox } from "./secrets/box.js";
+import { reencryptProviderKeys } from "./secrets/rotate.js";
 
 /** A background task that must be stopped (and drained) on shutdown. */
 export interface Worker {
@@ -29,6 +33,10 @@ export interface Services {
   virtualKeys: VirtualKeyVerifier;
   /** Rate card + price catalog in memory; rating reads snapshot(), rule changes call refresh(). */
   rateCard: RateCardStore;
+  /** Provider API keys at rest (AES-256-GCM under VOXGATE_SECRET or its fallbacks); loaded on first use. */
+  secrets: SecretBox;
+  /** undici pools per provider origin for connectivity tests (no redirects). */
+  upstreams: UpstreamPools;
   /** Background workers started by startWorkers; stopped in reverse order on shutdown. */
   workers: Worker[];
 }
@@ -52,6 +60,8 @@ export function createServices(input: ServicesInput): Services {
     staticKeys: staticKeysFromConfig(input.config, input.env.VOXGATE_API_KEY),
     virtualKeys: new VirtualKeyVerifier(input.database.db),
     rateCard: new RateCardStore(input.database.db, input.config),
+    secrets: new SecretBox({ secret: input.env.VOXGATE_SECRET, previous: input.env.VOXGATE_SECRET_PREVIOUS, home: input.env.HOME }),
+    upstreams: new UpstreamPools(trustedUpstreamHosts(input.config)),
     workers: [],
   };
 }
@@ -64,6 +74,13 @@ export function authEnabled(services: Services): boolean {
 /** Starts background workers (queues, scrapers, refreshers). Areas register theirs here. */
 export async function startWorkers(services: Services): Promise<void> {
   await services.rateCard.refresh();
+  services.workers.push({ name: "provider-upstreams", stop: () => services.upstreams.close() });
+  try {
+    await reencryptProviderKeys(services);
+  } catch (err) {
+    // Rotation is best effort: stale rows stay readable with VOXGATE_SECRET_PREVIOUS and retry next start.
+    services.log.error({ err }, "re-encrypting provider keys failed");
+  }
 }
 
 /** Stops workers in reverse start order; each drains what it holds. */

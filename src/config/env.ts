@@ -9,6 +9,8 @@ const envSchema = z.object({
   VOXGATE_DB_PATH: z.string().min(1).optional(),
   VOXGATE_API_KEY: z.string().min(1).optional(),
   VOXGATE_SECRET: z.string().min(1).optional(),
+  /** Comma-separated earlier secrets, still accepted for decryption while keys are re-encrypted. */
+  VOXGATE_SECRET_PREVIOUS: z.string().min(1).optional(),
   VOXGATE_COLLECTOR_URL: z.string().min(1).optional(),
   VOXGATE_LOADTEST_TRUNK_IDS: z.string().optional(),
   VOXGATE_NODE_SCRAPE_TARGETS: z.string().optional(),

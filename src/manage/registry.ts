@@ -1,8 +1,10 @@
+import { asc, eq } from "drizzle-orm";
 import type { Modality, ProviderType } from "../config/schema.js";
 import { MODALITIES, PROVIDER_TYPES } from "../config/schema.js";
 import type { Db } from "../db/client.js";
 import { models, projects, providers } from "../db/schema/index.js";
 import { maskSecret } from "../logging.js";
+import { providerAad } from "../secrets/box.js";
 import type { Services } from "../services.js";
 
 /**
@@ -96,7 +98,7 @@ export async function listEffectiveModels(services: Pick<Services, "config" | "d
       });
     }
   }
-  for (const row of await services.database.db.select().from(models)) {
+  for (const row of await services.database.db.select().from(models).orderBy(asc(models.createdAt), asc(models.modelId))) {
     if (out.has(row.modelId)) continue;
     out.set(row.modelId, {
       modelId: row.modelId,
@@ -126,7 +128,7 @@ export async function listEffectiveProjects(services: Pick<Services, "config" | 
       source: "yaml",
     });
   }
-  for (const row of await services.database.db.select().from(projects)) {
+  for (const row of await services.database.db.select().from(projects).orderBy(asc(projects.createdAt), asc(projects.projectId))) {
     if (out.has(row.projectId)) continue;
     out.set(row.projectId, {
       id: row.projectId,
@@ -144,5 +146,46 @@ export async function listEffectiveProjects(services: Pick<Services, "config" | 
 }
 
 function dbProviders(db: Db) {
-  return db.select().from(providers);
+  return db.select().from(providers).orderBy(asc(providers.createdAt), asc(providers.providerId));
+}
+
+export async function findEffectiveProvider(
+  services: Pick<Services, "config" | "database">,
+  providerId: string,
+): Promise<EffectiveProvider | undefined> {
+  return (await listEffectiveProviders(services)).find((p) => p.providerId === providerId);
+}
+
+export async function findEffectiveModel(
+  services: Pick<Services, "config" | "database">,
+  modelId: string,
+): Promise<EffectiveModel | undefined> {
+  return (await listEffectiveModels(services)).find((m) => m.modelId === modelId);
+}
+
+export async function findEffectiveProject(
+  services: Pick<Services, "config" | "database">,
+  projectId: string,
+): Promise<EffectiveProject | undefined> {
+  return (await listEffectiveProjects(services)).find((p) => p.id === projectId);
+}
+
+/** The provider's plaintext key (yaml value, or the db ciphertext opened with the row's own id). */
+export async function providerApiKey(
+  services: Pick<Services, "config" | "database" | "secrets">,
+  provider: EffectiveProvider,
+): Promise<string> {
+  if (provider.source === "yaml") return services.config.providers[provider.providerId]?.api_key ?? "";
+  const [row] = await services.database.db
+    .select({ apiKeyEncrypted: providers.apiKeyEncrypted })
+    .from(providers)
+    .where(eq(providers.providerId, provider.providerId));
+  if (!row?.apiKeyEncrypted) return "";
+  return services.secrets.decrypt(row.apiKeyEncrypted, providerAad(provider.providerId));
+}
+
+/** The models a project's default stack names (config `stacks`); empty when it has none. */
+export function stackModelIds(config: Services["config"], project: EffectiveProject): Set<string> {
+  const stack = project.defaultStack ? config.stacks[project.defaultStack] : undefined;
+  return new Set([stack?.stt, stack?.llm, stack?.tts].filter((m): m is string => Boolean(m)));
 }

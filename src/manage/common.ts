@@ -1,0 +1,40 @@
+import { createMiddleware } from "hono/factory";
+import { z } from "zod";
+import { ApiError } from "../http/errors.js";
+import type { AppEnv } from "../http/app-env.js";
+
+/** Provider and project ids: a letter or digit, then letters, digits, `_`, `-`, `.`; no slash. */
+export const ENTITY_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export const entityId = z.string().regex(ENTITY_ID, "must be 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit");
+
+/** `confirm` of the DELETE routes: true/false/1/0; anything else is a 422, not a silent preview. */
+export const confirmQuery = z.strictObject({
+  confirm: z
+    .enum(["true", "false", "1", "0"], { message: "confirm must be true or false" })
+    .optional()
+    .transform((v) => v === "true" || v === "1"),
+});
+
+/**
+ * Providers, models and projects are operator-global configuration: a tenant-bound key may read
+ * them but not change them (nor make the service call a provider with a stored key).
+ */
+export const requireUntenanted = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.var.auth.tenantId !== null) {
+    throw new ApiError("forbidden", "providers, models and projects are operator configuration; a tenant-bound key cannot change them");
+  }
+  await next();
+});
+
+export function yamlForbidden(kind: string, id: string, verb: string): ApiError {
+  return new ApiError("forbidden", `${kind} ${id} is defined in voxgate.yaml (source yaml) and cannot be ${verb} through the API; edit the file`);
+}
+
+/** True when the text holds whitespace or an ASCII control character (where parsers disagree). */
+export function hasSpaceOrControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code <= 0x20 || code === 0x7f || /\s/.test(text.charAt(i))) return true;
+  }
+  return false;
+}

@@ -1,0 +1,89 @@
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import type { AuthContext } from "../auth/context.js";
+import { recordAudit } from "../audit/record.js";
+import { MODALITIES } from "../config/schema.js";
+import { models } from "../db/schema/index.js";
+import { ApiError } from "../http/errors.js";
+import type { Services } from "../services.js";
+import { hasSpaceOrControl, yamlForbidden } from "./common.js";
+import { type EffectiveModel, findEffectiveModel, listEffectiveProviders } from "./registry.js";
+import { modelAudit } from "./providers.js";
+
+export const createModelBody = z.strictObject({
+  modality: z.enum(MODALITIES, { error: () => `modality must be one of ${MODALITIES.join(", ")}` }),
+  provider_id: z.string().min(1).max(64),
+  // Model names may hold slashes (meta-llama/Llama-3.1-8B on vLLM); never whitespace or controls.
+  model_name: z
+    .string()
+    .min(1)
+    .max(200)
+    .refine((n) => !hasSpaceOrControl(n), "must not contain whitespace or control characters"),
+  display_name: z.string().trim().min(1).max(200).nullable().optional(),
+  default_language: z.string().trim().min(1).max(35).nullable().optional(),
+});
+
+export function modelView(m: EffectiveModel) {
+  return {
+    model_id: m.modelId,
+    modality: m.modality,
+    provider_id: m.providerId,
+    model_name: m.modelName,
+    display_name: m.displayName,
+    default_language: m.defaultLanguage,
+    source: m.source,
+  };
+}
+
+function yamlHasModel(services: Services, modelId: string): boolean {
+  return MODALITIES.some((mod) => services.config.models[mod]?.[modelId] !== undefined);
+}
+
+export async function createModel(services: Services, auth: AuthContext, body: z.infer<typeof createModelBody>) {
+  const providerIds = (await listEffectiveProviders(services)).map((p) => p.providerId);
+  if (!providerIds.includes(body.provider_id)) {
+    throw new ApiError(
+      "validation_failed",
+      `unknown provider ${body.provider_id}; available providers: ${providerIds.length ? providerIds.join(", ") : "(none)"}`,
+      [{ path: "provider_id", message: "unknown provider" }],
+    );
+  }
+  const modelId = `${body.provider_id}/${body.model_name}`;
+  if (yamlHasModel(services, modelId)) throw new ApiError("conflict", `model ${modelId} already exists (source yaml)`);
+  await services.database.db.transaction(async (tx) => {
+    const [row] = await tx
+      .insert(models)
+      .values({
+        modelId,
+        modality: body.modality,
+        providerId: body.provider_id,
+        modelName: body.model_name,
+        displayName: body.display_name ?? null,
+        defaultLanguage: body.default_language ?? null,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (!row) throw new ApiError("conflict", `model ${modelId} already exists (source db)`);
+    await recordAudit(tx, auth, { entityType: "model", entityId: modelId, action: "create", after: modelAudit(row) });
+  });
+  return { model_id: modelId, source: "db" as const, created: true as const };
+}
+
+export async function getModel(services: Services, modelId: string) {
+  const m = await findEffectiveModel(services, modelId);
+  if (!m) throw new ApiError("not_found", `no model ${modelId}`);
+  return modelView(m);
+}
+
+export async function deleteModel(services: Services, auth: AuthContext, modelId: string, confirm: boolean) {
+  if (yamlHasModel(services, modelId)) throw yamlForbidden("model", modelId, "deleted");
+  const [existing] = await services.database.db.select().from(models).where(eq(models.modelId, modelId));
+  if (!existing) throw new ApiError("not_found", `no model ${modelId}`);
+  if (!confirm) return { would_delete: { model_id: modelId } };
+  await services.database.db.transaction(async (tx) => {
+    const [row] = await tx.delete(models).where(eq(models.modelId, modelId)).returning();
+    if (!row) throw new ApiError("not_found", `no model ${modelId}`);
+    await recordAudit(tx, auth, { entityType: "model", entityId: modelId, action: "delete", before: modelAudit(row) });
+  });
+  return { deleted: modelId };
+}

@@ -1,0 +1,121 @@
+import { type LookupAddress, lookup as dnsLookup } from "node:dns";
+import { Pool } from "undici";
+import type { ProviderType } from "../config/schema.js";
+import { bareHost, isBlockedAddress } from "./url-policy.js";
+import { VENDORS } from "./vendors.js";
+
+/** Pools kept open at once; the least recently created is closed beyond this (tests of many hosts). */
+export const MAX_UPSTREAM_POOLS = 128;
+
+/** How long a provider test may take, connect to last body byte. */
+export const PROVIDER_TEST_TIMEOUT_MS = 10_000;
+
+export interface ProviderTestResult {
+  status: "ok" | "failed";
+  latency_ms: number;
+  message?: string;
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * One undici Pool per upstream origin, reused across tests. Redirects are never followed (undici
+ * follows none without the redirect interceptor), so a permitted host cannot bounce the key
+ * elsewhere; the resolved address is re-checked at connect time (DNS rebinding to 127.0.0.1).
+ */
+export class UpstreamPools {
+  private readonly pools = new Map<string, Pool>();
+  constructor(private readonly trustedHosts: ReadonlySet<string>) {}
+
+  get(origin: string, host: string): Pool {
+    let pool = this.pools.get(origin);
+    if (!pool) {
+      const trusted = this.trustedHosts.has(host);
+      const lookup = (hostname: string, options: object, callback: LookupCallback) => {
+        dnsLookup(hostname, { ...options }, (err, address, family) => {
+          if (err) return callback(err, address as string, family);
+          const list = Array.isArray(address) ? address : [{ address, family }];
+          if (!trusted && list.some((a) => isBlockedAddress(a.address))) {
+            const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to a blocked address`);
+            e.code = "EBLOCKEDADDRESS";
+            return callback(e, address as string, family);
+          }
+          callback(null, address as string, family);
+        });
+      };
+      pool = new Pool(origin, { connections: 4, connect: { lookup, timeout: PROVIDER_TEST_TIMEOUT_MS } });
+      if (this.pools.size >= MAX_UPSTREAM_POOLS) {
+        const [oldestOrigin, oldest] = this.pools.entries().next().value ?? [];
+        if (oldestOrigin !== undefined) this.pools.delete(oldestOrigin);
+        void oldest?.close().catch(() => {});
+      }
+      this.pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  get size(): number {
+    return this.pools.size;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.allSettled(all.map((p) => p.close()));
+  }
+}
+
+/** An error text with every occurrence of the key blanked out (upstreams sometimes echo it). */
+function scrub(text: string, apiKey: string): string {
+  let out = text.slice(0, 300);
+  if (apiKey.length >= 4) out = out.split(apiKey).join("***");
+  return out;
+}
+
+/**
+ * The health check of endpoints 27 and 28: one authenticated GET of the vendor's cheapest listing
+ * (e.g. {base_url}/models). ok on 2xx; anything else is `failed` with a reason that never holds the key.
+ */
+export async function testProvider(
+  pools: UpstreamPools,
+  input: { type: ProviderType; apiKey: string; baseUrl: string | null },
+  timeoutMs: number = PROVIDER_TEST_TIMEOUT_MS,
+): Promise<ProviderTestResult> {
+  const vendor = VENDORS[input.type];
+  const base = input.baseUrl ?? vendor.defaultBaseUrl;
+  const started = performance.now();
+  const elapsed = () => Math.max(0, Math.round(performance.now() - started));
+  if (!base) return { status: "failed", latency_ms: 0, message: "provider has no base_url to test" };
+  if (!input.apiKey && vendor.location === "cloud") {
+    return { status: "failed", latency_ms: 0, message: "provider has no API key" };
+  }
+  const url = new URL(base);
+  const path = `${url.pathname.replace(/\/+$/, "")}${vendor.healthPath}`;
+  try {
+    const res = await pools.get(url.origin, bareHost(url.hostname)).request({
+      method: "GET",
+      path,
+      headers: { accept: "application/json", "user-agent": "voxgate-provider-test", ...vendor.authHeaders(input.apiKey) },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await res.body.dump({ limit: 1 << 20 }).catch(() => {});
+    const latency = elapsed();
+    if (res.statusCode >= 200 && res.statusCode < 300) return { status: "ok", latency_ms: latency };
+    if (res.statusCode >= 300 && res.statusCode < 400) {
+      return { status: "failed", latency_ms: latency, message: `provider answered a redirect (HTTP ${res.statusCode}); redirects are not followed` };
+    }
+    if (res.statusCode === 401 || res.statusCode === 403) {
+      return { status: "failed", latency_ms: latency, message: `provider rejected the credential (HTTP ${res.statusCode})` };
+    }
+    return { status: "failed", latency_ms: latency, message: `provider answered HTTP ${res.statusCode}` };
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { name?: string };
+    const reason =
+      e.name === "TimeoutError" || e.name === "AbortError" || e.code === "UND_ERR_HEADERS_TIMEOUT" || e.code === "UND_ERR_CONNECT_TIMEOUT"
+        ? `no answer within ${timeoutMs} ms`
+        : `${e.code ?? e.name ?? "error"}: ${e.message}`;
+    return { status: "failed", latency_ms: elapsed(), message: scrub(`request failed: ${reason}`, input.apiKey) };
+  }
+}
