@@ -36,7 +36,7 @@ export function providerTestRoutes() {
   r.post("/v1/providers", ...write, async (c) => {
     const { services } = c.var;
     const body = parseOrThrow(createProviderBody, await readJson(c, services.config.serve.body_limit_bytes));
-    return c.json(await createProvider(services, c.var.auth, body), 201);
+    return c.json(await createProvider(services, c.var.auth, body));
   });
   r.patch("/v1/providers/:provider_id", ...write, async (c) => {
     const { services } = c.var;

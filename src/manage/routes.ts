@@ -72,7 +72,7 @@ export function manageRoutes() {
   r.post("/v1/models", ...write, async (c) => {
     const { services } = c.var;
     const body = parseOrThrow(createModelBody, await readJson(c, services.config.serve.body_limit_bytes));
-    return c.json(await createModel(services, c.var.auth, body), 201);
+    return c.json(await createModel(services, c.var.auth, body));
   });
 
   // A model id holds a slash: `/v1/models/openai/gpt-4o` and `/v1/models/openai%2Fgpt-4o` are one model.
@@ -97,7 +97,7 @@ export function manageRoutes() {
   r.post("/v1/projects", ...write, async (c) => {
     const { services } = c.var;
     const body = parseOrThrow(createProjectBody, await readJson(c, services.config.serve.body_limit_bytes));
-    return c.json(await createProject(services, c.var.auth, body), 201);
+    return c.json(await createProject(services, c.var.auth, body));
   });
   r.patch("/v1/projects/:project_id", ...write, async (c) => {
     const { services } = c.var;

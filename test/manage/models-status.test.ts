@@ -31,7 +31,7 @@ describe("status, models (endpoints 2, 3, 29, 30) and /api/status", () => {
       key: WRITER,
       body: { modality: "tts", provider_id: "openai", model_name: "gpt-4o", display_name: "GPT-4o voice", default_language: "en" },
     });
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ model_id: "openai/gpt-4o", source: "db", created: true });
     const status = await json(await t.call("GET", "/v1/status", { key: READER }));
     expect(status.model_count).toBe(3);

@@ -18,7 +18,7 @@ describe("projects (endpoints 18-22, /api/projects)", () => {
       key: WRITER,
       body: { project_id: "sales", name: "Sales", description: "outbound", daily_budget: 10, budget_action: "warn", default_stack: "fast", tags: ["beta"], accent: "#4f46e5" },
     });
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ project_id: "sales", source: "db", created: true });
 
     await insertRequest(t.services.database.db, { project: "sales", cost: "0.1000000001" });

@@ -27,7 +27,7 @@ describe("providers over loopback stubs (endpoints 23-28)", () => {
       key: WRITER,
       body: { provider_id: "local-llm", provider_type: "openai_compatible", api_key: KEY, base_url: stub.url("/ok/v1/") },
     });
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     const body = await json(res);
     expect(body).toMatchObject({ provider_id: "local-llm", source: "db", api_key_masked: "sk-s…cdef" });
     expect(JSON.stringify(body)).not.toContain(KEY);
@@ -167,7 +167,7 @@ describe("providers over loopback stubs (endpoints 23-28)", () => {
       key: WRITER,
       body: { modality: "llm", provider_id: "local-llm", model_name: "meta-llama/Llama-3.1-8B" },
     });
-    expect(created.status).toBe(201);
+    expect(created.status).toBe(200);
     const preview = await t.call("DELETE", "/v1/providers/local-llm", { key: WRITER });
     expect(await preview.json()).toEqual({ would_delete: { provider_id: "local-llm", models: ["local-llm/meta-llama/Llama-3.1-8B"] } });
     expect((await t.services.database.db.select().from(models)).length).toBe(1);
@@ -233,7 +233,7 @@ describe("base_url rules without loopback permitted (SSRF)", () => {
       key: WRITER,
       body: { provider_id: "oa", provider_type: "openai", api_key: "sk-abcdefabcdefabcdef", base_url: "https://proxy.example.com/v1" },
     });
-    expect(create.status).toBe(201);
+    expect(create.status).toBe(200);
     const moved = await t.call("PATCH", "/v1/providers/oa", { key: WRITER, body: { base_url: "https://evil.example.net/v1" } });
     expect(moved.status).toBe(400);
     const err = await json<{ error: { code: string; message: string } }>(moved);

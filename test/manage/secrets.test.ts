@@ -65,7 +65,7 @@ describe("rotation: VOXGATE_SECRET_PREVIOUS re-encrypts stored keys at start", (
       key: WRITER,
       body: { provider_id: "rot", provider_type: "openai", api_key: "sk-rotate-me-0123456789" },
     });
-    expect(res.status).toBe(201);
+    expect(res.status).toBe(200);
     const db = t.services.database.db;
     const read = async () => (await db.select().from(providers).where(eq(providers.providerId, "rot")))[0]?.apiKeyEncrypted ?? "";
     expect(cipherKeyId(await read())).toBe(deriveKey("old-secret-0123456789").id);
