@@ -6,6 +6,7 @@ import type { Env } from "./config/env.js";
 import type { Config } from "./config/schema.js";
 import type { Database } from "./db/client.js";
 import type { Logger } from "./logging.js";
+import { startNodeScraper } from "./nodes/scraper.js";
 
 /** A background task that must be stopped (and drained) on shutdown. */
 export interface Worker {
@@ -64,6 +65,8 @@ export function authEnabled(services: Services): boolean {
 /** Starts background workers (queues, scrapers, refreshers). Areas register theirs here. */
 export async function startWorkers(services: Services): Promise<void> {
   await services.rateCard.refresh();
+  const scraper = startNodeScraper(services);
+  if (scraper) services.workers.push(scraper);
 }
 
 /** Stops workers in reverse start order; each drains what it holds. */
