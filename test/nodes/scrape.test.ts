@@ -171,7 +171,8 @@ describe("node scraping (VOXGATE_NODE_SCRAPE_TARGETS)", () => {
 
   it("starts no worker and makes no request when the variable is unset or empty", async () => {
     const before = livekit.hits.length;
-    for (const env of [{}, { VOXGATE_NODE_SCRAPE_TARGETS: "" }, { VOXGATE_NODE_SCRAPE_TARGETS: " " }]) {
+    const envs: Record<string, string>[] = [{}, { VOXGATE_NODE_SCRAPE_TARGETS: "" }, { VOXGATE_NODE_SCRAPE_TARGETS: " " }];
+    for (const env of envs) {
       const { services: s } = await boot(env);
       expect(s.workers.some((w) => w.name === "node-scraper")).toBe(false);
       await stopWorkers(s);
