@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, isNotNull, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, ne, or, type SQL, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { MODALITIES } from "../config/schema.js";
 import type { Db } from "../db/client.js";
@@ -44,39 +44,51 @@ export interface RoomLatencyArgs extends TenantScope {
  * session whose room is the room. Aggregates cover the whole call; since_turn narrows only `turns`.
  */
 export async function roomLatency(db: Db, a: RoomLatencyArgs): Promise<RoomLatencyRecord | null> {
-  const roomSessions = db
+  // Sessions naming the room, then turns naming it or belonging to those sessions. Two indexed
+  // lookups merged here rather than one OR, which Postgres can only answer by scanning every turn.
+  const namedSessions = await db
     .select({ id: sessions.id })
     .from(sessions)
     .where(and(eq(sessions.roomName, a.room), tenantCondition(sessions.tenantId, a)));
-  const turnScope = and(
-    tenantCondition(turns.tenantId, a),
-    or(eq(turns.roomName, a.room), inArray(turns.sessionId, roomSessions)),
-  );
-
-  const allTurns = await db
-    .select({
-      seq: turns.seq,
-      turnIndex: turns.turnIndex,
-      sessionId: turns.sessionId,
-      callerSpeakEndMs: turns.callerSpeakEndMs,
-      agentSpeakStartMs: turns.agentSpeakStartMs,
-      responseSpeedMs: turns.responseSpeedMs,
-    })
-    .from(turns)
-    .where(turnScope)
-    .orderBy(asc(turns.seq), asc(turns.id));
+  const turnColumns = {
+    id: turns.id,
+    seq: turns.seq,
+    turnIndex: turns.turnIndex,
+    sessionId: turns.sessionId,
+    callerSpeakEndMs: turns.callerSpeakEndMs,
+    agentSpeakStartMs: turns.agentSpeakStartMs,
+    responseSpeedMs: turns.responseSpeedMs,
+  };
+  const turnTenant = tenantCondition(turns.tenantId, a);
+  const [byRoom, bySession] = await Promise.all([
+    db.select(turnColumns).from(turns).where(and(eq(turns.roomName, a.room), turnTenant)),
+    namedSessions.length === 0
+      ? Promise.resolve([])
+      : db
+          .select(turnColumns)
+          .from(turns)
+          .where(and(inArray(turns.sessionId, namedSessions.map((s) => s.id)), turnTenant)),
+  ]);
+  const unique = new Map(byRoom.map((t) => [t.id, t]));
+  for (const t of bySession) unique.set(t.id, t);
+  const allTurns = [...unique.values()].sort((x, y) => x.seq - y.seq || x.id - y.id);
 
   // Every session of the room: those naming it, and those whose turns name it.
-  const sessionIds = new Set((await roomSessions).map((s) => s.id));
+  const sessionIds = new Set(namedSessions.map((s) => s.id));
   for (const t of allTurns) sessionIds.add(t.sessionId);
 
-  const deadAirScope = and(
-    tenantCondition(deadAirEvents.tenantId, a),
-    sessionIds.size > 0
-      ? or(eq(deadAirEvents.roomName, a.room), inArray(deadAirEvents.sessionId, [...sessionIds]))
-      : eq(deadAirEvents.roomName, a.room),
-  );
-  const deadAir = await db.select({ durationMs: deadAirEvents.durationMs }).from(deadAirEvents).where(deadAirScope);
+  const deadAirTenant = tenantCondition(deadAirEvents.tenantId, a);
+  const deadAirColumns = { id: deadAirEvents.id, durationMs: deadAirEvents.durationMs };
+  const [deadByRoom, deadBySession] = await Promise.all([
+    db.select(deadAirColumns).from(deadAirEvents).where(and(eq(deadAirEvents.roomName, a.room), deadAirTenant)),
+    sessionIds.size === 0
+      ? Promise.resolve([])
+      : db
+          .select(deadAirColumns)
+          .from(deadAirEvents)
+          .where(and(inArray(deadAirEvents.sessionId, [...sessionIds]), deadAirTenant)),
+  ]);
+  const deadAir = [...new Map([...deadByRoom, ...deadBySession].map((d) => [d.id, d])).values()];
 
   if (allTurns.length === 0 && sessionIds.size === 0 && deadAir.length === 0) return null;
 
