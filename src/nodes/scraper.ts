@@ -14,6 +14,8 @@ const MAX_TIMEOUT_MS = 10_000;
 /** Samples older than this are pruned, about once an hour. */
 export const NODE_SAMPLE_RETENTION_MS = 7 * 24 * 3600 * 1000;
 const PRUNE_EVERY_MS = 3600 * 1000;
+/** Floor of the cadence, whatever the config says: a tiny interval must not become a busy loop. */
+const MIN_INTERVAL_MS = 100;
 
 /**
  * Reads VOXGATE_NODE_SCRAPE_TARGETS and starts the scrape worker. Unset/empty: no worker, no
@@ -36,7 +38,8 @@ export function startNodeScraper(services: Services): Worker | null {
     log.info("workers.enabled is false: node scraping is off");
     return null;
   }
-  const scraper = new NodeScraper(services.database.db, log, targets, services.config.workers.node_scrape_interval_seconds * 1000);
+  const intervalMs = Math.max(MIN_INTERVAL_MS, services.config.workers.node_scrape_interval_seconds * 1000);
+  const scraper = new NodeScraper(services.database.db, log, targets, intervalMs);
   scraper.start();
   return scraper;
 }

@@ -64,9 +64,12 @@ const isoInstant = z
   )
   .transform((s) => new Date(s.length === 10 ? `${s}T00:00:00Z` : s));
 
+/** An empty filter (`?project=`) means no filter, as dashboards send it. */
+const optionalFilter = z.preprocess((v) => (v === "" ? undefined : v), lookupString.optional());
+
 export const sessionListQuery = z.object({
-  project: lookupString.optional(),
-  room: lookupString.optional(),
+  project: optionalFilter,
+  room: optionalFilter,
   since: isoInstant.optional(),
   limit: integerString("limit", SESSION_LIST_LIMIT_MIN, SESSION_LIST_LIMIT_MAX).default(SESSION_LIST_LIMIT_DEFAULT),
   cursor: z

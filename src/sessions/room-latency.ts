@@ -90,7 +90,7 @@ export async function roomLatency(db: Db, a: RoomLatencyArgs): Promise<RoomLaten
   ]);
   const deadAir = [...new Map([...deadByRoom, ...deadBySession].map((d) => [d.id, d])).values()];
 
-  if (allTurns.length === 0 && sessionIds.size === 0 && deadAir.length === 0) return null;
+  if (allTurns.length === 0 && sessionIds.size === 0 && deadAir.length === 0 && !(await roomHasCall(db, a))) return null;
 
   const isProbe = await roomIsProbe(db, a);
   const countProbe = a.includeProbe === true || !isProbe;
@@ -142,6 +142,16 @@ async function requestTtfbs(db: Db, scope: TenantScope, sessionIds: string[], in
     .from(requests)
     .where(and(...where));
   return rows.flatMap((r) => (r.ttfb === null ? [] : [{ modality: r.modality, ttfb: r.ttfb }]));
+}
+
+/** A call recorded for this room in the caller's tenant (a room that ran no inference is still known). */
+async function roomHasCall(db: Db, a: TenantScope & { room: string }): Promise<boolean> {
+  const [row] = await db
+    .select({ one: sql<number>`1` })
+    .from(calls)
+    .where(and(eq(calls.roomName, a.room), tenantCondition(calls.tenantId, a)))
+    .limit(1);
+  return row !== undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { turns } from "../../src/db/schema/index.js";
 import { summarizeSamples } from "../../src/stats/summary.js";
 import { createTestApp, type TestApp } from "../support/app.js";
-import { AUTH_YAML, insertDeadAir, insertProbeCall, insertRequest, insertSession, insertTurn, KEYS } from "./seed.js";
+import { AUTH_YAML, insertCall, insertDeadAir, insertProbeCall, insertRequest, insertSession, insertTurn, KEYS } from "./seed.js";
 
 interface RoomRecord {
   room: string;
@@ -56,6 +56,8 @@ describe("GET /v1/rooms/{room}/latency (endpoint 8)", () => {
     await insertSession(db, { id: "p1", tenantId: "acme", roomName: "room-probe", startedMin: 5 });
     await insertTurn(db, { sessionId: "p1", tenantId: "acme", roomName: "room-probe", turnIndex: 0, seq: 1, responseSpeedMs: 5000 });
     await insertProbeCall(db, "room-probe");
+    // A call that ran no inference yet: known to its tenant, unknown to others.
+    await insertCall(db, "room-call-only", "acme");
   });
   afterAll(async () => {
     await t.close();
@@ -94,6 +96,14 @@ describe("GET /v1/rooms/{room}/latency (endpoint 8)", () => {
     expect(r.turns.length).toBe(2);
     expect(r.e2e_ms).toBeNull();
     expect(r.components).toEqual({ stt_ttfb_ms: null, llm_ttfb_ms: null, tts_ttfb_ms: null, dead_air_ms: null });
+  });
+
+  it("200 with no turns and null aggregates for a recorded call that has no turns yet", async () => {
+    const r = await record("/v1/rooms/room-call-only/latency");
+    expect(r).toMatchObject({ turns: [], turn_count: 0, e2e_ms: null, next_since_turn: null });
+    const foreign = await get("/v1/rooms/room-call-only/latency", KEYS.globex);
+    expect(foreign.status).toBe(404);
+    expect(await foreign.text()).toBe(await (await get("/v1/rooms/nothing-here/latency", KEYS.globex)).text());
   });
 
   it("404 for an unknown room and the identical 404 for another tenant's room", async () => {

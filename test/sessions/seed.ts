@@ -118,3 +118,7 @@ export async function insertDeadAir(db: Db, d: { sessionId: string; tenantId: st
 export async function insertProbeCall(db: Db, roomName: string) {
   await db.insert(calls).values({ roomSid: `RM_${randomUUID()}`, roomName, isProbe: true, origin: "webhook" });
 }
+
+export async function insertCall(db: Db, roomName: string, tenantId: string | null) {
+  await db.insert(calls).values({ roomSid: `RM_${randomUUID()}`, roomName, tenantId, origin: "agent" });
+}

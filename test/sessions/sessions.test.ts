@@ -69,6 +69,8 @@ describe("GET /v1/sessions and /v1/sessions/{id} (endpoints 6, 7)", () => {
     expect((await json<Row[]>("/v1/sessions?since=2026-11-20T10:03:00Z")).map((r) => r.id)).toEqual(["ops-1", "globex-1", "acme-3"]);
     expect((await json<Row[]>("/v1/sessions?since=2026-11-21")).length).toBe(0);
     expect((await json<Row[]>("/v1/sessions?project=support", KEYS.globex)).length).toBe(0);
+    // An empty filter is no filter (dashboards send ?project=).
+    expect((await json<Row[]>("/v1/sessions?project=&room=")).length).toBe(5);
   });
 
   it("pages with a keyset cursor in X-Next-Cursor, with no row twice and none skipped", async () => {
