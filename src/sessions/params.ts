@@ -64,16 +64,18 @@ const isoInstant = z
   )
   .transform((s) => new Date(s.length === 10 ? `${s}T00:00:00Z` : s));
 
-/** An empty filter (`?project=`) means no filter, as dashboards send it. */
+/** An empty filter (`?project=`, `?cursor=`) means no filter, as dashboards send it. */
 const optionalFilter = z.preprocess((v) => (v === "" ? undefined : v), lookupString.optional());
 
 export const sessionListQuery = z.object({
   project: optionalFilter,
   room: optionalFilter,
-  since: isoInstant.optional(),
+  since: z.preprocess((v) => (v === "" ? undefined : v), isoInstant.optional()),
   limit: integerString("limit", SESSION_LIST_LIMIT_MIN, SESSION_LIST_LIMIT_MAX).default(SESSION_LIST_LIMIT_DEFAULT),
-  cursor: z
-    .string()
+  cursor: z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z
+      .string()
     .transform((s, ctx) => {
       const c = decodeCursor(s);
       if (!c) {
@@ -82,7 +84,8 @@ export const sessionListQuery = z.object({
       }
       return c;
     })
-    .optional(),
+      .optional(),
+  ),
 });
 export type SessionListQuery = z.infer<typeof sessionListQuery>;
 

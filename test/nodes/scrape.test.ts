@@ -154,10 +154,10 @@ describe("node scraping (VOXGATE_NODE_SCRAPE_TARGETS)", () => {
   });
 
   it("exposes what it stored through GET /v1/nodes and /v1/nodes/{node}/samples", async () => {
-    const { services: s } = await boot({
-      VOXGATE_NODE_SCRAPE_TARGETS: `livekit-server:media-9=${livekit.base}/metrics`,
-      VOXGATE_API_KEY: "ops-key-0123456789abcdef",
-    });
+    const { services: s } = await boot(
+      { VOXGATE_NODE_SCRAPE_TARGETS: `livekit-server:media-9=${livekit.base}/metrics`, VOXGATE_API_KEY: "ops-key-0123456789abcdef" },
+      "workers: { node_scrape_interval_seconds: 0.2 }\nauth:\n  api_keys:\n    - { key: tenant-key-0123456789abcdef, scopes: [read], tenant_id: acme }\n",
+    );
     await waitFor(async () => (await s.database.db.select().from(nodeSamples)).some((r) => r.node === "media-9" && r.metric === "up"));
     const app = createApp(s);
     const auth = { headers: { authorization: "Bearer ops-key-0123456789abcdef" } };
@@ -167,6 +167,9 @@ describe("node scraping (VOXGATE_NODE_SCRAPE_TARGETS)", () => {
     expect(samples).toEqual([expect.objectContaining({ metric: "livekit_room_total", value: 2, source: "livekit-server" })]);
     expect((await app.request("/v1/nodes/media-9/samples?limit=0", auth)).status).toBe(422);
     expect((await app.request("/v1/nodes")).status).toBe(401);
+    const tenant = { headers: { authorization: "Bearer tenant-key-0123456789abcdef" } };
+    expect((await app.request("/v1/nodes", tenant)).status).toBe(403);
+    expect((await app.request("/v1/nodes/media-9/samples", tenant)).status).toBe(403);
   });
 
   it("starts no worker and makes no request when the variable is unset or empty", async () => {

@@ -127,6 +127,7 @@ describe("GET /v1/sessions and /v1/sessions/{id} (endpoints 6, 7)", () => {
       expect(res.status, `cursor=${bad}`).toBe(422);
     }
     expect((await get("/v1/sessions?since=yesterday")).status).toBe(422);
+    expect((await get("/v1/sessions?cursor=&since=")).status).toBe(200);
     expect((await get("/v1/sessions?since=2026-13-40")).status).toBe(422);
   });
 
