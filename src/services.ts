@@ -10,6 +10,7 @@ import { UpstreamPools } from "./manage/provider-check.js";
 import { trustedUpstreamHosts } from "./manage/url-policy.js";
 import { SecretBox } from "./secrets/box.js";
 import { reencryptProviderKeys } from "./secrets/rotate.js";
+import { startNodeScraper } from "./nodes/scraper.js";
 
 /** A background task that must be stopped (and drained) on shutdown. */
 export interface Worker {
@@ -81,6 +82,8 @@ export async function startWorkers(services: Services): Promise<void> {
     // Rotation is best effort: stale rows stay readable with VOXGATE_SECRET_PREVIOUS and retry next start.
     services.log.error({ err }, "re-encrypting provider keys failed");
   }
+  const scraper = startNodeScraper(services);
+  if (scraper) services.workers.push(scraper);
 }
 
 /** Stops workers in reverse start order; each drains what it holds. */

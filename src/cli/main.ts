@@ -4,6 +4,7 @@ import { ConfigError } from "../config/load.js";
 import { VERSION } from "../version.js";
 import { registerCheck } from "./check.js";
 import { registerKeys } from "./keys.js";
+import { registerLatency } from "./latency.js";
 import { serveCommand } from "./serve.js";
 import { withStore } from "./store.js";
 
@@ -36,6 +37,7 @@ program
 
 registerKeys(program);
 registerCheck(program);
+registerLatency(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) process.stderr.write(`voxgate: configuration error\n${err.message}\n`);

@@ -1,7 +1,86 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import { requireScope } from "../auth/gate.js";
+import { parseOrThrow } from "../http/errors.js";
 import type { AppEnv } from "../http/app-env.js";
+import { nodeRoutes } from "../nodes/routes.js";
+import { sessionDeadAir, sessionReplay, sessionTranscript, sessionTurns } from "./drilldowns.js";
+import {
+  encodeCursor,
+  isLookupSafe,
+  NEXT_CURSOR_HEADER,
+  roomLatencyQuery,
+  roomNotFound,
+  sessionListQuery,
+  sessionNotFound,
+} from "./params.js";
+import { getSession, getSessionDetail, listSessions, sessionRow } from "./queries.js";
+import { roomLatency } from "./room-latency.js";
 
-/** Placeholder: sessions, rooms and /api/sessions land with the read-path issue. */
+type Ctx = Context<AppEnv>;
+
+/**
+ * Endpoints 6-8 and the dashboard's session reads. /v1/sessions and /api/sessions answer the same
+ * rows. Every route needs read scope and is tenant-scoped by the key (never by a parameter).
+ */
 export function sessionRoutes() {
-  return new Hono<AppEnv>();
+  const r = new Hono<AppEnv>();
+  const read = requireScope("read");
+
+  r.get("/v1/sessions", read, listHandler);
+  r.get("/api/sessions", read, listHandler);
+  r.get("/v1/sessions/:session_id", read, detailHandler);
+  r.get("/api/sessions/:session_id", read, detailHandler);
+
+  r.get("/api/sessions/:session_id/turns", read, async (c) => c.json(await sessionTurns(db(c), c.var.auth, await visibleSession(c))));
+  r.get("/api/sessions/:session_id/dead-air", read, async (c) => c.json(await sessionDeadAir(db(c), c.var.auth, await visibleSession(c))));
+  r.get("/api/sessions/:session_id/transcript", read, async (c) =>
+    c.json(await sessionTranscript(db(c), c.var.auth, await visibleSession(c))),
+  );
+  r.get("/api/sessions/:session_id/replay", read, async (c) => c.json(await sessionReplay(db(c), c.var.auth, await visibleSession(c))));
+
+  r.get("/v1/rooms/:room/latency", read, async (c) => {
+    const q = parseOrThrow(roomLatencyQuery, c.req.query());
+    const room = c.req.param("room");
+    if (!isLookupSafe(room)) throw roomNotFound();
+    const record = await roomLatency(db(c), {
+      tenantId: c.var.auth.tenantId,
+      room,
+      sinceTurn: q.since_turn,
+      includeProbe: q.include_probe,
+    });
+    if (!record) throw roomNotFound();
+    return c.json(record);
+  });
+
+  r.route("/", nodeRoutes());
+  return r;
+}
+
+const db = (c: Ctx) => c.var.services.database.db;
+const costTracking = (c: Ctx) => c.var.services.config.cost_tracking.enabled;
+
+async function listHandler(c: Ctx) {
+  const q = parseOrThrow(sessionListQuery, c.req.query());
+  // Cost tracking off: nothing is recorded as a session, and the spec answers an empty array.
+  if (!costTracking(c)) return c.json([]);
+  const page = await listSessions(db(c), { ...q, tenantId: c.var.auth.tenantId });
+  if (page.next) c.header(NEXT_CURSOR_HEADER, encodeCursor(page.next));
+  return c.json(page.rows.map(sessionRow));
+}
+
+async function detailHandler(c: Ctx) {
+  const id = c.req.param("session_id") ?? "";
+  if (!costTracking(c) || !isLookupSafe(id)) throw sessionNotFound();
+  const detail = await getSessionDetail(db(c), { tenantId: c.var.auth.tenantId, id });
+  if (!detail) throw sessionNotFound();
+  return c.json(detail);
+}
+
+/** The session row when the caller may see it; otherwise the one 404 (missing = another tenant's). */
+async function visibleSession(c: Ctx) {
+  const id = c.req.param("session_id") ?? "";
+  if (!costTracking(c) || !isLookupSafe(id)) throw sessionNotFound();
+  const row = await getSession(db(c), { tenantId: c.var.auth.tenantId, id });
+  if (!row) throw sessionNotFound();
+  return row;
 }

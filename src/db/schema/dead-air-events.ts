@@ -18,5 +18,7 @@ export const deadAirEvents = pgTable(
   (t) => [
     unique("dead_air_session_start_uq").on(t.sessionId, t.startedAtMs),
     index("dead_air_room_idx").on(t.tenantId, t.roomName),
+    // Operators (no tenant) look a room up by name alone: GET /v1/rooms/{room}/latency.
+    index("dead_air_room_name_idx").on(t.roomName),
   ],
 );

@@ -23,6 +23,8 @@ export const turns = pgTable(
   (t) => [
     unique("turns_session_turn_uq").on(t.sessionId, t.turnIndex),
     index("turns_room_seq_idx").on(t.tenantId, t.roomName, t.seq),
+    // Operators (no tenant) look a room up by name alone: GET /v1/rooms/{room}/latency.
+    index("turns_room_name_seq_idx").on(t.roomName, t.seq),
   ],
 );
 

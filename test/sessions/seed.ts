@@ -1,0 +1,124 @@
+import { randomUUID } from "node:crypto";
+import type { Db } from "../../src/db/client.js";
+import { calls, deadAirEvents, requests, sessions, turns } from "../../src/db/schema/index.js";
+
+/** Keys used by every sessions test: an operator, a tenant-less reader, two tenants, an ingest-only key. */
+export const KEYS = {
+  ops: "ops-key-0123456789abcdef",
+  reader: "reader-key-0123456789abcdef",
+  acme: "acme-reader-0123456789abcdef",
+  globex: "globex-reader-0123456789abcdef",
+  ingestOnly: "ingest-only-0123456789abcdef",
+};
+
+export const AUTH_YAML = `
+auth:
+  api_keys:
+    - ${KEYS.ops}
+    - { key: ${KEYS.reader}, scopes: [read] }
+    - { key: ${KEYS.acme}, scopes: [read], tenant_id: acme }
+    - { key: ${KEYS.globex}, scopes: [read], tenant_id: globex }
+    - { key: ${KEYS.ingestOnly}, scopes: [ingest] }
+`;
+
+const T0 = Date.parse("2026-11-20T10:00:00Z");
+export const at = (minutes: number) => new Date(T0 + minutes * 60_000);
+
+interface SessionSeed {
+  id: string;
+  tenantId: string | null;
+  project?: string;
+  roomName?: string | null;
+  startedMin: number;
+  modalities?: string[];
+  requestCount?: number;
+  totalCostUsd?: string;
+}
+
+export async function insertSession(db: Db, s: SessionSeed) {
+  await db.insert(sessions).values({
+    id: s.id,
+    tenantId: s.tenantId,
+    project: s.project ?? "default",
+    roomName: s.roomName ?? null,
+    startedAt: at(s.startedMin),
+    endedAt: at(s.startedMin + 5),
+    modalities: s.modalities ?? [],
+    requestCount: s.requestCount ?? 0,
+    totalCostUsd: s.totalCostUsd ?? "0",
+  });
+}
+
+interface RequestSeed {
+  sessionId: string;
+  tenantId: string | null;
+  modality: "stt" | "llm" | "tts";
+  provider: string;
+  costUsd: string;
+  ttfbMs?: number | null;
+  status?: string;
+  isProbe?: boolean;
+  minute?: number;
+}
+
+export async function insertRequest(db: Db, r: RequestSeed) {
+  await db.insert(requests).values({
+    id: randomUUID(),
+    ts: at(r.minute ?? 1),
+    tenantId: r.tenantId,
+    sessionId: r.sessionId,
+    modality: r.modality,
+    modelId: `${r.provider}/m-${r.modality}`,
+    provider: r.provider,
+    costUsd: r.costUsd,
+    ttfbMs: r.ttfbMs ?? null,
+    totalLatencyMs: r.ttfbMs === undefined || r.ttfbMs === null ? null : r.ttfbMs * 2,
+    status: r.status ?? "success",
+    isProbe: r.isProbe ?? false,
+  });
+}
+
+interface TurnSeed {
+  sessionId: string;
+  tenantId: string | null;
+  roomName?: string | null;
+  turnIndex: number;
+  seq: number;
+  responseSpeedMs?: number | null;
+}
+
+export async function insertTurn(db: Db, t: TurnSeed) {
+  const start = T0 + t.seq * 10_000;
+  const speed = t.responseSpeedMs ?? null;
+  await db.insert(turns).values({
+    tenantId: t.tenantId,
+    sessionId: t.sessionId,
+    roomName: t.roomName ?? null,
+    turnIndex: t.turnIndex,
+    seq: t.seq,
+    callerSpeakStartMs: start,
+    callerSpeakEndMs: start + 2000,
+    agentSpeakStartMs: speed === null ? null : start + 2000 + speed,
+    agentSpeakEndMs: speed === null ? null : start + 4000 + speed,
+    responseSpeedMs: speed,
+  });
+}
+
+export async function insertDeadAir(db: Db, d: { sessionId: string; tenantId: string | null; roomName?: string; durationMs: number; startedAtMs: number }) {
+  await db.insert(deadAirEvents).values({
+    tenantId: d.tenantId,
+    sessionId: d.sessionId,
+    roomName: d.roomName ?? null,
+    startedAtMs: d.startedAtMs,
+    durationMs: d.durationMs,
+    thresholdUsedMs: 1500,
+  });
+}
+
+export async function insertProbeCall(db: Db, roomName: string) {
+  await db.insert(calls).values({ roomSid: `RM_${randomUUID()}`, roomName, isProbe: true, origin: "webhook" });
+}
+
+export async function insertCall(db: Db, roomName: string, tenantId: string | null) {
+  await db.insert(calls).values({ roomSid: `RM_${randomUUID()}`, roomName, tenantId, origin: "agent" });
+}
