@@ -113,7 +113,7 @@ describe("node scraping (VOXGATE_NODE_SCRAPE_TARGETS)", () => {
       `livekit-sip:sip-1=${redirector.base}/metrics`,
     ].join(",");
     const { services: s, lines } = await boot({ VOXGATE_NODE_SCRAPE_TARGETS: targets });
-    expect(s.workers.map((w) => w.name)).toEqual(["node-scraper"]);
+    expect(s.workers.map((w) => w.name)).toContain("node-scraper");
     const db = s.database.db;
     await waitFor(async () => (await db.select().from(nodeSamples)).filter((r) => r.metric === "up").length >= 6);
     await stopWorkers(s);
