@@ -64,6 +64,7 @@ export function authEnabled(services: Services): boolean {
 /** Starts background workers (queues, scrapers, refreshers). Areas register theirs here. */
 export async function startWorkers(services: Services): Promise<void> {
   await services.rateCard.refresh();
+  services.workers.push(services.rateCard.startRefresher((err) => services.log.warn({ err }, "rate card refresh failed; keeping the last card")));
 }
 
 /** Stops workers in reverse start order; each drains what it holds. */
