@@ -60,6 +60,10 @@ const isTokenUnit = (u: string): u is TokenUnit => (TOKEN_UNITS as readonly stri
  */
 export function pricingFormProblems(r: RateRuleInput): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
+  if (r.model !== undefined && r.provider !== undefined && !r.model.startsWith(`${r.provider}/`)) {
+    out.push({ path: "model", message: `model ${r.model} does not belong to provider ${r.provider}` });
+    return out;
+  }
   const hasMarkup = r.markup !== undefined;
   const hasFixed = r.fixed !== undefined;
   const hasLeg = r.input_price_usd !== undefined || r.output_price_usd !== undefined || r.cached_input_price_usd !== undefined;
@@ -100,9 +104,6 @@ export function pricingFormProblems(r: RateRuleInput): { path: string; message: 
   }
   if (r.modality !== undefined && !UNIT_MODALITIES[unit].includes(r.modality)) {
     out.push({ path: "unit", message: `the unit ${unit} cannot measure ${r.modality} (it measures ${UNIT_MODALITIES[unit].join(", ")})` });
-  }
-  if (r.model !== undefined && r.provider !== undefined && !r.model.startsWith(`${r.provider}/`)) {
-    out.push({ path: "model", message: `model ${r.model} does not belong to provider ${r.provider}` });
   }
   return out;
 }
