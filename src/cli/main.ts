@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config/load.js";
 import { VERSION } from "../version.js";
 import { registerKeys } from "./keys.js";
+import { registerRates } from "./rates.js";
 import { serveCommand } from "./serve.js";
 import { withStore } from "./store.js";
 
@@ -34,6 +35,7 @@ program
   });
 
 registerKeys(program);
+registerRates(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) process.stderr.write(`voxgate: configuration error\n${err.message}\n`);
