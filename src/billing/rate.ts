@@ -62,7 +62,8 @@ export interface CardIndex {
   price: Record<Modality, CardRule[]>;
   cost: Record<Modality, CardRule[]>;
   defaultToken: string;
-  memo: Record<Modality, Map<string, Resolution>>;
+  /** modality → model → provider → tenant → plan → resolution. */
+  memo: Record<Modality, Map<string, Map<string, Map<string, Map<string, Resolution>>>>>;
 }
 
 /** Money precision: 10 decimal places (numeric(20,10) in the database), rounded half away from zero. */
@@ -127,14 +128,32 @@ function matches(r: CardRule, s: Scope): boolean {
 /** The most specific price rule and cost rule matching a scope (each null when none matches). */
 export function resolveRules(card: RateCard, s: Scope): Resolution {
   const idx = indexOf(card);
-  const memo = idx.memo[s.modality];
-  const key = `${s.modelId}\u0000${s.provider}\u0000${s.tenantId ?? ""}\u0000${s.plan ?? ""}`;
-  const hit = memo.get(key);
+  // Nested maps keyed by the record's own strings: no key string is built per rating.
+  const byModel = idx.memo[s.modality];
+  let byProvider = byModel.get(s.modelId);
+  if (byProvider === undefined) {
+    if (byModel.size >= 10_000) byModel.clear(); // bounded: a flood of distinct ids must not grow memory
+    byProvider = new Map();
+    byModel.set(s.modelId, byProvider);
+  }
+  let byTenant = byProvider.get(s.provider);
+  if (byTenant === undefined) {
+    byTenant = new Map();
+    byProvider.set(s.provider, byTenant);
+  }
+  const tenant = s.tenantId ?? "";
+  let byPlan = byTenant.get(tenant);
+  if (byPlan === undefined) {
+    if (byTenant.size >= 10_000) byTenant.clear();
+    byPlan = new Map();
+    byTenant.set(tenant, byPlan);
+  }
+  const plan = s.plan ?? "";
+  const hit = byPlan.get(plan);
   if (hit !== undefined) return hit;
   const res: Resolution = { price: first(idx.price[s.modality], s), cost: first(idx.cost[s.modality], s) };
-  // Bounded: tenants × models is small in practice; a flood of distinct ids must not grow memory.
-  if (memo.size >= 50_000) memo.clear();
-  memo.set(key, res);
+  if (byPlan.size >= 1_000) byPlan.clear();
+  byPlan.set(plan, res);
   return res;
 }
 
