@@ -1,6 +1,7 @@
 import { and, asc, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
+import { formatMoneyUnits, toMoneyUnits } from "./money.js";
 import type { Catalog, RateCard, Rating, RatingInput } from "./rate.js";
 import { rateRequest } from "./rate.js";
 
@@ -38,21 +39,8 @@ export interface RerateReport {
 type RowSel = Awaited<ReturnType<typeof selectBatch>>[number];
 
 // Money in the report is added as integers of 1e-10 USD (BigInt): no float drift over millions of rows.
-const SCALE = 10_000_000_000n;
-const toUnits = (v: string | number | null): bigint => {
-  if (v === null) return 0n;
-  const s = typeof v === "number" ? v.toFixed(10) : v;
-  const neg = s.startsWith("-");
-  const [i = "0", f = ""] = (neg ? s.slice(1) : s).split(".");
-  const units = BigInt(i) * SCALE + BigInt(f.padEnd(10, "0").slice(0, 10));
-  return neg ? -units : units;
-};
-export function formatUnits(u: bigint): string {
-  const neg = u < 0n;
-  const a = neg ? -u : u;
-  const frac = (a % SCALE).toString().padStart(10, "0").replace(/0+$/, "");
-  return `${neg ? "-" : ""}${a / SCALE}${frac ? `.${frac}` : ""}`;
-}
+const toUnits = toMoneyUnits;
+export const formatUnits = formatMoneyUnits;
 
 function selectBatch(db: Db, where: SQL | undefined, after: { ts: Date; id: string } | null, limit: number) {
   const r = requests;

@@ -2,6 +2,7 @@ import { and, type SQL, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
+import { sumMoney } from "./money.js";
 
 /**
  * Read-path queries of endpoints 9, 11 and 14. Money is summed in SQL as numeric (exact at 10
@@ -44,19 +45,25 @@ function windowWhere(w: UsageWindow): SQL | undefined {
 }
 
 /**
- * Revenue, cost and margin per tenant over [from, to), largest revenue first, and the grand total:
- * one scan (grouping sets), so the total is the database's exact numeric sum, not a float sum in JS.
+ * Revenue, cost and margin per tenant over [from, to), largest revenue first, and the grand total.
+ * Each tenant's sums are the database's exact numeric sums; the total adds those few decimal strings
+ * exactly (BigInt), never as floats. (A grouping-sets total forced a sort of every row: 1.5× slower.)
  */
 export async function usageByTenant(db: Db, w: UsageWindow): Promise<{ rows: (UsageTotals & { tenant: string | null })[]; total: UsageTotals }> {
-  const all = await db
-    .select({ tenant: r.tenantId, isTotal: sql<number>`grouping(${r.tenantId})::int`, ...totals })
+  const rows = await db
+    .select({ tenant: r.tenantId, ...totals })
     .from(r)
     .where(windowWhere(w))
-    .groupBy(sql`grouping sets ((${r.tenantId}), ())`)
+    .groupBy(r.tenantId)
     .orderBy(sql`coalesce(sum(${r.ratedPriceUsd}), 0) desc`, r.tenantId);
-  const totalRow = all.find((x) => x.isTotal === 1);
-  const rows = all.filter((x) => x.isTotal === 0).map(({ isTotal: _, ...t }) => t);
-  const total = totalRow ?? { requests: 0, revenue: "0", cost: "0", margin: "0", unpriced: 0, uncosted: 0 };
+  const total: UsageTotals = {
+    requests: rows.reduce((a, t) => a + t.requests, 0),
+    revenue: sumMoney(rows.map((t) => t.revenue)),
+    cost: sumMoney(rows.map((t) => t.cost)),
+    margin: sumMoney(rows.map((t) => t.margin)),
+    unpriced: rows.reduce((a, t) => a + t.unpriced, 0),
+    uncosted: rows.reduce((a, t) => a + t.uncosted, 0),
+  };
   return { rows, total };
 }
 
