@@ -138,3 +138,28 @@ export async function seenModels(db: Db, scope: TenantScope & { tenant?: string 
     .groupBy(r.modality, r.modelId, r.provider)
     .orderBy(r.modality, r.modelId, r.provider);
 }
+
+/** Recorded totals per model id of one provider (reconcile); money summed as numeric. */
+export async function recordedByModel(db: Db, q: { provider: string; from?: Date | null; to?: Date | null }) {
+  const rows = await db
+    .select({
+      modelId: r.modelId,
+      requests: sql<number>`count(*)::int`,
+      costUsd: sql<string>`coalesce(sum(${r.costUsd}), 0)::text`,
+      inputTokens: sql<number>`coalesce(sum(${r.inputTokens}), 0)::float8`,
+      outputTokens: sql<number>`coalesce(sum(${r.outputTokens}), 0)::float8`,
+      audioSeconds: sql<number>`coalesce(sum(${r.audioSeconds}), 0)::float8`,
+      characters: sql<number>`coalesce(sum(${r.characters}), 0)::float8`,
+    })
+    .from(r)
+    .where(
+      and(
+        sql`starts_with(${r.modelId}, ${`${q.provider}/`})`,
+        q.from ? sql`${r.ts} >= ${q.from.toISOString()}` : undefined,
+        q.to ? sql`${r.ts} < ${q.to.toISOString()}` : undefined,
+      ),
+    )
+    .groupBy(r.modelId)
+    .orderBy(r.modelId);
+  return rows.map((x) => ({ ...x, costUsd: Number(x.costUsd) }));
+}

@@ -4,6 +4,7 @@ import { ConfigError } from "../config/load.js";
 import { VERSION } from "../version.js";
 import { registerKeys } from "./keys.js";
 import { registerRates } from "./rates.js";
+import { registerReconcile } from "./reconcile.js";
 import { serveCommand } from "./serve.js";
 import { withStore } from "./store.js";
 
@@ -36,6 +37,7 @@ program
 
 registerKeys(program);
 registerRates(program);
+registerReconcile(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) process.stderr.write(`voxgate: configuration error\n${err.message}\n`);
