@@ -41,6 +41,17 @@ function effectiveTenant(keyTenant: string | null, asked: string | null | undefi
   return keyTenant;
 }
 
+/**
+ * Prices are the operator's to set: a tenant-scoped key (a minted vk_ key has `*` scope) must not
+ * change its own price, so rule changes need an operator key.
+ */
+function operatorOnly(keyTenant: string | null): void {
+  if (keyTenant !== null) throw new ApiError("forbidden", "rate-card rules are set by the operator; a tenant-scoped key cannot change them");
+}
+
+/** A tenant key sees the general rules and its own, never another tenant's contract. */
+const visibleTo = (keyTenant: string | null) => (r: { tenant: string | null }) => keyTenant === null || r.tenant === null || r.tenant === keyTenant;
+
 /** Default usage window: the current calendar month in UTC, [1st 00:00, 1st of next month 00:00). */
 export function defaultWindow(now = new Date()): { from: Date; to: Date } {
   return {
@@ -118,7 +129,7 @@ export function billingRoutes() {
       gate: services.config.pricing.gate,
       precedence: "tenant > plan > model > provider > modality (most specific first; a database rule replaces the seed rule of its scope)",
       refreshed_at: services.rateCard.lastRefreshedAt()?.toISOString() ?? null,
-      rules: (card.rules ?? []).map(publicRule),
+      rules: (card.rules ?? []).filter(visibleTo(c.var.auth.tenantId)).map(publicRule),
     });
   });
 
@@ -194,16 +205,13 @@ export function billingRoutes() {
 
   r.get("/v1/billing/rate-card/rules", read, async (c) => {
     const rules = await listDbRules(c.var.services.database.db);
-    return c.json({ rules: rules.map(publicRule) });
+    return c.json({ rules: rules.filter(visibleTo(c.var.auth.tenantId)).map(publicRule) });
   });
 
   r.post("/v1/billing/rate-card/rules", write, async (c) => {
     const { services, auth } = c.var;
+    operatorOnly(auth.tenantId);
     const def = parseRuleBody(await readJson(c, services.config.serve.body_limit_bytes));
-    // Rule changes are operator configuration; a tenant key may only shape its own tenant's rules.
-    if (auth.tenantId !== null && def.tenant !== auth.tenantId) {
-      throw new ApiError("forbidden", "a tenant-scoped key can only set rules scoped to its own tenant");
-    }
     const { rule, created } = await upsertRule(services.database.db, auth, def);
     await services.rateCard.refresh();
     services.log.info({ rule_id: rule.ruleId, scope_key: rule.scopeKey, rule: rule.token, actor: auth.actor }, "rate rule upserted");
@@ -213,8 +221,7 @@ export function billingRoutes() {
   r.delete("/v1/billing/rate-card/rules/:rule_id", write, async (c) => {
     const { services, auth } = c.var;
     const id = c.req.param("rule_id");
-    const existing = (await listDbRules(services.database.db)).find((x) => x.ruleId === id);
-    if (!existing || (auth.tenantId !== null && existing.tenant !== auth.tenantId)) throw new ApiError("not_found", `no rate rule with id ${id}`);
+    operatorOnly(auth.tenantId);
     const rule = await deleteRule(services.database.db, auth, id);
     if (!rule) throw new ApiError("not_found", `no rate rule with id ${id}`);
     await services.rateCard.refresh();

@@ -147,10 +147,21 @@ describe("rate-card rules (endpoints 10, 15-17)", () => {
     expect((await t.call("DELETE", "/v1/billing/rate-card/rules/rr_x", { key: READER })).status).toBe(403);
   });
 
-  it("a tenant-scoped key may only set rules for its own tenant", async () => {
+  it("a tenant-scoped key cannot change rules (even its own tenant's) and sees only general and own rules", async () => {
+    const before = await ruleCount();
     expect((await post({ modality: "llm", markup: 0.5 }, ACME_WRITER)).status).toBe(403);
-    expect((await post({ tenant: "globex", modality: "llm", markup: 0.5 }, ACME_WRITER)).status).toBe(403);
-    expect((await post({ tenant: "acme", plan: "trial", markup: 1.1 }, ACME_WRITER)).status).toBe(201);
+    expect((await post({ tenant: "acme", markup: 0 }, ACME_WRITER)).status).toBe(403);
+    const rules = ((await (await t.call("GET", "/v1/billing/rate-card/rules", { key: ADMIN })).json()) as { rules: Json[] }).rules;
+    expect((await t.call("DELETE", `/v1/billing/rate-card/rules/${rules[0]?.rule_id}`, { key: ACME_WRITER })).status).toBe(403);
+    expect(await ruleCount()).toBe(before);
+
+    const own = ((await (await t.call("GET", "/v1/billing/rate-card/rules", { key: ACME_WRITER })).json()) as { rules: Json[] }).rules;
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.every((r) => r.tenant === null || r.tenant === "acme")).toBe(true);
+    expect(rules.some((r) => r.tenant === "globex")).toBe(true);
+    const card = ((await (await t.call("GET", "/v1/billing/rate-card", { key: ACME_WRITER })).json()) as { rules: Json[] }).rules;
+    expect(card.some((r) => r.tenant === "acme")).toBe(true);
+    expect(card.some((r) => r.tenant === "globex")).toBe(false);
   });
 
   describe("endpoint 16's 400 matrix: each case, nothing stored", () => {
