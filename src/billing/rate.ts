@@ -68,6 +68,8 @@ export interface CardIndex {
 
 /** Money precision: 10 decimal places (numeric(20,10) in the database), rounded half away from zero. */
 export const MONEY_DECIMALS = 10;
+/** numeric(20,10) holds up to 10 integer digits: a larger amount is out of range, never stored. */
+export const MAX_MONEY_USD = 1e10;
 export function roundMoney(n: number): number {
   return Math.abs(n) < 5e5 ? Math.round(n * 1e10) / 1e10 : Number(n.toFixed(MONEY_DECIMALS));
 }
@@ -229,6 +231,9 @@ export function rateRequest(input: RatingInput, card: RateCard, catalog: Catalog
     price = rule.form.kind === "markup" ? (cost === null ? null : cost * rule.form.markup) : formAmount(rule.form, input);
     token = rule.token;
   }
+  // Absurd units (ingest should bound them) must not produce a value the money column cannot hold.
+  if (cost !== null && !(cost < MAX_MONEY_USD)) cost = null;
+  if (price !== null && !(price < MAX_MONEY_USD)) price = null;
   const costUsd = cost === null ? null : roundMoney(cost);
   if (price === null) return { costUsd, ratedPriceUsd: null, rateRule: null, pricing: entry ? "unrated" : "unknown" };
   return { costUsd, ratedPriceUsd: roundMoney(price), rateRule: token, pricing: "priced" };

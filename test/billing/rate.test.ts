@@ -230,6 +230,13 @@ describe("precedence: the most specific rule wins, every pair", () => {
 });
 
 describe("money precision", () => {
+  it("an amount the money column cannot hold is left unpriced, never Infinity", () => {
+    const c = card([rule({ modality: "tts", fixed: 1_000_000, unit: "char" })]);
+    const r = rateRequest(rec({ modality: "tts", modelId: "openai/tts-1", characters: 1e300 }), c, catalog);
+    expect(r.ratedPriceUsd).toBeNull();
+    expect(r.costUsd).toBeNull();
+  });
+
   it("rounds to 10 decimals with no float drift in a single rating", () => {
     const c = card([rule({ modality: "stt", fixed: 0.0043, unit: "minute" })]);
     const r = rateRequest(rec({ modality: "stt", modelId: "deepgram/nova-3", audioSeconds: 7 }), c, catalog);

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { RateCardStore } from "../../src/billing/rate-card-store.js";
 import { auditLog, rateRules } from "../../src/db/schema/index.js";
 import { createTestApp, type TestApp } from "../support/app.js";
 
@@ -122,6 +123,18 @@ describe("rate-card rules (endpoints 10, 15-17)", () => {
       ["rate_rule", "create"],
       ["rate_rule", "delete"],
     ]);
+  });
+
+  it("another replica (its own store over the same database) picks a change up at its periodic refresh", async () => {
+    const replica = new RateCardStore(t.services.database.db, t.services.config);
+    await replica.refresh();
+    const worker = replica.startRefresher(() => {}, 25);
+    try {
+      const created = (await (await post({ provider: "cartesia", markup: 1.9 })).json()) as Json;
+      await vi.waitFor(() => expect(replica.snapshot().card.rules?.some((r) => r.ruleId === created.rule_id)).toBe(true), { timeout: 10_000 });
+    } finally {
+      await worker.stop();
+    }
   });
 
   it("DELETE of an unknown rule id is 404 in the envelope", async () => {
