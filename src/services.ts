@@ -84,6 +84,7 @@ export async function startWorkers(services: Services): Promise<void> {
   }
   const scraper = startNodeScraper(services);
   if (scraper) services.workers.push(scraper);
+  services.workers.push(services.rateCard.startRefresher((err) => services.log.warn({ err }, "rate card refresh failed; keeping the last card")));
 }
 
 /** Stops workers in reverse start order; each drains what it holds. */

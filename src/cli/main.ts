@@ -5,6 +5,8 @@ import { VERSION } from "../version.js";
 import { registerCheck } from "./check.js";
 import { registerKeys } from "./keys.js";
 import { registerLatency } from "./latency.js";
+import { registerRates } from "./rates.js";
+import { registerReconcile } from "./reconcile.js";
 import { serveCommand } from "./serve.js";
 import { withStore } from "./store.js";
 
@@ -38,6 +40,8 @@ program
 registerKeys(program);
 registerCheck(program);
 registerLatency(program);
+registerRates(program);
+registerReconcile(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) process.stderr.write(`voxgate: configuration error\n${err.message}\n`);

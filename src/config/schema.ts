@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pricingFormProblems, scopeKey, toRuleDef } from "../billing/rule-form.js";
 
 /** The shape of voxgate.yaml (same shape as voicegateway's voicegw.yaml). One schema, every section. */
 
@@ -44,22 +45,79 @@ const projectSchema = z.looseObject({
 export const PRICE_UNITS = ["minute", "second", "char", "1k_char", "request", "1m_token", "1k_token"] as const;
 export type PriceUnit = (typeof PRICE_UNITS)[number];
 
-/** A rate-card rule as written in YAML or POSTed to endpoint 16; validated further by billing. */
+/** Largest unit price and markup a rule or catalog entry may hold (money columns are numeric(20,10)). */
+export const MAX_UNIT_PRICE_USD = 1_000_000;
+export const MAX_MARKUP = 1000;
+
+/** A USD amount: finite, not negative, bounded, and exact at the 10 decimal places money is stored with. */
+const usd = (max: number) =>
+  z
+    .number()
+    .finite()
+    .nonnegative()
+    .max(max)
+    .refine((n) => Number(n.toFixed(10)) === n, "at most 10 decimal places (money is stored as numeric(20,10))");
+
+// Scope values end up in the scope key `tenant|plan|modality|provider|model`, in logs and in SQL
+// parameters: a plain identifier alphabet keeps them unambiguous (no `|`, quotes, spaces or `;`).
+const scopeId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:@-]*$/, "letters, digits and . _ : @ - only");
+const modelId = z
+  .string()
+  .min(3)
+  .max(400)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:@-]*\/[A-Za-z0-9._:@/-]+$/, "a full <provider>/<model> id (letters, digits, . _ : @ - /)");
+
+/** A rate-card rule as written in YAML or POSTed to endpoint 16; the pricing-form matrix is checked in billing. */
 export const rateRuleInputSchema = z.strictObject({
-  tenant: z.string().min(1).max(200).optional(),
-  plan: z.string().min(1).max(200).optional(),
+  tenant: scopeId.optional(),
+  plan: scopeId.optional(),
   modality: z.enum(MODALITIES).optional(),
-  provider: z.string().min(1).max(200).optional(),
-  model: z.string().min(1).max(400).optional(),
+  provider: scopeId.optional(),
+  model: modelId.optional(),
   sets: z.enum(["price", "cost"]).default("price"),
-  markup: z.number().finite().nonnegative().optional(),
-  fixed: z.number().finite().nonnegative().optional(),
-  unit: z.string().optional(),
-  input_price_usd: z.number().finite().nonnegative().optional(),
-  output_price_usd: z.number().finite().nonnegative().optional(),
-  cached_input_price_usd: z.number().finite().nonnegative().optional(),
+  markup: usd(MAX_MARKUP).optional(),
+  fixed: usd(MAX_UNIT_PRICE_USD).optional(),
+  unit: z.string().max(40).optional(),
+  input_price_usd: usd(MAX_UNIT_PRICE_USD).optional(),
+  output_price_usd: usd(MAX_UNIT_PRICE_USD).optional(),
+  cached_input_price_usd: usd(MAX_UNIT_PRICE_USD).optional(),
 });
 export type RateRuleInput = z.infer<typeof rateRuleInputSchema>;
+
+/**
+ * A price-catalog entry override (pricing.catalog in voxgate.yaml), keyed by `<provider>/<model>`.
+ * Merged field by field over the shipped entry of the same key; a new key needs `modality`.
+ * A price set to null means "matched, holds no rate" (unrated).
+ */
+export const catalogEntryInputSchema = z.strictObject({
+  modality: z.enum(MODALITIES).optional(),
+  price_usd: usd(MAX_UNIT_PRICE_USD).nullable().optional(),
+  input_price_usd: usd(MAX_UNIT_PRICE_USD).nullable().optional(),
+  output_price_usd: usd(MAX_UNIT_PRICE_USD).nullable().optional(),
+  cached_input_price_usd: usd(MAX_UNIT_PRICE_USD).nullable().optional(),
+  self_hosted: z.boolean().optional(),
+  as_of: z.string().max(40).optional(),
+  source: z.string().max(400).optional(),
+});
+export type CatalogEntryInput = z.infer<typeof catalogEntryInputSchema>;
+
+/** Seed rules obey the same pricing-form matrix as endpoint 16, and one rule per scope key. */
+function checkSeedRules(rules: RateRuleInput[], ctx: z.RefinementCtx): void {
+  const seen = new Map<string, number>();
+  rules.forEach((r, i) => {
+    const problems = pricingFormProblems(r);
+    for (const p of problems) ctx.addIssue({ code: "custom", message: p.message, path: p.path ? [i, p.path] : [i] });
+    if (problems.length > 0) return;
+    const key = scopeKey(toRuleDef(r));
+    const first = seen.get(key);
+    if (first !== undefined) ctx.addIssue({ code: "custom", message: `same scope as rules[${first}] (${key}): one rule per scope`, path: [i] });
+    else seen.set(key, i);
+  });
+}
 
 const apiKeyEntry = z.union([
   z.string().min(1),
@@ -104,14 +162,14 @@ export const configSchema = z.looseObject({
   pricing: z
     .looseObject({
       gate: z.enum(["declared_only", "permissive"]).default("declared_only"),
-      /** Catalog overrides, keyed by `<provider>/<model>`; shape owned by src/billing/catalog. */
-      catalog: z.record(z.string(), z.unknown()).default({}),
+      /** Catalog overrides, keyed by `<provider>/<model>` (see docs/billing.md). */
+      catalog: z.record(modelId, catalogEntryInputSchema).default({}),
     })
     .default({ gate: "declared_only", catalog: {} }),
   rate_card: z
     .looseObject({
       default_markup: z.number().finite().nonnegative().default(1),
-      rules: z.array(rateRuleInputSchema).default([]),
+      rules: z.array(rateRuleInputSchema).default([]).superRefine(checkSeedRules),
     })
     .default({ default_markup: 1, rules: [] }),
   workers: z

@@ -1,0 +1,92 @@
+import type { CatalogEntryInput } from "../config/schema.js";
+
+/**
+ * The price catalog shipped with Voxgate: vendor LIST prices in USD, per canonical unit:
+ * llm per 1M tokens (input / output / cached input), stt per minute, tts per 1k characters.
+ * Each entry carries the date it was read and where. Vendors change prices: verify before you bill,
+ * and override or add entries in voxgate.yaml under `pricing.catalog` (same field names).
+ *
+ * A price of null means the catalog KNOWS the model but holds no rate for it (plan- or credit-based
+ * pricing with no public list price): records of it rate as "unrated", never as a silent zero.
+ * Self-hosted models are declared at zero cost (`self_hosted: true`) under `self-hosted/<model>`;
+ * a record of a self-hosted (openai_compatible) provider finds them by model name.
+ *
+ * To update: change the numbers, set `as_of` to the day you read the vendor page, keep `source`.
+ */
+type Entry = CatalogEntryInput & { modality: "stt" | "llm" | "tts"; as_of: string; source: string };
+
+const OPENAI = "openai.com/api/pricing (standard tier)";
+const ANTHROPIC = "anthropic.com/pricing#api (cached = cache read)";
+const GROQ = "groq.com/pricing (on-demand)";
+const DEEPGRAM = "deepgram.com/pricing (pay as you go, streaming)";
+const ELEVENLABS = "elevenlabs.io/pricing/api (per 1k characters, API)";
+const CARTESIA = "cartesia.ai/pricing (credit plans; no public per-character list price)";
+const SELF = "self-hosted: no per-request vendor charge; your hardware cost is not per request";
+
+const llm = (input: number, cached: number, output: number, as_of: string, source: string): Entry => ({
+  modality: "llm",
+  input_price_usd: input,
+  cached_input_price_usd: cached,
+  output_price_usd: output,
+  as_of,
+  source,
+});
+const stt = (perMinute: number | null, as_of: string, source: string): Entry => ({ modality: "stt", price_usd: perMinute, as_of, source });
+const tts = (per1k: number | null, as_of: string, source: string): Entry => ({ modality: "tts", price_usd: per1k, as_of, source });
+const self = (modality: "stt" | "llm" | "tts"): Entry =>
+  modality === "llm"
+    ? { modality, input_price_usd: 0, cached_input_price_usd: 0, output_price_usd: 0, self_hosted: true, as_of: "2025-10-01", source: SELF }
+    : { modality, price_usd: 0, self_hosted: true, as_of: "2025-10-01", source: SELF };
+
+export const CATALOG_VERSION = "2025-10-01";
+
+export const SHIPPED_CATALOG: Record<string, Entry> = {
+  // OpenAI LLMs
+  "openai/gpt-4o": llm(2.5, 1.25, 10, "2025-10-01", OPENAI),
+  "openai/gpt-4o-mini": llm(0.15, 0.075, 0.6, "2025-10-01", OPENAI),
+  "openai/gpt-4.1": llm(2, 0.5, 8, "2025-10-01", OPENAI),
+  "openai/gpt-4.1-mini": llm(0.4, 0.1, 1.6, "2025-10-01", OPENAI),
+  "openai/gpt-4.1-nano": llm(0.1, 0.025, 0.4, "2025-10-01", OPENAI),
+  "openai/gpt-5": llm(1.25, 0.125, 10, "2025-10-01", OPENAI),
+  "openai/gpt-5-mini": llm(0.25, 0.025, 2, "2025-10-01", OPENAI),
+  "openai/gpt-5-nano": llm(0.05, 0.005, 0.4, "2025-10-01", OPENAI),
+  "openai/o4-mini": llm(1.1, 0.275, 4.4, "2025-10-01", OPENAI),
+  // Anthropic LLMs
+  "anthropic/claude-sonnet-4-5": llm(3, 0.3, 15, "2025-10-01", ANTHROPIC),
+  "anthropic/claude-sonnet-4-0": llm(3, 0.3, 15, "2025-10-01", ANTHROPIC),
+  "anthropic/claude-haiku-4-5": llm(1, 0.1, 5, "2025-10-16", ANTHROPIC),
+  "anthropic/claude-3-5-haiku-latest": llm(0.8, 0.08, 4, "2025-10-01", ANTHROPIC),
+  "anthropic/claude-opus-4-1": llm(15, 1.5, 75, "2025-10-01", ANTHROPIC),
+  // Groq LLMs (no prompt-cache discount listed: cached = input)
+  "groq/llama-3.1-8b-instant": llm(0.05, 0.05, 0.08, "2025-10-01", GROQ),
+  "groq/llama-3.3-70b-versatile": llm(0.59, 0.59, 0.79, "2025-10-01", GROQ),
+  "groq/openai/gpt-oss-20b": llm(0.1, 0.1, 0.5, "2025-10-01", GROQ),
+  "groq/openai/gpt-oss-120b": llm(0.15, 0.15, 0.75, "2025-10-01", GROQ),
+  // STT, per minute of audio
+  "deepgram/nova-3": stt(0.0077, "2025-10-01", DEEPGRAM),
+  "deepgram/nova-2": stt(0.0058, "2025-10-01", DEEPGRAM),
+  "deepgram/flux-general-en": stt(0.0077, "2025-10-01", DEEPGRAM),
+  "openai/whisper-1": stt(0.006, "2025-10-01", OPENAI),
+  "openai/gpt-4o-transcribe": stt(0.006, "2025-10-01", OPENAI),
+  "openai/gpt-4o-mini-transcribe": stt(0.003, "2025-10-01", OPENAI),
+  "groq/whisper-large-v3": stt(0.00185, "2025-10-01", `${GROQ}; $0.111 per audio hour`),
+  "groq/whisper-large-v3-turbo": stt(0.000667, "2025-10-01", `${GROQ}; $0.04 per audio hour`),
+  // TTS, per 1k characters
+  "elevenlabs/eleven_flash_v2_5": tts(0.05, "2025-10-01", ELEVENLABS),
+  "elevenlabs/eleven_turbo_v2_5": tts(0.05, "2025-10-01", ELEVENLABS),
+  "elevenlabs/eleven_multilingual_v2": tts(0.1, "2025-10-01", ELEVENLABS),
+  "elevenlabs/eleven_v3": tts(0.1, "2025-10-01", ELEVENLABS),
+  "cartesia/sonic-2": tts(null, "2025-10-01", CARTESIA),
+  "cartesia/sonic-turbo": tts(null, "2025-10-01", CARTESIA),
+  "openai/tts-1": tts(0.015, "2025-10-01", OPENAI),
+  "openai/tts-1-hd": tts(0.03, "2025-10-01", OPENAI),
+  "openai/gpt-4o-mini-tts": tts(0.015, "2025-10-01", `${OPENAI}; estimate: billed per token, ~$15 per 1M characters`),
+  // Self-hosted (openai_compatible providers: vLLM, Ollama, LocalAI, speaches): declared zero cost
+  "self-hosted/llama-3.1-8b": self("llm"),
+  "self-hosted/llama-3.1-8b-instruct": self("llm"),
+  "self-hosted/qwen2.5-7b-instruct": self("llm"),
+  "self-hosted/whisper-large-v3": self("stt"),
+  "self-hosted/faster-whisper-large-v3": self("stt"),
+  "self-hosted/kokoro": self("tts"),
+  "self-hosted/piper": self("tts"),
+};
