@@ -1,0 +1,52 @@
+import { z } from "zod";
+
+/** Shared field rules for telemetry rows: bounded strings, finite non-negative numbers, sane clocks. */
+
+export const MAX_ID_LENGTH = 256;
+export const MAX_TEXT_LENGTH = 4096;
+/** Serialized size cap of a request record's `metadata` object. */
+export const MAX_METADATA_BYTES = 16 * 1024;
+
+/** Epoch-ms window accepted for `_ms` fields: seconds- and microseconds-scale values fall outside. */
+export const MIN_EPOCH_MS = Date.UTC(2000, 0, 1);
+export const MAX_EPOCH_MS = Date.UTC(2100, 0, 1);
+/** How far ahead of the collector's clock a request timestamp may be (agent clock skew). */
+export const MAX_FUTURE_SKEW_MS = 24 * 3600 * 1000;
+/** Below this magnitude a numeric timestamp is epoch seconds; at or above, epoch ms (DESIGN.md). */
+export const SECONDS_MS_BOUNDARY = 1e11;
+
+export const shortText = z.string().min(1).max(MAX_ID_LENGTH);
+export const longText = z.string().max(MAX_TEXT_LENGTH);
+export const nonNegative = z.number().finite().nonnegative();
+/** A count that Postgres stores as integer (int4). */
+export const int32 = z.number().int().nonnegative().max(2_147_483_647);
+/** A count stored as bigint, kept within exact JS integers. */
+export const int53 = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+
+export const epochMs = z
+  .number()
+  .int("must be an integer of epoch milliseconds")
+  .min(MIN_EPOCH_MS, "must be epoch milliseconds (this looks like seconds, or is before 2000)")
+  .max(MAX_EPOCH_MS, "must be epoch milliseconds (this looks like microseconds, or is after 2100)");
+
+/** ISO-8601 string, or epoch seconds (< 1e11) / epoch ms as a number; bounded to [2000, now + skew]. */
+export const flexibleTimestamp = z.union([z.string().max(64), z.number().finite()]).transform((value, ctx) => {
+  const ms = typeof value === "number" ? (Math.abs(value) < SECONDS_MS_BOUNDARY ? value * 1000 : value) : Date.parse(value);
+  if (!Number.isFinite(ms)) {
+    ctx.addIssue({ code: "custom", message: "not an ISO-8601 timestamp or epoch number" });
+    return z.NEVER;
+  }
+  if (ms < MIN_EPOCH_MS || ms > Date.now() + MAX_FUTURE_SKEW_MS) {
+    ctx.addIssue({ code: "custom", message: "timestamp out of range (before 2000 or more than a day ahead)" });
+    return z.NEVER;
+  }
+  return new Date(Math.round(ms));
+});
+
+/** The first zod issue as "path: message", for per-row skip reasons. */
+export function firstIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "invalid row";
+  const path = issue.path.map(String).join(".");
+  return path ? `${path}: ${issue.message}` : issue.message;
+}

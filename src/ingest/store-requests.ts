@@ -1,0 +1,141 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+import { applyRequestRollups, type RequestRow } from "../rollups/apply.js";
+import { queryRows, withRetry } from "./sql.js";
+
+/** Columns written by ingest, in the order of the INSERT; all others keep their defaults. */
+const REQUEST_COLUMNS = [
+  "id",
+  "ts",
+  "tenant_id",
+  "project",
+  "session_id",
+  "room_name",
+  "agent_id",
+  "modality",
+  "model_id",
+  "provider",
+  "status",
+  "error_message",
+  "fallback_from",
+  "ttfb_ms",
+  "total_latency_ms",
+  "cost_usd",
+  "rated_price_usd",
+  "rate_rule",
+  "pricing",
+  "input_tokens",
+  "output_tokens",
+  "cached_input_tokens",
+  "audio_seconds",
+  "characters",
+  "input_units",
+  "output_units",
+  "metadata",
+  "is_probe",
+] as const;
+
+function toJsonRow(r: RequestRow) {
+  return {
+    id: r.id,
+    ts: r.ts instanceof Date ? r.ts.toISOString() : r.ts,
+    tenant_id: r.tenantId ?? null,
+    project: r.project ?? "default",
+    session_id: r.sessionId ?? null,
+    room_name: r.roomName ?? null,
+    agent_id: r.agentId ?? null,
+    modality: r.modality,
+    model_id: r.modelId,
+    provider: r.provider,
+    status: r.status ?? "success",
+    error_message: r.errorMessage ?? null,
+    fallback_from: r.fallbackFrom ?? null,
+    ttfb_ms: r.ttfbMs ?? null,
+    total_latency_ms: r.totalLatencyMs ?? null,
+    cost_usd: r.costUsd ?? null,
+    rated_price_usd: r.ratedPriceUsd ?? null,
+    rate_rule: r.rateRule ?? null,
+    pricing: r.pricing ?? "priced",
+    input_tokens: r.inputTokens ?? null,
+    output_tokens: r.outputTokens ?? null,
+    cached_input_tokens: r.cachedInputTokens ?? null,
+    audio_seconds: r.audioSeconds ?? null,
+    characters: r.characters ?? null,
+    input_units: r.inputUnits ?? null,
+    output_units: r.outputUnits ?? null,
+    metadata: r.metadata ?? null,
+    is_probe: r.isProbe ?? false,
+  };
+}
+
+const columnList = sql.raw(REQUEST_COLUMNS.join(", "));
+
+/**
+ * Stores a batch of request rows of one tenant in ONE transaction: one multi-row insert
+ * (json_populate_recordset, ON CONFLICT (id) DO NOTHING RETURNING id), the session upsert and
+ * the rollups from exactly the rows inserted. Returns the ids actually inserted. Rows are sorted
+ * by id so concurrent overlapping batches take row locks in the same order (no deadlock).
+ */
+export async function storeRequestRows(db: Db, tenantId: string | null, rows: RequestRow[]): Promise<RequestRow[]> {
+  if (rows.length === 0) return [];
+  const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const payload = JSON.stringify(sorted.map(toJsonRow));
+  return withRetry(() =>
+    db.transaction(async (tx) => {
+      const insertedIds = await queryRows<{ id: string }>(
+        tx,
+        sql`INSERT INTO requests (${columnList})
+            SELECT ${columnList} FROM json_populate_recordset(NULL::requests, ${payload}::json)
+            ON CONFLICT (id) DO NOTHING
+            RETURNING id`,
+      );
+      if (insertedIds.length === 0) return [];
+      const ids = new Set(insertedIds.map((r) => r.id));
+      const inserted = sorted.filter((r) => ids.has(r.id));
+      await upsertSessions(tx, tenantId, inserted);
+      await applyRequestRollups(tx, inserted);
+      return inserted;
+    }),
+  );
+}
+
+/**
+ * Folds newly inserted rows into their sessions (created on first sight). Money is summed in SQL.
+ * A session that belongs to another tenant is never touched (the WHERE on the conflict update).
+ */
+async function upsertSessions(tx: Db, tenantId: string | null, inserted: RequestRow[]): Promise<void> {
+  const withSession = inserted.filter((r) => r.sessionId);
+  if (withSession.length === 0) return;
+  const payload = JSON.stringify(
+    withSession.map((r) => ({
+      session_id: r.sessionId,
+      project: r.project ?? "default",
+      room_name: r.roomName ?? null,
+      agent_id: r.agentId ?? null,
+      ts: r.ts instanceof Date ? r.ts.toISOString() : r.ts,
+      modality: r.modality,
+      cost_usd: r.costUsd ?? null,
+    })),
+  );
+  await tx.execute(sql`
+    INSERT INTO sessions AS s (id, tenant_id, project, room_name, agent_id, started_at, ended_at,
+                               modalities, request_count, total_cost_usd, updated_at)
+    SELECT r.session_id, ${tenantId}::text, min(r.project), max(r.room_name), max(r.agent_id),
+           min(r.ts), max(r.ts), array_agg(DISTINCT r.modality ORDER BY r.modality), count(*),
+           coalesce(sum(r.cost_usd), 0), now()
+    FROM json_to_recordset(${payload}::json)
+         AS r(session_id text, project text, room_name text, agent_id text, ts timestamptz,
+              modality text, cost_usd numeric)
+    GROUP BY r.session_id
+    ORDER BY r.session_id
+    ON CONFLICT (id) DO UPDATE SET
+      started_at = least(s.started_at, excluded.started_at),
+      ended_at = greatest(s.ended_at, excluded.ended_at),
+      modalities = ARRAY(SELECT DISTINCT m FROM unnest(s.modalities || excluded.modalities) AS m ORDER BY m),
+      request_count = s.request_count + excluded.request_count,
+      total_cost_usd = s.total_cost_usd + excluded.total_cost_usd,
+      room_name = coalesce(s.room_name, excluded.room_name),
+      agent_id = coalesce(s.agent_id, excluded.agent_id),
+      updated_at = now()
+    WHERE s.tenant_id IS NOT DISTINCT FROM excluded.tenant_id`);
+}
