@@ -100,7 +100,8 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
 }
 
 /**
- * Folds newly inserted rows into their sessions (created on first sight). Money is summed in SQL.
+ * Folds newly inserted rows into their sessions (created on first sight). Money is summed in SQL;
+ * a session's project is the first non-`default` project its records name.
  * A session that belongs to another tenant is never touched (the WHERE on the conflict update).
  */
 async function upsertSessions(tx: Db, tenantId: string | null, inserted: RequestRow[]): Promise<void> {
@@ -120,7 +121,7 @@ async function upsertSessions(tx: Db, tenantId: string | null, inserted: Request
   await tx.execute(sql`
     INSERT INTO sessions AS s (id, tenant_id, project, room_name, agent_id, started_at, ended_at,
                                modalities, request_count, total_cost_usd, updated_at)
-    SELECT r.session_id, ${tenantId}::text, min(r.project), max(r.room_name), max(r.agent_id),
+    SELECT r.session_id, ${tenantId}::text, coalesce(max(nullif(r.project, 'default')), 'default'), max(r.room_name), max(r.agent_id),
            min(r.ts), max(r.ts), array_agg(DISTINCT r.modality ORDER BY r.modality), count(*),
            coalesce(sum(r.cost_usd), 0), now()
     FROM json_to_recordset(${payload}::json)
@@ -135,6 +136,7 @@ async function upsertSessions(tx: Db, tenantId: string | null, inserted: Request
       request_count = s.request_count + excluded.request_count,
       total_cost_usd = s.total_cost_usd + excluded.total_cost_usd,
       room_name = coalesce(s.room_name, excluded.room_name),
+      project = CASE WHEN s.project = 'default' THEN excluded.project ELSE s.project END,
       agent_id = coalesce(s.agent_id, excluded.agent_id),
       updated_at = now()
     WHERE s.tenant_id IS NOT DISTINCT FROM excluded.tenant_id`);
