@@ -23,11 +23,18 @@ export const int32 = z.number().int().nonnegative().max(2_147_483_647);
 /** A count stored as bigint, kept within exact JS integers. */
 export const int53 = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
+/**
+ * Epoch milliseconds: an integer in [2000-01-01, collector clock + a day]. Seconds-scale values
+ * fall below the window and microseconds-scale values far above it, so both are rejected.
+ */
 export const epochMs = z
   .number()
   .int("must be an integer of epoch milliseconds")
-  .min(MIN_EPOCH_MS, "must be epoch milliseconds (this looks like seconds, or is before 2000)")
-  .max(MAX_EPOCH_MS, "must be epoch milliseconds (this looks like microseconds, or is after 2100)");
+  .superRefine((v, ctx) => {
+    if (v < MIN_EPOCH_MS) ctx.addIssue({ code: "custom", message: "must be epoch milliseconds (this looks like seconds, or is before 2000)" });
+    else if (v > MAX_EPOCH_MS) ctx.addIssue({ code: "custom", message: "must be epoch milliseconds (this looks like microseconds)" });
+    else if (v > Date.now() + MAX_FUTURE_SKEW_MS) ctx.addIssue({ code: "custom", message: "is more than a day ahead of the collector's clock" });
+  });
 
 /** ISO-8601 string, or epoch seconds (< 1e11) / epoch ms as a number; bounded to [2000, now + skew]. */
 export const flexibleTimestamp = z.union([z.string().max(64), z.number().finite()]).transform((value, ctx) => {
