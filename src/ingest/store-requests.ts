@@ -101,7 +101,8 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
 
 /**
  * Folds newly inserted rows into their sessions (created on first sight). Money is summed in SQL;
- * a session's project is the first non-`default` project its records name.
+ * a session's project is the first non-`default` project its records name; a new session without
+ * a room in its records takes the room its turns or dead-air rows already named.
  * A session that belongs to another tenant is never touched (the WHERE on the conflict update).
  */
 async function upsertSessions(tx: Db, tenantId: string | null, inserted: RequestRow[]): Promise<void> {
@@ -121,7 +122,13 @@ async function upsertSessions(tx: Db, tenantId: string | null, inserted: Request
   await tx.execute(sql`
     INSERT INTO sessions AS s (id, tenant_id, project, room_name, agent_id, started_at, ended_at,
                                modalities, request_count, total_cost_usd, updated_at)
-    SELECT r.session_id, ${tenantId}::text, coalesce(max(nullif(r.project, 'default')), 'default'), max(r.room_name), max(r.agent_id),
+    SELECT r.session_id, ${tenantId}::text, coalesce(max(nullif(r.project, 'default')), 'default'),
+           coalesce(max(r.room_name),
+             (SELECT t.room_name FROM turns t WHERE t.session_id = r.session_id AND t.room_name IS NOT NULL
+                AND t.tenant_id IS NOT DISTINCT FROM ${tenantId}::text LIMIT 1),
+             (SELECT d.room_name FROM dead_air_events d WHERE d.session_id = r.session_id AND d.room_name IS NOT NULL
+                AND d.tenant_id IS NOT DISTINCT FROM ${tenantId}::text LIMIT 1)),
+           max(r.agent_id),
            min(r.ts), max(r.ts), array_agg(DISTINCT r.modality ORDER BY r.modality), count(*),
            coalesce(sum(r.cost_usd), 0), now()
     FROM json_to_recordset(${payload}::json)

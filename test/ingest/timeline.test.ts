@@ -133,6 +133,13 @@ describe("POST /v1/ingest/turns and /v1/ingest/dead-air (endpoints 43-44)", () =
     expect(t1).toEqual({ room_name: "room-learned" });
   });
 
+  it("a session created after its turns named the room takes that room", async () => {
+    await post("/v1/ingest/turns", [turn("s-late", 0, { room_name: "room-early" })]);
+    await t.call("POST", "/v1/ingest", { key: ACME, body: [record({ session_id: "s-late" })] });
+    const [s] = await rows(db(), sql`SELECT room_name FROM sessions WHERE id = 's-late'`);
+    expect(s).toEqual({ room_name: "room-early" });
+  });
+
   it("a tenant's rows never teach another tenant's session its room", async () => {
     await t.call("POST", "/v1/ingest", { key: GLOBEX, body: [record({ session_id: "s-theirs" })] });
     await post("/v1/ingest/turns", [turn("s-theirs", 0, { room_name: "hijack" })], ACME);
