@@ -71,10 +71,11 @@ function toJsonRow(r: RequestRow) {
 const columnList = sql.raw(REQUEST_COLUMNS.join(", "));
 
 /**
- * Stores a batch of request rows of one tenant in ONE transaction: one multi-row insert
- * (json_populate_recordset, ON CONFLICT (id) DO NOTHING RETURNING id), the session upsert and
- * the rollups from exactly the rows inserted. Returns the ids actually inserted. Rows are sorted
- * by id so concurrent overlapping batches take row locks in the same order (no deadlock).
+ * Stores a batch of request rows of one tenant in ONE transaction and one round trip for the data:
+ * a multi-row insert (json_populate_recordset, ON CONFLICT (id) DO NOTHING) whose RETURNING feeds
+ * the session upsert in the same statement, then the rollups from exactly the rows inserted.
+ * Returns the rows actually inserted. Rows are sorted by id so concurrent overlapping batches take
+ * row locks in the same order (no deadlock); deadlocks that still happen are retried.
  */
 export async function storeRequestRows(db: Db, tenantId: string | null, rows: RequestRow[]): Promise<RequestRow[]> {
   if (rows.length === 0) return [];
@@ -82,17 +83,10 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
   const payload = JSON.stringify(sorted.map(toJsonRow));
   return withRetry(() =>
     db.transaction(async (tx) => {
-      const insertedIds = await queryRows<{ id: string }>(
-        tx,
-        sql`INSERT INTO requests (${columnList})
-            SELECT ${columnList} FROM json_populate_recordset(NULL::requests, ${payload}::json)
-            ON CONFLICT (id) DO NOTHING
-            RETURNING id`,
-      );
+      const insertedIds = await queryRows<{ id: string }>(tx, insertWithSessions(tenantId, payload));
       if (insertedIds.length === 0) return [];
       const ids = new Set(insertedIds.map((r) => r.id));
       const inserted = sorted.filter((r) => ids.has(r.id));
-      await upsertSessions(tx, tenantId, inserted);
       await applyRequestRollups(tx, inserted);
       return inserted;
     }),
@@ -100,51 +94,45 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
 }
 
 /**
- * Folds newly inserted rows into their sessions (created on first sight). Money is summed in SQL;
+ * The insert, and the fold of newly inserted rows into their sessions (created on first sight).
+ * Only rows the insert returned count, so a duplicate never counts twice. Money is summed in SQL;
  * a session's project is the first non-`default` project its records name; a new session without
- * a room in its records takes the room its turns or dead-air rows already named.
- * A session that belongs to another tenant is never touched (the WHERE on the conflict update).
+ * a room in its records takes the room its turns or dead-air rows already named. A session owned
+ * by another tenant is never touched (the WHERE on the conflict update).
  */
-async function upsertSessions(tx: Db, tenantId: string | null, inserted: RequestRow[]): Promise<void> {
-  const withSession = inserted.filter((r) => r.sessionId);
-  if (withSession.length === 0) return;
-  const payload = JSON.stringify(
-    withSession.map((r) => ({
-      session_id: r.sessionId,
-      project: r.project ?? "default",
-      room_name: r.roomName ?? null,
-      agent_id: r.agentId ?? null,
-      ts: r.ts instanceof Date ? r.ts.toISOString() : r.ts,
-      modality: r.modality,
-      cost_usd: r.costUsd ?? null,
-    })),
-  );
-  await tx.execute(sql`
-    INSERT INTO sessions AS s (id, tenant_id, project, room_name, agent_id, started_at, ended_at,
-                               modalities, request_count, total_cost_usd, updated_at)
-    SELECT r.session_id, ${tenantId}::text, coalesce(max(nullif(r.project, 'default')), 'default'),
-           coalesce(max(r.room_name),
-             (SELECT t.room_name FROM turns t WHERE t.session_id = r.session_id AND t.room_name IS NOT NULL
-                AND t.tenant_id IS NOT DISTINCT FROM ${tenantId}::text LIMIT 1),
-             (SELECT d.room_name FROM dead_air_events d WHERE d.session_id = r.session_id AND d.room_name IS NOT NULL
-                AND d.tenant_id IS NOT DISTINCT FROM ${tenantId}::text LIMIT 1)),
-           max(r.agent_id),
-           min(r.ts), max(r.ts), array_agg(DISTINCT r.modality ORDER BY r.modality), count(*),
-           coalesce(sum(r.cost_usd), 0), now()
-    FROM json_to_recordset(${payload}::json)
-         AS r(session_id text, project text, room_name text, agent_id text, ts timestamptz,
-              modality text, cost_usd numeric)
-    GROUP BY r.session_id
-    ORDER BY r.session_id
-    ON CONFLICT (id) DO UPDATE SET
-      started_at = least(s.started_at, excluded.started_at),
-      ended_at = greatest(s.ended_at, excluded.ended_at),
-      modalities = ARRAY(SELECT DISTINCT m FROM unnest(s.modalities || excluded.modalities) AS m ORDER BY m),
-      request_count = s.request_count + excluded.request_count,
-      total_cost_usd = s.total_cost_usd + excluded.total_cost_usd,
-      room_name = coalesce(s.room_name, excluded.room_name),
-      project = CASE WHEN s.project = 'default' THEN excluded.project ELSE s.project END,
-      agent_id = coalesce(s.agent_id, excluded.agent_id),
-      updated_at = now()
-    WHERE s.tenant_id IS NOT DISTINCT FROM excluded.tenant_id`);
+function insertWithSessions(tenantId: string | null, payload: string) {
+  return sql`
+    WITH ins AS (
+      INSERT INTO requests (${columnList})
+      SELECT ${columnList} FROM json_populate_recordset(NULL::requests, ${payload}::json)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING id, ts, session_id, project, room_name, agent_id, modality, cost_usd
+    ), upserted AS (
+      INSERT INTO sessions AS s (id, tenant_id, project, room_name, agent_id, started_at, ended_at,
+                                 modalities, request_count, total_cost_usd, updated_at)
+      SELECT r.session_id, ${tenantId}::text, coalesce(max(nullif(r.project, 'default')), 'default'),
+             coalesce(max(r.room_name),
+               (SELECT t.room_name FROM turns t WHERE t.session_id = r.session_id AND t.room_name IS NOT NULL
+                  AND t.tenant_id IS NOT DISTINCT FROM ${tenantId}::text LIMIT 1),
+               (SELECT d.room_name FROM dead_air_events d WHERE d.session_id = r.session_id AND d.room_name IS NOT NULL
+                  AND d.tenant_id IS NOT DISTINCT FROM ${tenantId}::text LIMIT 1)),
+             max(r.agent_id), min(r.ts), max(r.ts), array_agg(DISTINCT r.modality ORDER BY r.modality), count(*),
+             coalesce(sum(r.cost_usd), 0), now()
+      FROM ins r
+      WHERE r.session_id IS NOT NULL
+      GROUP BY r.session_id
+      ORDER BY r.session_id
+      ON CONFLICT (id) DO UPDATE SET
+        started_at = least(s.started_at, excluded.started_at),
+        ended_at = greatest(s.ended_at, excluded.ended_at),
+        modalities = ARRAY(SELECT DISTINCT m FROM unnest(s.modalities || excluded.modalities) AS m ORDER BY m),
+        request_count = s.request_count + excluded.request_count,
+        total_cost_usd = s.total_cost_usd + excluded.total_cost_usd,
+        room_name = coalesce(s.room_name, excluded.room_name),
+        project = CASE WHEN s.project = 'default' THEN excluded.project ELSE s.project END,
+        agent_id = coalesce(s.agent_id, excluded.agent_id),
+        updated_at = now()
+      WHERE s.tenant_id IS NOT DISTINCT FROM excluded.tenant_id
+    )
+    SELECT id FROM ins`;
 }

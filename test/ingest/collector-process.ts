@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -25,7 +25,12 @@ export async function spawnCollector(databaseUrl: string, env: Record<string, st
     env: { PATH: process.env.PATH ?? "", HOME: cwd, DATABASE_URL: databaseUrl, LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      rmSync(cwd, { recursive: true, force: true });
+      resolve();
+    }),
+  );
   const port = await new Promise<number>((resolve, reject) => {
     let out = "";
     let err = "";
