@@ -1,8 +1,9 @@
 /**
  * bench:ingest: 4 concurrent clients post 500-record batches to a real collector child process on
  * a fresh Postgres database for BENCH_SECONDS (default 20); records/s, p50/p99 batch latency and
- * collector RSS. Baseline in the same run: the same rows written straight into `requests` with
- * INSERT … SELECT FROM unnest(...) over 4 connections (the fastest raw path without COPY).
+ * collector RSS. Baseline in the same run: the same rows written straight into the same tables
+ * (`requests`, and the sessions they fold into) with INSERT … SELECT FROM unnest(...) over 4
+ * connections: the fastest raw path without COPY, and without validation, rating or HTTP.
  *
  *   npm run bench:ingest   (env: BENCH_SECONDS=20, BENCH_RUNTIME=dist|tsx,
  *                           BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test: only used to CREATE/DROP
@@ -23,6 +24,7 @@ import { sketchOf, summarize } from "../src/stats/summary.js";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const BASELINE_SECONDS = Math.min(SECONDS, 10);
 const CLIENTS = 4;
+const ROUNDS = 4;
 const BATCH = 500;
 const KEY = "bench-ingest-key-0123456789";
 /** dist (default): what `npm start` runs, built first; tsx: straight from the TypeScript source. */
@@ -83,7 +85,9 @@ async function createDatabase(): Promise<{ url: string; drop(): Promise<void> }>
 async function spawnCollector(url: string): Promise<{ child: ChildProcess; base: string; cwd: string }> {
   const cwd = mkdtempSync(join(tmpdir(), "voxgate-bench-"));
   const args = RUNTIME === "tsx" ? ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))] : [DIST_MAIN];
-  const child = spawn(process.execPath, [...args, "serve", "--port", "0", "--host", "127.0.0.1"], {
+  // BENCH_COLLECTOR_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the collector.
+  const nodeArgs = (process.env.BENCH_COLLECTOR_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, ...args, "serve", "--port", "0", "--host", "127.0.0.1"], {
     cwd,
     env: { PATH: process.env.PATH ?? "", HOME: cwd, DATABASE_URL: url, VOXGATE_API_KEY: KEY, LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "inherit"],
@@ -100,20 +104,26 @@ async function spawnCollector(url: string): Promise<{ child: ChildProcess; base:
   return { child, base: `http://127.0.0.1:${port}`, cwd };
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc (clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function rssBytes(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) * 1024 : 0;
 }
 
 /** End to end: CLIENTS loops posting BATCH-record batches over HTTP for SECONDS. */
-async function endToEnd(base: string, pid: number) {
+async function endToEnd(base: string, pid: number, seconds: number) {
   const pool = new Pool(base, { connections: CLIENTS });
   const latencies: number[] = [];
   let records = 0;
   let failures = 0;
   let peakRss = 0;
   const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, rssBytes(pid))), 250);
-  const deadline = performance.now() + SECONDS * 1000;
+  const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
@@ -136,14 +146,14 @@ async function endToEnd(base: string, pid: number) {
   const elapsed = (performance.now() - started) / 1000;
   clearInterval(rssTimer);
   await pool.close();
-  return { recordsPerSecond: records / elapsed, latency: summarize(sketchOf(latencies)), failures, peakRss, batches: latencies.length };
+  return { records, elapsed, latencies, failures, peakRss };
 }
 
 /** Baseline: the same rows straight into requests via INSERT … SELECT FROM unnest, CLIENTS connections. */
-async function rawBaseline(url: string) {
+async function rawBaseline(url: string, seconds: number) {
   const pool = new pg.Pool({ connectionString: url, max: CLIENTS });
   let rows = 0;
-  const deadline = performance.now() + BASELINE_SECONDS * 1000;
+  const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
@@ -183,13 +193,37 @@ async function rawBaseline(url: string) {
             b.map(() => null),
           ],
         );
+        // …and the same sessions rows, pre-aggregated in memory: what ingest writes, minus the checks.
+        const sessions = new Map<string, { n: number; cost: number; modalities: Set<string>; ts: number }>();
+        for (const r of b) {
+          const s = sessions.get(String(r.session_id)) ?? { n: 0, cost: 0, modalities: new Set<string>(), ts: Number(r.timestamp) };
+          s.n++;
+          s.cost += Number(r.cost_usd);
+          s.modalities.add(String(r.modality));
+          sessions.set(String(r.session_id), s);
+        }
+        const list = [...sessions];
+        await pool.query(
+          `INSERT INTO sessions (id, project, room_name, agent_id, started_at, ended_at, modalities, request_count, total_cost_usd)
+           SELECT id, 'bench', 'bench-room', 'bench-agent', ts, ts, string_to_array(m, ','), n, cost
+           FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::int[], $5::numeric[]) AS u(id, ts, m, n, cost)
+           ON CONFLICT (id) DO UPDATE SET request_count = sessions.request_count + excluded.request_count,
+             total_cost_usd = sessions.total_cost_usd + excluded.total_cost_usd`,
+          [
+            list.map(([id]) => id),
+            list.map(([, v]) => new Date(v.ts * 1000).toISOString()),
+            list.map(([, v]) => [...v.modalities].sort().join(",")),
+            list.map(([, v]) => v.n),
+            list.map(([, v]) => v.cost.toFixed(10)),
+          ],
+        );
         rows += b.length;
       }
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
   await pool.end();
-  return { rowsPerSecond: rows / elapsed };
+  return { rows, elapsed };
 }
 
 async function main() {
@@ -204,25 +238,45 @@ async function main() {
     await runMigrations(database);
     await database.close();
 
-    const baseline = await rawBaseline(db.url);
-    const clean = new pg.Client({ connectionString: db.url });
-    await clean.connect();
-    await clean.query("TRUNCATE requests, sessions, request_rollups");
-    await clean.end();
-
     collector = await spawnCollector(db.url);
     const pid = collector.child.pid ?? 0;
-    const e2e = await endToEnd(collector.base, pid);
+    // Interleaved rounds: the baseline and the collector see the same background load (the machine
+    // is shared), and the same table sizes.
+    let baseRows = 0;
+    let baseElapsed = 0;
+    let records = 0;
+    let elapsed = 0;
+    let failures = 0;
+    let peakRss = 0;
+    let collectorCpu = 0;
+    const latencies: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const b = await rawBaseline(db.url, BASELINE_SECONDS / ROUNDS);
+      baseRows += b.rows;
+      baseElapsed += b.elapsed;
+      const cpuBefore = cpuSeconds(pid);
+      const e = await endToEnd(collector.base, pid, SECONDS / ROUNDS);
+      collectorCpu += cpuSeconds(pid) - cpuBefore;
+      records += e.records;
+      elapsed += e.elapsed;
+      failures += e.failures;
+      peakRss = Math.max(peakRss, e.peakRss);
+      latencies.push(...e.latencies);
+    }
+    const baseline = { rowsPerSecond: baseRows / baseElapsed };
+    const latency = summarize(sketchOf(latencies));
+    const e2e = { recordsPerSecond: records / elapsed, latency, failures, peakRss, batches: latencies.length };
     const ratio = e2e.recordsPerSecond / baseline.rowsPerSecond;
     const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
     const ms = (v: number | null | undefined) => (v == null ? "n/a" : `${v.toFixed(1)} ms`);
     process.stdout.write(
       [
-        `bench:ingest  ${new Date().toISOString()}  collector: ${RUNTIME === "dist" ? "node dist/cli/main.js serve" : "tsx src/cli/main.ts serve"}; ${CLIENTS} clients × ${BATCH}-record batches, ${SECONDS} s (baseline ${BASELINE_SECONDS} s)`,
+        `bench:ingest  ${new Date().toISOString()}  collector: ${RUNTIME === "dist" ? "node dist/cli/main.js serve" : "tsx src/cli/main.ts serve"}; ${CLIENTS} clients × ${BATCH}-record batches, ${SECONDS} s (baseline ${BASELINE_SECONDS} s), interleaved in ${ROUNDS} rounds`,
         `  end to end (HTTP → validate → rate → one insert + sessions upsert, committed): ${e2e.recordsPerSecond.toFixed(0)} records/s`,
         `  batch latency: p50 ${ms(e2e.latency?.p50)}, p99 ${ms(e2e.latency?.p99)}  (${e2e.batches} batches, ${e2e.failures} failed)`,
+        `  collector CPU: ${((collectorCpu * 1000) / Math.max(1, e2e.batches)).toFixed(1)} ms per batch (${(collectorCpu / elapsed).toFixed(2)} cores)`,
         `  collector peak RSS: ${mb(e2e.peakRss)}  (target < 300 MB)`,
-        `  baseline (raw INSERT … SELECT FROM unnest into requests): ${baseline.rowsPerSecond.toFixed(0)} rows/s`,
+        `  baseline (raw INSERT … SELECT FROM unnest into requests + sessions upsert): ${baseline.rowsPerSecond.toFixed(0)} rows/s`,
         `  ratio end to end / baseline: ${ratio.toFixed(2)}  (target ≥ 0.5; and ≥ 20000 records/s)`,
         "",
       ].join("\n"),

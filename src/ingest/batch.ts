@@ -29,22 +29,18 @@ export function scanTopLevelArray(text: string, cap = INGEST_BATCH_CAP, maxDepth
   let deepest = 0;
   let count = 0;
   let sawElement = false;
-  let inString = false;
   for (; i < n; i++) {
     const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === 0x5c /* \ */) i++;
-      else if (ch === 0x22 /* " */) inString = false;
-      continue;
-    }
-    if (ch === 0x22) {
-      inString = true;
-      if (depth === 1 && !sawElement) {
+    if (ch === 0x22 /* " */) {
+      if (isArray && depth === 1 && !sawElement) {
         sawElement = true;
         count++;
       }
-    } else if (ch === 0x5b || ch === 0x7b /* [ { */) {
-      if (depth === 1 && !sawElement) {
+      i = endOfString(text, i);
+      continue;
+    }
+    if (ch === 0x5b || ch === 0x7b /* [ { */) {
+      if (isArray && depth === 1 && !sawElement) {
         sawElement = true;
         count++;
       }
@@ -56,7 +52,7 @@ export function scanTopLevelArray(text: string, cap = INGEST_BATCH_CAP, maxDepth
     } else if (ch === 0x5d || ch === 0x7d /* ] } */) {
       depth--;
       if (depth === 0) break;
-    } else if (depth === 1) {
+    } else if (isArray && depth === 1) {
       if (ch === 0x2c /* , */) {
         sawElement = false;
       } else if (!sawElement && !isSpace(ch)) {
@@ -67,6 +63,18 @@ export function scanTopLevelArray(text: string, cap = INGEST_BATCH_CAP, maxDepth
     if (count > cap) break;
   }
   return { isArray, count: isArray ? count : 0, depth: deepest };
+}
+
+/** Index of the quote closing the string that opens at `open` (jumps with indexOf, skips escapes). */
+function endOfString(text: string, open: number): number {
+  let q = text.indexOf('"', open + 1);
+  while (q !== -1) {
+    let backslashes = 0;
+    for (let j = q - 1; text.charCodeAt(j) === 0x5c; j--) backslashes++;
+    if (backslashes % 2 === 0) return q;
+    q = text.indexOf('"', q + 1);
+  }
+  return text.length;
 }
 
 function isSpace(ch: number): boolean {
