@@ -18,22 +18,24 @@ export async function sessionRooms(tx: Db, tenantId: string | null, sessionIds: 
 }
 
 /**
- * Hands out `count` consecutive seq values for each room, in sorted room order (so concurrent
- * batches lock room_sequences rows in the same order). Returns each room's first new seq.
+ * Hands out `count` consecutive seq values for each room in one statement, rooms in sorted order
+ * (so concurrent batches lock room_sequences rows in the same order). Returns each room's first
+ * new seq.
  */
 export async function allocateSeqs(tx: Db, tenantId: string | null, counts: Map<string, number>): Promise<Map<string, number>> {
+  if (counts.size === 0) return new Map();
+  const payload = JSON.stringify([...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([room_name, n]) => ({ room_name, n })));
+  const rows = await queryRows<{ room_name: string; last_seq: string | number }>(
+    tx,
+    sql`INSERT INTO room_sequences (tenant_id, room_name, last_seq)
+        SELECT ${tenantId}::text, v.room_name, v.n FROM json_to_recordset(${payload}::json) AS v(room_name text, n bigint)
+        ORDER BY v.room_name
+        ON CONFLICT ON CONSTRAINT room_sequences_room_uq
+        DO UPDATE SET last_seq = room_sequences.last_seq + excluded.last_seq
+        RETURNING room_name, last_seq`,
+  );
   const first = new Map<string, number>();
-  for (const room of [...counts.keys()].sort()) {
-    const n = counts.get(room) ?? 0;
-    const [row] = await queryRows<{ last_seq: string | number }>(
-      tx,
-      sql`INSERT INTO room_sequences (tenant_id, room_name, last_seq) VALUES (${tenantId}::text, ${room}, ${n})
-          ON CONFLICT ON CONSTRAINT room_sequences_room_uq
-          DO UPDATE SET last_seq = room_sequences.last_seq + excluded.last_seq
-          RETURNING last_seq`,
-    );
-    first.set(room, Number(row?.last_seq ?? n) - n + 1);
-  }
+  for (const r of rows) first.set(r.room_name, Number(r.last_seq) - (counts.get(r.room_name) ?? 0) + 1);
   return first;
 }
 

@@ -118,6 +118,22 @@ describe("POST /v1/ingest/turns and /v1/ingest/dead-air (endpoints 43-44)", () =
     expect(Number(g?.seq)).toBe(1);
   });
 
+  it("concurrent batches into one room get distinct seqs, increasing in each batch's array order", async () => {
+    const batches = Array.from({ length: 4 }, (_, b) => Array.from({ length: 50 }, (_, i) => turn(`s-conc-${b}`, i, { room_name: "room-conc" })));
+    await Promise.all(batches.map((batch) => post("/v1/ingest/turns", batch)));
+    const got = await rows<{ session_id: string; turn_index: number; seq: string | number }>(
+      db(),
+      sql`SELECT session_id, turn_index, seq FROM turns WHERE room_name = 'room-conc'`,
+    );
+    const seqs = got.map((g) => Number(g.seq)).sort((a, b) => a - b);
+    expect(seqs).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    for (let b = 0; b < 4; b++) {
+      const mine = got.filter((g) => g.session_id === `s-conc-${b}`).sort((x, y) => x.turn_index - y.turn_index);
+      const order = mine.map((g) => Number(g.seq));
+      expect(order).toEqual([...order].sort((x, y) => x - y));
+    }
+  });
+
   it("learns a session's room from any row naming it: turns take their session's room, the session learns it", async () => {
     // A session known from ingest without a room; a turn without a room; then a dead-air row names it.
     await t.call("POST", "/v1/ingest", { key: ACME, body: [record({ session_id: "s-room" })] });
