@@ -1,9 +1,13 @@
+import { randomUUID } from "node:crypto";
 import { hostname, totalmem } from "node:os";
 import { DropOldestQueue } from "./queue.js";
 import { CollectorTransport, SendError } from "./transport.js";
 import type { DeadAirEvent, HeartbeatSnapshot, RequestRecord, Turn } from "./types.js";
 
 export type { DeadAirEvent, HeartbeatSnapshot, RequestRecord, Turn } from "./types.js";
+
+/** A record as handed to record(): id and timestamp may be left to the client. */
+export type NewRequestRecord = Omit<RequestRecord, "id" | "timestamp"> & Partial<Pick<RequestRecord, "id" | "timestamp">>;
 export { SendError } from "./transport.js";
 
 /** The collector's batch cap; a client batch never exceeds it. */
@@ -22,9 +26,9 @@ export interface VoxgateClientOptions {
   batchSize?: number;
   /** Background flush cadence. Default 1000 ms. */
   flushIntervalMs?: number;
-  /** Heartbeats are sent only when agentId is set. */
+  /** This worker's id on the roster; default env VOXGATE_AGENT_ID, else `<hostname>:<pid>`. */
   agentId?: string;
-  /** Heartbeat cadence. Default 15000 ms (the spec's default). */
+  /** Heartbeat cadence. Default 15000 ms (the spec's default); 0 turns heartbeats off. */
   heartbeatIntervalMs?: number;
   /** Fields merged into each heartbeat over the process defaults (status, active_sessions, …). */
   heartbeat?: () => Partial<HeartbeatSnapshot>;
@@ -59,6 +63,8 @@ const PATHS: Record<Kind, string> = { records: "/v1/ingest", turns: "/v1/ingest/
  */
 export class VoxgateClient {
   readonly enabled: boolean;
+  /** The agent_id this client heartbeats as (null when disabled). */
+  readonly agentId: string | null = null;
   private readonly transport: CollectorTransport | null;
   private readonly queues: Record<Kind, DropOldestQueue<unknown>>;
   private readonly batchSize: number;
@@ -86,16 +92,19 @@ export class VoxgateClient {
     this.enabled = Boolean(url);
     this.transport = url ? new CollectorTransport(url, apiKey, options.requestTimeoutMs ?? 10_000) : null;
     if (!this.transport) return;
+    this.agentId = (options.agentId ?? (env.VOXGATE_AGENT_ID || `${hostname()}:${process.pid}`)).slice(0, 256);
     this.every(options.flushIntervalMs ?? 1000, () => void this.flush());
-    if (options.agentId) {
+    const heartbeatMs = options.heartbeatIntervalMs ?? 15_000;
+    if (heartbeatMs > 0) {
       void this.sendHeartbeat();
-      this.every(options.heartbeatIntervalMs ?? 15_000, () => void this.sendHeartbeat());
+      this.every(heartbeatMs, () => void this.sendHeartbeat());
     }
   }
 
-  /** Queues one request record (DESIGN.md's request-record fields). */
-  record(record: RequestRecord): void {
-    this.enqueue("records", record);
+  /** Queues one request record (DESIGN.md's fields); `id` and `timestamp` are filled in when absent. */
+  record(record: NewRequestRecord): void {
+    if (!this.enabled || this.closed) return;
+    this.enqueue("records", { ...record, id: record.id ?? randomUUID(), timestamp: record.timestamp ?? Date.now() });
   }
 
   turn(turn: Turn): void {
@@ -133,11 +142,11 @@ export class VoxgateClient {
     };
   }
 
-  /** Posts one heartbeat now (also done every heartbeatIntervalMs when agentId is set). */
+  /** Posts one heartbeat now (also done every heartbeatIntervalMs). */
   async sendHeartbeat(): Promise<boolean> {
-    if (!this.transport || !this.options.agentId) return false;
+    if (!this.transport || !this.agentId || this.closed) return false;
     const snapshot: HeartbeatSnapshot = {
-      agent_id: this.options.agentId,
+      agent_id: this.agentId,
       status: "idle",
       host: hostname().slice(0, 256),
       started_at: this.startedAt.toISOString(),

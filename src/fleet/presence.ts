@@ -30,7 +30,7 @@ export const heartbeatSchema = z.object({
   agent_id: shortText,
   agent_name: shortText.nullish(),
   dispatch_name: shortText.nullish(),
-  status: z.enum(WORKER_STATUSES).nullish(),
+  status: z.preprocess((v) => (typeof v === "string" ? v.toLowerCase() : v), z.enum(WORKER_STATUSES)).nullish(),
   active_sessions: int32.nullish(),
   version: shortText.nullish(),
   project: shortText.nullish(),

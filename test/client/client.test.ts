@@ -100,6 +100,20 @@ describe("voxgate/client against a real collector", () => {
     expect(roster.agents.find((a) => a.agent_id === "client-agent")).toMatchObject({ status: "busy", active_sessions: 2, version: "9.9.9" });
   });
 
+  it("heartbeats by default as VOXGATE_AGENT_ID (or host:pid), and fills a record's id and timestamp", async () => {
+    const client = new VoxgateClient({ env: { VOXGATE_COLLECTOR_URL: base, VOXGATE_API_KEY: ACME, VOXGATE_AGENT_ID: "env-agent" } });
+    expect(client.agentId).toBe("env-agent");
+    client.record({ modality: "tts", model_id: "elevenlabs/flash", characters: 42, session_id: "c-fill" });
+    await client.close();
+    const roster = (await (await t.call("GET", "/v1/agents", { key: ACME })).json()) as { agents: Record<string, unknown>[] };
+    expect(roster.agents.some((a) => a.agent_id === "env-agent")).toBe(true);
+    const [row] = await rows(db(), sql`SELECT characters::int AS characters FROM requests WHERE session_id = 'c-fill'`);
+    expect(row).toEqual({ characters: 42 });
+    const defaulted = new VoxgateClient({ collectorUrl: base, heartbeatIntervalMs: 0 });
+    expect(defaulted.agentId).toMatch(/:\d+$/);
+    await defaulted.close();
+  });
+
   it("a refused batch (non-retryable 4xx) is counted as rejected, not retried forever", async () => {
     const client = new VoxgateClient({ collectorUrl: base, apiKey: "not-a-key", flushIntervalMs: 60_000 });
     client.record(rec());
@@ -112,7 +126,13 @@ describe("voxgate/client against a real collector", () => {
 describe("voxgate/client resilience", () => {
   it("retries with backoff through 503s and delivers under the collector's path prefix with the key", async () => {
     const stub = await flakyCollector(3);
-    const client = new VoxgateClient({ collectorUrl: `${stub.url}/prefix/`, apiKey: "k-1", retryBaseMs: 5, flushIntervalMs: 60_000 });
+    const client = new VoxgateClient({
+      collectorUrl: `${stub.url}/prefix/`,
+      apiKey: "k-1",
+      retryBaseMs: 5,
+      flushIntervalMs: 60_000,
+      heartbeatIntervalMs: 0,
+    });
     client.record(rec());
     await client.flush();
     expect(client.stats()).toMatchObject({ sent: { records: 1 }, failedAttempts: 3 });
@@ -123,7 +143,7 @@ describe("voxgate/client resilience", () => {
 
   it("keeps a batch it could not deliver and sends it on a later flush", async () => {
     const stub = await flakyCollector(2);
-    const client = new VoxgateClient({ collectorUrl: stub.url, maxAttempts: 2, retryBaseMs: 1, flushIntervalMs: 60_000 });
+    const client = new VoxgateClient({ collectorUrl: stub.url, maxAttempts: 2, retryBaseMs: 1, flushIntervalMs: 60_000, heartbeatIntervalMs: 0 });
     client.record(rec());
     await client.flush();
     expect(client.stats().queued.records).toBe(1);
@@ -134,7 +154,13 @@ describe("voxgate/client resilience", () => {
   });
 
   it("drops the oldest rows with a counter when the buffer is full; close() is bounded when the collector is gone", async () => {
-    const client = new VoxgateClient({ collectorUrl: "http://127.0.0.1:9", maxBuffer: 10, maxAttempts: 1, flushIntervalMs: 60_000 });
+    const client = new VoxgateClient({
+      collectorUrl: "http://127.0.0.1:9",
+      maxBuffer: 10,
+      maxAttempts: 1,
+      flushIntervalMs: 60_000,
+      heartbeatIntervalMs: 0,
+    });
     for (let i = 0; i < 15; i++) client.record(rec());
     expect(client.stats()).toMatchObject({ dropped: 5, queued: { records: 10 } });
     await client.close(200);
