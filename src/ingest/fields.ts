@@ -15,8 +15,33 @@ export const MAX_FUTURE_SKEW_MS = 24 * 3600 * 1000;
 /** Below this magnitude a numeric timestamp is epoch seconds; at or above, epoch ms (DESIGN.md). */
 export const SECONDS_MS_BOUNDARY = 1e11;
 
-export const shortText = z.string().min(1).max(MAX_ID_LENGTH);
-export const longText = z.string().max(MAX_TEXT_LENGTH);
+/** NUL and unpaired surrogates: valid in a JS string, refused by Postgres text/json (a 500 otherwise). */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export function isStorableText(s: string): boolean {
+  return !UNSTORABLE.test(s);
+}
+
+/** Every string and key inside a JSON value is storable (iterative: no recursion on hostile input). */
+export function isStorableJson(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === "string") {
+      if (!isStorableText(v)) return false;
+    } else if (v !== null && typeof v === "object") {
+      for (const [k, child] of Object.entries(v)) {
+        if (!isStorableText(k)) return false;
+        stack.push(child);
+      }
+    }
+  }
+  return true;
+}
+
+const storable = { message: "contains NUL or an unpaired surrogate" };
+export const shortText = z.string().min(1).max(MAX_ID_LENGTH).refine(isStorableText, storable);
+export const longText = z.string().max(MAX_TEXT_LENGTH).refine(isStorableText, storable);
 export const nonNegative = z.number().finite().nonnegative();
 /** A count that Postgres stores as integer (int4). */
 export const int32 = z.number().int().nonnegative().max(2_147_483_647);

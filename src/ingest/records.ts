@@ -5,6 +5,7 @@ import {
   firstIssue,
   flexibleTimestamp,
   int53,
+  isStorableJson,
   longText,
   MAX_METADATA_BYTES,
   nonNegative,
@@ -49,7 +50,8 @@ export const requestRecordSchema = z.object({
     .nullish()
     .refine((m) => m == null || JSON.stringify(m).length <= MAX_METADATA_BYTES, {
       message: `metadata larger than ${MAX_METADATA_BYTES} bytes`,
-    }),
+    })
+    .refine((m) => m == null || isStorableJson(m), { message: "metadata contains NUL or an unpaired surrogate" }),
   is_probe: z.boolean().nullish(),
 });
 

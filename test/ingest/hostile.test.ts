@@ -142,11 +142,36 @@ describe("hostile input on every write route", () => {
 
   it("random JSON (seeded) never makes a 5xx and the server stays up", async () => {
     const rand = prng(20261122);
-    for (let round = 0; round < 60; round++) {
+    for (let round = 0; round < Number(process.env.FUZZ_ROUNDS ?? 60); round++) {
       const path = WRITE_ROUTES[round % WRITE_ROUTES.length] ?? "/v1/ingest";
       const body = rand() < 0.8 ? Array.from({ length: Math.floor(rand() * 30) }, () => randomObject(rand)) : randomValue(rand);
       const res = await t.call("POST", path, { key: ACME, body });
       expect(res.status, `round ${round} ${path}`).toBeLessThan(500);
+    }
+    await alive();
+  });
+
+  it("valid rows with one to three fields replaced by random values (seeded) never make a 5xx", async () => {
+    const rand = prng(7_340_033);
+    const now = Date.now();
+    const valid: Record<string, () => Record<string, unknown>> = {
+      "/v1/ingest": () => record({ session_id: "fz", room_name: "fz-room", metadata: { a: 1 } }),
+      "/v1/ingest/turns": () => ({ session_id: "fz", turn_index: Math.floor(rand() * 1e6), caller_speak_start_ms: now, caller_speak_end_ms: now + 5, room_name: "fz-room" }),
+      "/v1/ingest/dead-air": () => ({ session_id: "fz", started_at_ms: now - Math.floor(rand() * 1e6), duration_ms: 5, threshold_used_ms: 2 }),
+      "/v1/agents/heartbeat": () => ({ agent_id: "fz", status: "idle", active_sessions: 1, ts: now }),
+    };
+    for (let round = 0; round < Number(process.env.FUZZ_ROUNDS ?? 60); round++) {
+      const path = WRITE_ROUTES[round % WRITE_ROUTES.length] ?? "/v1/ingest";
+      const make = valid[path] ?? (() => ({}));
+      const mutate = () => {
+        const row = make();
+        const keys = Object.keys(row);
+        for (let m = 0; m < 1 + Math.floor(rand() * 3); m++) row[keys[Math.floor(rand() * keys.length)] ?? "id"] = randomValue(rand);
+        return row;
+      };
+      const body = path === "/v1/agents/heartbeat" ? mutate() : Array.from({ length: 1 + Math.floor(rand() * 20) }, mutate);
+      const res = await t.call("POST", path, { key: ACME, body });
+      expect(res.status, `round ${round} ${path} ${JSON.stringify(body).slice(0, 300)}`).toBeLessThan(500);
     }
     await alive();
   });
@@ -213,5 +238,38 @@ describe("cross-tenant writes: a key of tenant A never creates or changes a row 
     expect(await snapshotOf("globex")).toEqual(before);
     const [acmeRows] = await rows<{ n: number }>(db(), sql`SELECT count(*)::int AS n FROM requests WHERE tenant_id = 'acme'`);
     expect(acmeRows?.n).toBe(2);
+  });
+});
+
+describe("text Postgres cannot store (NUL, lone surrogates)", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ yaml: AUTH_YAML });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("is skipped per row or refused, never a 500, on every write route", async () => {
+    const now = Date.now();
+    for (const bad of ["a\u0000b", "x\ud800y", "\udc00"]) {
+      const ingest = await t.call("POST", "/v1/ingest", {
+        key: ACME,
+        body: [record({ project: bad }), record({ metadata: { note: bad } }), record({ metadata: { [bad]: 1 } }), record()],
+      });
+      expect(ingest.status).toBe(200);
+      expect(await ingest.json()).toMatchObject({ accepted: 1, skipped: 3 });
+      const turns = await t.call("POST", "/v1/ingest/turns", {
+        key: ACME,
+        body: [{ session_id: bad, turn_index: 0, caller_speak_start_ms: now, caller_speak_end_ms: now }],
+      });
+      expect(await turns.json()).toMatchObject({ accepted: 0, skipped: 1 });
+      const da = await t.call("POST", "/v1/ingest/dead-air", {
+        key: ACME,
+        body: [{ session_id: "s", room_name: bad, started_at_ms: now, duration_ms: 1, threshold_used_ms: 1 }],
+      });
+      expect(await da.json()).toMatchObject({ accepted: 0, skipped: 1 });
+      expect((await t.call("POST", "/v1/agents/heartbeat", { key: ACME, body: { agent_id: "a", host: bad } })).status).toBe(422);
+    }
   });
 });
