@@ -16,10 +16,10 @@ export const MAX_FUTURE_SKEW_MS = 24 * 3600 * 1000;
 export const SECONDS_MS_BOUNDARY = 1e11;
 
 /** NUL and unpaired surrogates: valid in a JS string, refused by Postgres text/json (a 500 otherwise). */
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export function isStorableText(s: string): boolean {
-  return !UNSTORABLE.test(s);
+  return !s.includes("\u0000") && !UNPAIRED_SURROGATE.test(s);
 }
 
 /** Every string and key inside a JSON value is storable (iterative: no recursion on hostile input). */
