@@ -162,7 +162,7 @@ describe("hostile input on every write route", () => {
     };
     for (let round = 0; round < Number(process.env.FUZZ_ROUNDS ?? 60); round++) {
       const path = WRITE_ROUTES[round % WRITE_ROUTES.length] ?? "/v1/ingest";
-      const make = valid[path] ?? (() => ({}));
+      const make: () => Record<string, unknown> = valid[path] ?? (() => ({}));
       const mutate = () => {
         const row = make();
         const keys = Object.keys(row);
