@@ -46,6 +46,34 @@ describe("POST /v1/ingest (endpoint 42)", () => {
     expect(row).toEqual({ tenant_id: "acme", project: "support", provider: "openai", modality: "llm" });
   });
 
+  it("stores metadata as is, status/error fields, latencies and is_probe", async () => {
+    const r = record({
+      metadata: { voice: "aria", nested: { list: [1, "two", null] } },
+      status: "fallback",
+      fallback_from: "openai/gpt-4.1",
+      error_message: "primary timed out",
+      ttfb_ms: 120.5,
+      total_latency_ms: 480,
+      is_probe: true,
+      agent_id: "agent-7",
+    });
+    expect((await ingest([r])).body.accepted).toBe(1);
+    const [row] = await rows(
+      db(),
+      sql`SELECT metadata, status, fallback_from, error_message, ttfb_ms, total_latency_ms, is_probe, agent_id FROM requests WHERE id = ${r.id}`,
+    );
+    expect(row).toEqual({
+      metadata: { voice: "aria", nested: { list: [1, "two", null] } },
+      status: "fallback",
+      fallback_from: "openai/gpt-4.1",
+      error_message: "primary timed out",
+      ttfb_ms: 120.5,
+      total_latency_ms: 480,
+      is_probe: true,
+      agent_id: "agent-7",
+    });
+  });
+
   it("defaults: project 'default', provider from the model_id prefix, status success; explicit provider wins", async () => {
     const a = record({ model_id: "deepgram/nova-3", modality: "stt", audio_seconds: 30 });
     const b = record({ model_id: "gpu-box/llama", provider: "selfhost" });
@@ -107,7 +135,6 @@ describe("POST /v1/ingest (endpoint 42)", () => {
     expect(Number(row?.cost_usd)).toBe(0.002);
     expect(Number(row?.rated_price_usd)).toBeCloseTo(0.003, 10);
     expect(row?.rate_rule).toBe("cost_plus:1.5");
-    expect(row?.pricing).toBe("priced");
   });
 
   it("skips and counts records missing required fields or with wrong types, storing the rest", async () => {
