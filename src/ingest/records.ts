@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type Catalog, type RateCard, rateRequest } from "../billing/rate.js";
+import { type Catalog, type RateCard, type Rating, type RatingInput, rateRequest } from "../billing/rate.js";
 import type { RequestRow } from "../rollups/apply.js";
 import {
   firstIssue,
@@ -98,7 +98,7 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
 
   function finish(genericIn: number | null, genericOut: number | null): RecordCheck {
     const status = r.status ?? "success";
-    const rating = rateRequest(
+    const rating = safeRate(
       {
         modality: r.modality,
         modelId: r.model_id,
@@ -146,6 +146,18 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
       isProbe: r.is_probe ?? false,
     };
     return { ok: true, row };
+  }
+}
+
+/**
+ * Rating must never cost the agent its telemetry: should the rate card fail on a record, the record
+ * is kept with its provider cost and marked unpriced (pricing "unknown"), so a later re-rate can fix it.
+ */
+function safeRate(input: RatingInput, card: RateCard, catalog: Catalog): Rating {
+  try {
+    return rateRequest(input, card, catalog);
+  } catch {
+    return { costUsd: input.costUsd, ratedPriceUsd: null, rateRule: null, pricing: "unknown" };
   }
 }
 
