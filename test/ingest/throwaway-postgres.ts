@@ -6,8 +6,8 @@ import { join } from "node:path";
 
 /**
  * A Postgres cluster of our own (initdb into a temp dir, pg_ctl on a random port), so a test can
- * stop and start it. The shared cluster on 5432 is never touched. Runs as the `postgres` user via
- * runuser because initdb refuses root.
+ * stop and start it. The shared cluster on 5432 is never touched. As root it runs as the `postgres`
+ * user via runuser (initdb refuses root).
  */
 export interface ThrowawayPostgres {
   url: string;
@@ -48,12 +48,18 @@ function postgresUid(): { uid: number; gid: number } {
 export async function startThrowawayPostgres(bin: string): Promise<ThrowawayPostgres> {
   const root = mkdtempSync(join(tmpdir(), "voxgate-pg-"));
   chmodSync(root, 0o755);
-  const { uid, gid } = postgresUid();
-  chownSync(root, uid, gid);
+  // initdb refuses root: as root, run the cluster as the `postgres` user; otherwise as ourselves.
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    const { uid, gid } = postgresUid();
+    chownSync(root, uid, gid);
+  }
   const data = join(root, "data");
   const port = await freePort();
   const asPostgres = (cmd: string, args: string[]) =>
-    execFileSync("runuser", ["-u", "postgres", "--", join(bin, cmd), ...args], { stdio: "pipe", timeout: 60_000 });
+    asRoot
+      ? execFileSync("runuser", ["-u", "postgres", "--", join(bin, cmd), ...args], { stdio: "pipe", timeout: 60_000 })
+      : execFileSync(join(bin, cmd), args, { stdio: "pipe", timeout: 60_000 });
   asPostgres("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
   const start = () => {
