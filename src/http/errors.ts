@@ -70,9 +70,9 @@ export function handleError(err: Error, c: Context): Response {
     return c.json(errorBody(e.code, e.message, e.details), e.status);
   }
   if (isDatabaseUnavailable(err)) {
-    c.var.log?.warn({ err: err.message }, "database unavailable");
+    c.var.log?.warn({ err: err.message }, "backing connection unavailable");
     c.header("Retry-After", "1");
-    return c.json(errorBody("unavailable", "the database is unavailable; retry shortly"), 503);
+    return c.json(errorBody("unavailable", "temporarily unavailable (a connection to the database or a backing service failed); retry shortly"), 503);
   }
   c.var.log?.error({ err }, "unhandled error");
   return c.json(errorBody("internal_error", "internal error"), 500);
