@@ -94,7 +94,10 @@ async function spawnCollector(url: string): Promise<{ child: ChildProcess; base:
   });
   const port = await new Promise<number>((resolve, reject) => {
     let out = "";
-    child.once("exit", (code) => reject(new Error(`collector exited ${code}:\n${out}`)));
+    child.once("exit", (code) => {
+      rmSync(cwd, { recursive: true, force: true });
+      reject(new Error(`collector exited ${code}:\n${out}`));
+    });
     child.stdout?.on("data", (c: Buffer) => {
       if (out.length < 100_000) out += c.toString();
       const m = /"port":(\d+)[^\n]*"msg":"voxgate listening"/.exec(out);
