@@ -54,6 +54,9 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     const pool = new pg.Pool({ connectionString: target.url, max: 10, connectionTimeoutMillis: 5000 });
     // A dropped connection (Postgres restart) must not crash the process; queries fail and retry later.
     pool.on("error", () => {});
+    // A client checked out between two statements of a transaction gets the same error on itself;
+    // unhandled, it would kill the process. The running query still fails (and the route answers 503).
+    pool.on("connect", (client) => client.on("error", () => {}));
     const db = drizzlePg(pool, { schema, casing: "snake_case" }) as unknown as Db;
     return {
       db,

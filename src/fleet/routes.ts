@@ -1,7 +1,40 @@
 import { Hono } from "hono";
+import { requireScope } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
+import { readJson } from "../http/body.js";
+import { ApiError, parseOrThrow } from "../http/errors.js";
+import { heartbeatSchema, listRoster, recordHeartbeat, ROSTER_AGEING_SECONDS, rosterEntry } from "./presence.js";
 
-/** Placeholder: this area's routes land with its issue. */
+/** Heartbeat bodies are one small object; anything bigger is not a snapshot. */
+export const HEARTBEAT_BODY_LIMIT_BYTES = 64 * 1024;
+
+/** Fleet presence (spec endpoints 40-41): heartbeat upsert and the live roster. */
 export function fleetRoutes() {
-  return new Hono<AppEnv>();
+  const app = new Hono<AppEnv>();
+
+  app.post("/v1/agents/heartbeat", requireScope("ingest"), async (c) => {
+    const { services, auth } = c.var;
+    const body = await readJson(c, Math.min(HEARTBEAT_BODY_LIMIT_BYTES, services.config.serve.body_limit_bytes));
+    if (body === null || typeof body !== "object" || Array.isArray(body)) {
+      throw new ApiError("validation_failed", "the body must be a worker presence snapshot object", [
+        { path: "(body)", message: "expected object" },
+      ]);
+    }
+    const hb = parseOrThrow(heartbeatSchema, body, "invalid heartbeat");
+    await recordHeartbeat(services.database.db, auth.tenantId, hb);
+    return c.json({ status: "accepted" }, 202);
+  });
+
+  app.get("/v1/agents", requireScope("read"), async (c) => {
+    const { services, auth } = c.var;
+    const rows = await listRoster(services.database.db, auth);
+    const now = new Date();
+    return c.json({
+      agents: rows.map((r) => rosterEntry(r, now)),
+      count: rows.length,
+      ageing_seconds: ROSTER_AGEING_SECONDS,
+    });
+  });
+
+  return app;
 }

@@ -69,6 +69,30 @@ export function handleError(err: Error, c: Context): Response {
     const e = validationError(err);
     return c.json(errorBody(e.code, e.message, e.details), e.status);
   }
+  if (isDatabaseUnavailable(err)) {
+    c.var.log?.warn({ err: err.message }, "backing connection unavailable");
+    c.header("Retry-After", "1");
+    return c.json(errorBody("unavailable", "temporarily unavailable (a connection to the database or a backing service failed); retry shortly"), 503);
+  }
   c.var.log?.error({ err }, "unhandled error");
   return c.json(errorBody("internal_error", "internal error"), 500);
+}
+
+const CONNECTION_ERRNOS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"]);
+const CONNECTION_MESSAGES = /connection terminated|timeout exceeded when trying to connect|not queryable|connection error|server closed the connection/i;
+
+/**
+ * A lost or refused database connection (Postgres restarting, failover): the caller should retry,
+ * so it is a 503, not a 500. SQLSTATE 08xxx, 57P01-57P03 (shutdown / starting up), 53300.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, i = 0; e && typeof e === "object" && i < 5; e = (e as { cause?: unknown }).cause, i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") {
+      if (CONNECTION_ERRNOS.has(code) || code.startsWith("08") || ["57P01", "57P02", "57P03", "53300"].includes(code)) return true;
+    }
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === "string" && CONNECTION_MESSAGES.test(message)) return true;
+  }
+  return false;
 }

@@ -1,0 +1,59 @@
+import type { Services } from "../services.js";
+import type { RequestRow } from "../rollups/apply.js";
+import { toRequestRow } from "./records.js";
+import { storeRequestRows } from "./store-requests.js";
+
+/** At most this many skip reasons are listed in one answer (the count is always exact). */
+export const MAX_LISTED_SKIPS = 100;
+
+export interface SkippedRow {
+  index: number;
+  id: string | null;
+  reason: string;
+}
+
+/** The answer of POST /v1/ingest, sent only after the transaction committed. */
+export interface IngestResult {
+  received: number;
+  accepted: number;
+  duplicates: number;
+  skipped: number;
+  skipped_records: SkippedRow[];
+}
+
+/** Validates, rates and stores one batch for the caller's tenant (never a body tenant_id). */
+export async function ingestRequests(services: Services, tenantId: string | null, batch: unknown[]): Promise<IngestResult> {
+  const { card, catalog } = services.rateCard.snapshot();
+  const skipped: SkippedRow[] = [];
+  let skippedCount = 0;
+  let duplicates = 0;
+  const byId = new Map<string, RequestRow>();
+  batch.forEach((raw, index) => {
+    const check = toRequestRow(raw, tenantId, card, catalog);
+    if (!check.ok) {
+      skippedCount++;
+      if (skipped.length < MAX_LISTED_SKIPS) skipped.push({ index, id: rawId(raw), reason: check.reason });
+      return;
+    }
+    // The same id twice in one batch: the first wins, the rest are duplicates.
+    if (byId.has(check.row.id)) duplicates++;
+    else byId.set(check.row.id, check.row);
+  });
+  const inserted = await storeRequestRows(services.database.db, tenantId, [...byId.values()]);
+  duplicates += byId.size - inserted.length;
+  return {
+    received: batch.length,
+    accepted: inserted.length,
+    duplicates,
+    skipped: skippedCount,
+    skipped_records: skipped,
+  };
+}
+
+function rawId(raw: unknown): string | null {
+  if (raw && typeof raw === "object" && "id" in raw) {
+    const id = (raw as { id: unknown }).id;
+    if (typeof id === "string") return id.slice(0, 64);
+  }
+  return null;
+}

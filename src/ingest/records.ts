@@ -1,0 +1,168 @@
+import { z } from "zod";
+import { type Catalog, type RateCard, type Rating, type RatingInput, rateRequest } from "../billing/rate.js";
+import type { RequestRow } from "../rollups/apply.js";
+import {
+  firstIssue,
+  flexibleTimestamp,
+  int53,
+  isStorableJson,
+  longText,
+  MAX_METADATA_BYTES,
+  nonNegative,
+  shortText,
+} from "./fields.js";
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A count given as a float (generic units) is rounded to the integer column it lands in. */
+const count = nonNegative.max(Number.MAX_SAFE_INTEGER);
+
+/**
+ * One request record of POST /v1/ingest (DESIGN.md's table). Unknown keys, and `tenant_id`,
+ * `rated_price_usd`, `rate_rule` sent by the agent, are ignored: tenant comes from the key,
+ * price from the collector's own rate card.
+ */
+export const requestRecordSchema = z.object({
+  id: z.string().regex(UUID_RE, "must be a UUID"),
+  timestamp: flexibleTimestamp,
+  modality: z.enum(["stt", "llm", "tts"]),
+  model_id: shortText,
+  status: z.enum(["success", "error", "fallback"]).nullish(),
+  error_message: longText.nullish(),
+  fallback_from: shortText.nullish(),
+  provider: shortText.nullish(),
+  project: shortText.nullish(),
+  session_id: shortText.nullish(),
+  room_name: shortText.nullish(),
+  agent_id: shortText.nullish(),
+  ttfb_ms: nonNegative.nullish(),
+  total_latency_ms: nonNegative.nullish(),
+  cost_usd: nonNegative.max(1e9).nullish(),
+  input_tokens: int53.nullish(),
+  output_tokens: int53.nullish(),
+  cached_input_tokens: int53.nullish(),
+  audio_seconds: nonNegative.nullish(),
+  characters: int53.nullish(),
+  input_units: count.nullish(),
+  output_units: count.nullish(),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .nullish()
+    .refine((m) => m == null || JSON.stringify(m).length <= MAX_METADATA_BYTES, {
+      message: `metadata larger than ${MAX_METADATA_BYTES} bytes`,
+    })
+    .refine((m) => m == null || isStorableJson(m), { message: "metadata contains NUL or an unpaired surrogate" }),
+  is_probe: z.boolean().nullish(),
+});
+
+export type RequestRecord = z.infer<typeof requestRecordSchema>;
+
+export type RecordCheck = { ok: true; row: RequestRow } | { ok: false; reason: string };
+
+const orNull = <T>(v: T | null | undefined): T | null => (v === undefined ? null : v);
+const roundOrNull = (v: number | null | undefined): number | null => (v == null ? null : Math.round(v));
+
+/**
+ * Validates and normalizes one record into a requests row: specific and generic units both filled
+ * (stt generic units are minutes), provider defaulted from the model_id prefix, rated with the
+ * collector's card. Pure: the same input and card give the same row.
+ */
+export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCard, catalog: Catalog): RecordCheck {
+  const parsed = requestRecordSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, reason: firstIssue(parsed.error) };
+  const r = parsed.data;
+  const slash = r.model_id.indexOf("/");
+  const provider = r.provider ?? (slash > 0 ? r.model_id.slice(0, slash) : null);
+  if (!provider) return { ok: false, reason: "provider: required when model_id has no <provider>/ prefix" };
+
+  let inputTokens: number | null = null;
+  let outputTokens: number | null = null;
+  let cachedInputTokens: number | null = null;
+  let audioSeconds: number | null = null;
+  let characters: number | null = null;
+  let inputUnits: number | null = orNull(r.input_units);
+  const outputUnits: number | null = orNull(r.output_units);
+  if (r.modality === "llm") {
+    inputTokens = r.input_tokens ?? roundOrNull(r.input_units);
+    outputTokens = r.output_tokens ?? roundOrNull(r.output_units);
+    cachedInputTokens = orNull(r.cached_input_tokens);
+    return finish(inputTokens, outputTokens);
+  }
+  if (r.modality === "stt") {
+    audioSeconds = r.audio_seconds ?? (r.input_units == null ? null : r.input_units * 60);
+    inputUnits = r.audio_seconds == null ? inputUnits : r.audio_seconds / 60;
+    return finish(inputUnits, outputUnits);
+  }
+  characters = r.characters ?? roundOrNull(r.input_units);
+  return finish(characters, outputUnits);
+
+  function finish(genericIn: number | null, genericOut: number | null): RecordCheck {
+    const status = r.status ?? "success";
+    const rating = safeRate(
+      {
+        modality: r.modality,
+        modelId: r.model_id,
+        provider: provider ?? "",
+        tenantId,
+        status,
+        inputTokens,
+        outputTokens,
+        cachedInputTokens,
+        audioSeconds,
+        characters,
+        costUsd: orNull(r.cost_usd),
+      },
+      card,
+      catalog,
+    );
+    const row: RequestRow = {
+      id: r.id.toLowerCase(),
+      ts: r.timestamp,
+      tenantId,
+      project: r.project ?? "default",
+      sessionId: orNull(r.session_id),
+      roomName: orNull(r.room_name),
+      agentId: orNull(r.agent_id),
+      modality: r.modality,
+      modelId: r.model_id,
+      provider: provider ?? "",
+      status,
+      errorMessage: orNull(r.error_message),
+      fallbackFrom: orNull(r.fallback_from),
+      ttfbMs: orNull(r.ttfb_ms),
+      totalLatencyMs: orNull(r.total_latency_ms),
+      costUsd: moneyText(rating.costUsd),
+      ratedPriceUsd: moneyText(rating.ratedPriceUsd),
+      rateRule: rating.rateRule,
+      pricing: rating.pricing,
+      inputTokens,
+      outputTokens,
+      cachedInputTokens,
+      audioSeconds,
+      characters,
+      inputUnits: genericIn,
+      outputUnits: genericOut,
+      metadata: orNull(r.metadata),
+      isProbe: r.is_probe ?? false,
+    };
+    return { ok: true, row };
+  }
+}
+
+/**
+ * Rating must never cost the agent its telemetry: should the rate card fail on a record, the record
+ * is kept with its provider cost and marked unpriced (pricing "unknown"), so a later re-rate can fix it.
+ */
+function safeRate(input: RatingInput, card: RateCard, catalog: Catalog): Rating {
+  try {
+    return rateRequest(input, card, catalog);
+  } catch {
+    return { costUsd: input.costUsd, ratedPriceUsd: null, rateRule: null, pricing: "unknown" };
+  }
+}
+
+/** numeric(20,10) text: rounded to the column's 10 decimals, never exponent notation. */
+export function moneyText(value: number | null): string | null {
+  if (value === null || !Number.isFinite(value)) return null;
+  return value.toFixed(10);
+}

@@ -1,0 +1,139 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+import { applyRequestRollups, type RequestRow } from "../rollups/apply.js";
+import { queryRows, withRetry } from "./sql.js";
+
+/** Columns written by ingest, in the order of the INSERT; all others keep their defaults. */
+const REQUEST_COLUMNS = [
+  "id",
+  "ts",
+  "tenant_id",
+  "project",
+  "session_id",
+  "room_name",
+  "agent_id",
+  "modality",
+  "model_id",
+  "provider",
+  "status",
+  "error_message",
+  "fallback_from",
+  "ttfb_ms",
+  "total_latency_ms",
+  "cost_usd",
+  "rated_price_usd",
+  "rate_rule",
+  "pricing",
+  "input_tokens",
+  "output_tokens",
+  "cached_input_tokens",
+  "audio_seconds",
+  "characters",
+  "input_units",
+  "output_units",
+  "metadata",
+  "is_probe",
+] as const;
+
+/** A row as json_populate_recordset reads it; null fields are left out (absent keys are NULL). */
+function toJsonRow(r: RequestRow) {
+  return {
+    id: r.id,
+    ts: r.ts instanceof Date ? r.ts.toISOString() : r.ts,
+    tenant_id: r.tenantId ?? undefined,
+    project: r.project ?? "default",
+    session_id: r.sessionId ?? undefined,
+    room_name: r.roomName ?? undefined,
+    agent_id: r.agentId ?? undefined,
+    modality: r.modality,
+    model_id: r.modelId,
+    provider: r.provider,
+    status: r.status ?? "success",
+    error_message: r.errorMessage ?? undefined,
+    fallback_from: r.fallbackFrom ?? undefined,
+    ttfb_ms: r.ttfbMs ?? undefined,
+    total_latency_ms: r.totalLatencyMs ?? undefined,
+    cost_usd: r.costUsd ?? undefined,
+    rated_price_usd: r.ratedPriceUsd ?? undefined,
+    rate_rule: r.rateRule ?? undefined,
+    pricing: r.pricing ?? "priced",
+    input_tokens: r.inputTokens ?? undefined,
+    output_tokens: r.outputTokens ?? undefined,
+    cached_input_tokens: r.cachedInputTokens ?? undefined,
+    audio_seconds: r.audioSeconds ?? undefined,
+    characters: r.characters ?? undefined,
+    input_units: r.inputUnits ?? undefined,
+    output_units: r.outputUnits ?? undefined,
+    metadata: r.metadata ?? undefined,
+    is_probe: r.isProbe ?? false,
+  };
+}
+
+const columnList = sql.raw(REQUEST_COLUMNS.join(", "));
+
+/**
+ * Stores a batch of request rows of one tenant in ONE transaction and one round trip for the data:
+ * a multi-row insert (json_populate_recordset, ON CONFLICT (id) DO NOTHING) whose RETURNING feeds
+ * the session upsert in the same statement, then the rollups from exactly the rows inserted.
+ * Returns the rows actually inserted. Rows are sorted by id so concurrent overlapping batches take
+ * row locks in the same order (no deadlock); deadlocks that still happen are retried.
+ */
+export async function storeRequestRows(db: Db, tenantId: string | null, rows: RequestRow[]): Promise<RequestRow[]> {
+  if (rows.length === 0) return [];
+  const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const payload = JSON.stringify(sorted.map(toJsonRow));
+  return withRetry(() =>
+    db.transaction(async (tx) => {
+      const insertedIds = await queryRows<{ id: string }>(tx, insertWithSessions(tenantId, payload));
+      if (insertedIds.length === 0) return [];
+      const ids = new Set(insertedIds.map((r) => r.id));
+      const inserted = sorted.filter((r) => ids.has(r.id));
+      await applyRequestRollups(tx, inserted);
+      return inserted;
+    }),
+  );
+}
+
+/**
+ * The insert, and the fold of newly inserted rows into their sessions (created on first sight).
+ * Only rows the insert returned count, so a duplicate never counts twice. Money is summed in SQL;
+ * a session's project is the first non-`default` project its records name; a new session without
+ * a room in its records takes the room its turns or dead-air rows already named. A session owned
+ * by another tenant is never touched (the WHERE on the conflict update).
+ */
+function insertWithSessions(tenantId: string | null, payload: string) {
+  return sql`
+    WITH ins AS (
+      INSERT INTO requests (${columnList})
+      SELECT ${columnList} FROM json_populate_recordset(NULL::requests, ${payload}::json)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING id, ts, session_id, project, room_name, agent_id, modality, cost_usd
+    ), upserted AS (
+      INSERT INTO sessions AS s (id, tenant_id, project, room_name, agent_id, started_at, ended_at,
+                                 modalities, request_count, total_cost_usd, updated_at)
+      SELECT r.session_id, ${tenantId}::text, coalesce(max(nullif(r.project, 'default')), 'default'),
+             coalesce(max(r.room_name),
+               (SELECT t.room_name FROM turns t WHERE t.session_id = r.session_id AND t.room_name IS NOT NULL
+                  AND t.tenant_id IS NOT DISTINCT FROM ${tenantId}::text LIMIT 1),
+               (SELECT d.room_name FROM dead_air_events d WHERE d.session_id = r.session_id AND d.room_name IS NOT NULL
+                  AND d.tenant_id IS NOT DISTINCT FROM ${tenantId}::text LIMIT 1)),
+             max(r.agent_id), min(r.ts), max(r.ts), array_agg(DISTINCT r.modality ORDER BY r.modality), count(*),
+             coalesce(sum(r.cost_usd), 0), now()
+      FROM ins r
+      WHERE r.session_id IS NOT NULL
+      GROUP BY r.session_id
+      ORDER BY r.session_id
+      ON CONFLICT (id) DO UPDATE SET
+        started_at = least(s.started_at, excluded.started_at),
+        ended_at = greatest(s.ended_at, excluded.ended_at),
+        modalities = ARRAY(SELECT DISTINCT m FROM unnest(s.modalities || excluded.modalities) AS m ORDER BY m),
+        request_count = s.request_count + excluded.request_count,
+        total_cost_usd = s.total_cost_usd + excluded.total_cost_usd,
+        room_name = coalesce(s.room_name, excluded.room_name),
+        project = CASE WHEN s.project = 'default' THEN excluded.project ELSE s.project END,
+        agent_id = coalesce(s.agent_id, excluded.agent_id),
+        updated_at = now()
+      WHERE s.tenant_id IS NOT DISTINCT FROM excluded.tenant_id
+    )
+    SELECT id FROM ins`;
+}

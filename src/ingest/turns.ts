@@ -1,0 +1,131 @@
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import type { Db } from "../db/client.js";
+import { epochMs, firstIssue, int32, shortText } from "./fields.js";
+import { allocateSeqs, learnSessionRooms, sessionRooms, UNKNOWN_ROOM } from "./rooms.js";
+import { queryRows, withRetry } from "./sql.js";
+
+/** One turn of POST /v1/ingest/turns (spec Resources: Turn); unknown keys ignored. */
+export const turnSchema = z
+  .object({
+    session_id: shortText,
+    turn_index: int32,
+    caller_speak_start_ms: epochMs,
+    caller_speak_end_ms: epochMs,
+    agent_speak_start_ms: epochMs.nullish(),
+    agent_speak_end_ms: epochMs.nullish(),
+    response_speed_ms: int32.nullish(),
+    room_name: shortText.nullish(),
+  })
+  .refine((t) => t.caller_speak_end_ms >= t.caller_speak_start_ms, {
+    message: "must not be before caller_speak_start_ms",
+    path: ["caller_speak_end_ms"],
+  })
+  .refine((t) => t.agent_speak_end_ms == null || t.agent_speak_start_ms == null || t.agent_speak_end_ms >= t.agent_speak_start_ms, {
+    message: "must not be before agent_speak_start_ms",
+    path: ["agent_speak_end_ms"],
+  });
+
+export type TurnInput = z.infer<typeof turnSchema>;
+
+export interface RowSkip {
+  index: number;
+  reason: string;
+}
+
+export interface TimelineResult {
+  accepted: number;
+  duplicates: number;
+  skipped: number;
+  skipped_rows: RowSkip[];
+}
+
+export const MAX_LISTED_ROW_SKIPS = 100;
+
+/** Validates each row on its own: a malformed row is skipped, never the batch. */
+export function validateRows<T>(schema: z.ZodType<T>, batch: unknown[]) {
+  const valid: T[] = [];
+  const skipped: RowSkip[] = [];
+  let skippedCount = 0;
+  batch.forEach((raw, index) => {
+    const parsed = schema.safeParse(raw);
+    if (parsed.success) valid.push(parsed.data);
+    else {
+      skippedCount++;
+      if (skipped.length < MAX_LISTED_ROW_SKIPS) skipped.push({ index, reason: firstIssue(parsed.error) });
+    }
+  });
+  return { valid, skipped, skippedCount };
+}
+
+/**
+ * Stores turns of one tenant in one transaction: each turn's room is its own room_name or its
+ * session's; seq values come from room_sequences per (tenant, room) in arrival order;
+ * (session_id, turn_index) makes re-sent turns no-ops.
+ */
+export async function storeTurns(db: Db, tenantId: string | null, batch: unknown[]): Promise<TimelineResult> {
+  const { valid, skipped, skippedCount } = validateRows(turnSchema, batch);
+  const seen = new Set<string>();
+  const unique = valid.filter((t) => {
+    const key = `${t.session_id}\u0000${t.turn_index}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  const inBatchDuplicates = valid.length - unique.length;
+  const accepted =
+    unique.length === 0
+      ? 0
+      : await withRetry(() =>
+          db.transaction(async (tx) => {
+            const known = await sessionRooms(tx, tenantId, [...new Set(unique.map((t) => t.session_id))]);
+            const rooms = unique.map((t) => t.room_name ?? known.get(t.session_id) ?? null);
+            const counts = new Map<string, number>();
+            for (const r of rooms) counts.set(r ?? UNKNOWN_ROOM, (counts.get(r ?? UNKNOWN_ROOM) ?? 0) + 1);
+            const next = await allocateSeqs(tx, tenantId, counts);
+            const rows = unique.map((t, i) => {
+              const bucket = rooms[i] ?? UNKNOWN_ROOM;
+              const seq = next.get(bucket) ?? 1;
+              next.set(bucket, seq + 1);
+              return {
+                tenant_id: tenantId,
+                session_id: t.session_id,
+                room_name: rooms[i] ?? null,
+                turn_index: t.turn_index,
+                seq,
+                caller_speak_start_ms: t.caller_speak_start_ms,
+                caller_speak_end_ms: t.caller_speak_end_ms,
+                agent_speak_start_ms: t.agent_speak_start_ms ?? null,
+                agent_speak_end_ms: t.agent_speak_end_ms ?? null,
+                response_speed_ms: t.response_speed_ms ?? null,
+              };
+            });
+            rows.sort((a, b) => (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : a.turn_index - b.turn_index));
+            const inserted = await queryRows<{ id: number }>(
+              tx,
+              sql`INSERT INTO turns (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
+                    caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms)
+                  SELECT tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
+                    caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms
+                  FROM json_populate_recordset(NULL::turns, ${JSON.stringify(rows)}::json)
+                  ON CONFLICT (session_id, turn_index) DO NOTHING
+                  RETURNING id`,
+            );
+            await learnSessionRooms(tx, tenantId, namedRooms(unique));
+            return inserted.length;
+          }),
+        );
+  return {
+    accepted,
+    duplicates: inBatchDuplicates + unique.length - accepted,
+    skipped: skippedCount,
+    skipped_rows: skipped,
+  };
+}
+
+/** session_id → room_name for rows that name their room (the last naming row wins). */
+export function namedRooms(rows: { session_id: string; room_name?: string | null }[]): Map<string, string> {
+  const named = new Map<string, string>();
+  for (const r of rows) if (r.room_name) named.set(r.session_id, r.room_name);
+  return named;
+}
