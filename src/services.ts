@@ -2,7 +2,8 @@ import type { AuthContext } from "./auth/context.js";
 import { type StaticKey, staticKeysFromConfig } from "./auth/static-keys.js";
 import { VirtualKeyVerifier } from "./auth/virtual-keys.js";
 import { RateCardStore } from "./billing/rate-card-store.js";
-import type { Env } from "./config/env.js";
+import { ObservationQueue } from "./calls/observation-queue.js";
+import { type Env, loadtestTrunkIds } from "./config/env.js";
 import type { Config } from "./config/schema.js";
 import type { Database } from "./db/client.js";
 import type { Logger } from "./logging.js";
@@ -29,6 +30,8 @@ export interface Services {
   virtualKeys: VirtualKeyVerifier;
   /** Rate card + price catalog in memory; rating reads snapshot(), rule changes call refresh(). */
   rateCard: RateCardStore;
+  /** Bounded queue + flusher of POST /v1/calls/observations; drained by stopWorkers. */
+  callObservations: ObservationQueue;
   /** Background workers started by startWorkers; stopped in reverse order on shutdown. */
   workers: Worker[];
 }
@@ -52,6 +55,11 @@ export function createServices(input: ServicesInput): Services {
     staticKeys: staticKeysFromConfig(input.config, input.env.VOXGATE_API_KEY),
     virtualKeys: new VirtualKeyVerifier(input.database.db),
     rateCard: new RateCardStore(input.database.db, input.config),
+    callObservations: new ObservationQueue({
+      db: input.database.db,
+      log: input.log,
+      loadtestTrunks: loadtestTrunkIds(input.env),
+    }),
     workers: [],
   };
 }
@@ -64,6 +72,7 @@ export function authEnabled(services: Services): boolean {
 /** Starts background workers (queues, scrapers, refreshers). Areas register theirs here. */
 export async function startWorkers(services: Services): Promise<void> {
   await services.rateCard.refresh();
+  services.workers.push(services.callObservations);
 }
 
 /** Stops workers in reverse start order; each drains what it holds. */

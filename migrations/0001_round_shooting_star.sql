@@ -1,0 +1,1 @@
+CREATE INDEX "requests_room_name_idx" ON "requests" USING btree ("room_name");

@@ -1,0 +1,26 @@
+import { z } from "zod";
+import { MAX_ID_LENGTH, MAX_TEXT_LENGTH } from "./limits.js";
+
+/**
+ * Strings Postgres can store: no NUL (text columns refuse it) and no lone UTF-16 surrogate (jsonb
+ * refuses "\ud800"). JSON.parse lets both through, so they are refused here as 422, never a 500.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
+
+export function storable(s: string): boolean {
+  return !s.includes("\u0000") && !LONE_SURROGATE.test(s);
+}
+
+const storableMessage = "must not contain NUL characters or unpaired surrogates";
+
+export const idString = z.string().min(1).max(MAX_ID_LENGTH).refine(storable, storableMessage);
+export const textString = z.string().max(MAX_TEXT_LENGTH).refine(storable, storableMessage);
+
+/** JSON.stringify for a jsonb column: strings made storable (NULs dropped, lone surrogates replaced). */
+export function jsonForStorage(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === "string" && !storable(v) ? v.replaceAll("\u0000", "").replace(LONE_SURROGATES, "\ufffd") : v,
+  );
+}
