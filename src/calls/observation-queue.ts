@@ -42,6 +42,8 @@ export class ObservationQueue implements Worker {
   private paused: boolean;
   private running: Promise<void> | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
+  private retryWait: Promise<void> | null = null;
+  private retriesTotal = 0;
   private retryDelay = FLUSH_RETRY_MIN_MS;
   private stopping = false;
 
@@ -56,7 +58,7 @@ export class ObservationQueue implements Worker {
 
   /** Written and permanently failed totals (metrics, tests). */
   stats() {
-    return { ...this.counters(), written: this.writtenTotal, failed: this.failedTotal };
+    return { ...this.counters(), written: this.writtenTotal, failed: this.failedTotal, retries: this.retriesTotal };
   }
 
   /** Adds a report; false (and counted as dropped) when the queue is full or shutting down. */
@@ -80,12 +82,21 @@ export class ObservationQueue implements Worker {
     this.kick();
   }
 
-  /** Resolves once nothing is being written and the queue is empty, paused, or waiting to retry. */
+  /** False once shutdown has begun: the route answers 503 instead of queueing. */
+  get accepting(): boolean {
+    return !this.stopping;
+  }
+
+  /**
+   * Resolves once the queue is empty or paused, waiting through database retries (tests use it to
+   * observe the flusher's work without sleeping; never resolves while the database stays down).
+   */
   async flushed(): Promise<void> {
-    this.kick();
-    while (this.running) {
-      await this.running;
+    for (;;) {
       this.kick();
+      if (this.running) await this.running;
+      else if (this.retryWait) await this.retryWait;
+      else return;
     }
   }
 
@@ -93,8 +104,7 @@ export class ObservationQueue implements Worker {
   async stop(): Promise<void> {
     this.stopping = true;
     this.paused = false;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
+    this.cancelRetryTimer();
     if (this.running) await this.running;
     const deadline = Date.now() + DRAIN_DEADLINE_MS;
     while (this.items.length > 0 && Date.now() < deadline) {
@@ -114,13 +124,28 @@ export class ObservationQueue implements Worker {
     this.running = this.drain().then((outcome) => {
       this.running = null;
       if (outcome === "retry" && !this.stopping) {
-        this.retryTimer = setTimeout(() => {
-          this.retryTimer = null;
-          this.kick();
-        }, this.retryDelay);
-        this.retryTimer.unref();
+        this.retryWait = new Promise<void>((resolve) => {
+          this.retryResolve = resolve;
+          this.retryTimer = setTimeout(() => {
+            this.retryTimer = null;
+            this.retryWait = null;
+            resolve();
+            this.kick();
+          }, this.retryDelay);
+          this.retryTimer.unref();
+        });
       }
     });
+  }
+
+  private retryResolve: (() => void) | null = null;
+
+  private cancelRetryTimer(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.retryWait = null;
+    this.retryResolve?.();
+    this.retryResolve = null;
   }
 
   /** Writes from the head until empty or paused; "retry" after a transient database failure. */
@@ -143,6 +168,7 @@ export class ObservationQueue implements Worker {
           this.opts.log.error({ err, report: head.report, tenant_id: head.tenantId }, "call observation refused by the database; dropped");
           continue;
         }
+        this.retriesTotal++;
         this.opts.log.warn({ err, queue_depth: this.items.length, retry_in_ms: this.retryDelay }, "call observation flush failed; will retry");
         this.retryDelay = Math.min(this.retryDelay * 2, FLUSH_RETRY_MAX_MS);
         return "retry";

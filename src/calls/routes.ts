@@ -61,6 +61,7 @@ export function callRoutes() {
     if (callObservationsDisabled()) {
       throw new ApiError("unavailable", "call observations are disabled (VOXGATE_DISABLE_CALL_OBSERVATIONS)");
     }
+    if (!queue.accepting) throw new ApiError("unavailable", "shutting down: call observations are not accepted");
     const body = await readJson(c, services.config.serve.body_limit_bytes);
     const report = parseOrThrow(observationSchema, body, "observation failed validation");
     if (!queue.offer({ report, tenantId: c.var.auth.tenantId })) {

@@ -90,6 +90,9 @@ async function upsertLeg(tx: Db, roomSid: string, l: LegFacts): Promise<void> {
       first_audio_track_at_ms = least(call_legs.first_audio_track_at_ms, excluded.first_audio_track_at_ms),
       attributes = case when excluded.attributes is null then call_legs.attributes
                         when call_legs.attributes is null then excluded.attributes
+                        -- the leaving snapshot is the final word, whichever arrives last
+                        when call_legs.state = 'DISCONNECTED' and excluded.state is distinct from 'DISCONNECTED'
+                          then excluded.attributes || call_legs.attributes
                         else call_legs.attributes || excluded.attributes end,
       updated_at = now()
     where call_legs.room_sid = excluded.room_sid`);

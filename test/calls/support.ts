@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { AccessToken } from "livekit-server-sdk";
 import { sql } from "drizzle-orm";
 import type { TestApp } from "../support/app.js";
@@ -110,4 +110,16 @@ export function exampleEvents(room = "RM_hycBMAjmt6Ub", name = "call-abc", trunk
       createdAt: "1767225697",
     },
   };
+}
+
+/** A hand-built JWS for forgery tests: any header/claims, HMAC with the given hash (or no signature). */
+export function craftJwt(header: Record<string, unknown>, claims: Record<string, unknown>, secret: string, hash: "sha256" | "sha512" | "none"): string {
+  const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
+  const input = `${enc(header)}.${enc(claims)}`;
+  if (hash === "none") return `${input}.`;
+  return `${input}.${createHmac(hash, secret).update(input).digest("base64url")}`;
+}
+
+export function bodyHash(body: string | Uint8Array): string {
+  return createHash("sha256").update(body).digest("base64");
 }
