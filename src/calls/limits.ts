@@ -13,6 +13,12 @@ export const MAX_LEGS_PER_OBSERVATION = 16;
 export const EPOCH_MS_MIN = 1e12;
 export const EPOCH_MS_MAX = 1e13;
 
+/** Deepest nesting of a webhook payload we store as jsonb (LiveKit events nest about 5 deep). */
+export const MAX_WEBHOOK_JSON_DEPTH = 32;
+
+/** Upper bounds of webhook times: seconds below 1e10 and milliseconds below EPOCH_MS_MAX (year 2286). */
+export const WEBHOOK_SECONDS_MAX = 1e10;
+
 /** Clock skew allowed on the webhook token's exp/nbf, as LiveKit's SDK allows. */
 export const WEBHOOK_CLOCK_TOLERANCE_SECONDS = 10;
 

@@ -4,7 +4,9 @@ import { callObservationsDisabled, loadtestTrunkIds } from "../config/env.js";
 import type { AppEnv } from "../http/app-env.js";
 import { decodeUtf8, parseJsonText, readBodyBytes, readJson } from "../http/body.js";
 import { ApiError, errorBody, parseOrThrow } from "../http/errors.js";
+import { MAX_WEBHOOK_JSON_DEPTH } from "./limits.js";
 import { observationSchema } from "./observation.js";
+import { jsonDepthExceeds } from "./strings.js";
 import { applyCallUpdate, isDataError } from "./upsert.js";
 import { isRecordedEvent, WebhookShapeError, webhookEnvelopeSchema, webhookEventSchema, webhookToUpdate } from "./webhook-event.js";
 import { livekitCredentials, verifyWebhook } from "./webhook-verify.js";
@@ -31,6 +33,9 @@ export function callRoutes() {
     await verifyWebhook(raw, c.req.header("authorization"), creds);
 
     const payload = parseJsonText(decodeUtf8(raw));
+    if (jsonDepthExceeds(payload, MAX_WEBHOOK_JSON_DEPTH)) {
+      throw new ApiError("validation_failed", `webhook event nests deeper than ${MAX_WEBHOOK_JSON_DEPTH} levels`);
+    }
     const envelope = parseOrThrow(webhookEnvelopeSchema, payload, "webhook event failed validation");
     if (!isRecordedEvent(envelope.event)) {
       return c.json({ status: "ok", result: "ignored", id: envelope.id, event: envelope.event });

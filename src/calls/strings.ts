@@ -24,3 +24,15 @@ export function jsonForStorage(value: unknown): string {
     typeof v === "string" && !storable(v) ? v.replaceAll("\u0000", "").replace(LONE_SURROGATES, "\ufffd") : v,
   );
 }
+
+/** True when a parsed JSON value nests deeper than `max` (checked iteratively: no recursion to overflow). */
+export function jsonDepthExceeds(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [v, depth] = item;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_ATTRIBUTES } from "./limits.js";
+import { EPOCH_MS_MAX, MAX_ATTRIBUTES, WEBHOOK_SECONDS_MAX } from "./limits.js";
 import type { CallUpdate, LegFacts } from "./model.js";
 import { idString, textString } from "./strings.js";
 
@@ -9,17 +9,20 @@ import { idString, textString } from "./strings.js";
  * (newer servers add some). Only the fields Voxgate records are validated.
  */
 
-/** An int64 as protobuf-JSON sends it (a decimal string) or as a plain JSON number. */
-const int64 = z
-  .union([z.string().regex(/^\d{1,19}$/), z.number().int().nonnegative()])
-  .transform((v) => Number(v))
-  .refine((n) => Number.isSafeInteger(n), "out of range");
+/** An int64 as protobuf-JSON sends it (a decimal string) or as a plain JSON number, below `max`. */
+const int64 = (max: number) =>
+  z
+    .union([z.string().regex(/^\d{1,19}$/), z.number().int().nonnegative()])
+    .transform((v) => Number(v))
+    .refine((n) => n < max, `must be below ${max}`);
+const seconds = int64(WEBHOOK_SECONDS_MAX);
+const millis = int64(EPOCH_MS_MAX);
 
 const roomSchema = z.looseObject({
   sid: idString.optional(),
   name: textString.optional(),
-  creationTime: int64.optional(),
-  creationTimeMs: int64.optional(),
+  creationTime: seconds.optional(),
+  creationTimeMs: millis.optional(),
 });
 
 const participantSchema = z.looseObject({
@@ -27,8 +30,8 @@ const participantSchema = z.looseObject({
   identity: textString.optional(),
   state: textString.optional(),
   kind: textString.optional(),
-  joinedAt: int64.optional(),
-  joinedAtMs: int64.optional(),
+  joinedAt: seconds.optional(),
+  joinedAtMs: millis.optional(),
   disconnectReason: textString.optional(),
   attributes: z
     .record(textString, textString)
@@ -49,7 +52,7 @@ export const webhookEnvelopeSchema = z.looseObject({ event: z.string().min(1).ma
 export const webhookEventSchema = z.looseObject({
   event: z.string().min(1).max(100),
   id: idString,
-  createdAt: int64.optional(),
+  createdAt: seconds.optional(),
   room: roomSchema.optional(),
   participant: participantSchema.optional(),
   track: trackSchema.optional(),
