@@ -157,6 +157,10 @@ async function main() {
     const httpRate = await runConcurrent(http, post);
     if (non200 > 0) throw new Error(`${non200} webhook requests were not 200`);
 
+    // HTTP floor: signed egress events (verify + parse, accepted and ignored: no database).
+    const egress = await sign(Array.from({ length: 3000 }, (_, i) => ({ event: "egress_updated", room: { sid: `RM_eg_${i}` }, egressInfo: { egressId: `EG_${i}` }, id: `EV_eg_${i}`, createdAt: "1767225600" })));
+    const floorRate = await runConcurrent(egress, post);
+
     // Baseline 1: the same upserts, straight in SQL through the shared module (parse done up front).
     const trunks = new Set([PROBE_TRUNK]);
     const updates = direct.map((s) => {
@@ -183,6 +187,7 @@ async function main() {
     console.log(`bench:webhook  ${http.length} signed events (${ROOMS} calls × 9 + 5% replays), ${CONCURRENCY} concurrent, Postgres, voxgate serve process`);
     console.log(`  HTTP verify + upsert   ${fmt(httpRate)} events/s   (target ≥ 2000)`);
     console.log(`  upserts straight (SQL) ${fmt(sqlRate)} events/s   (baseline)  → HTTP = ${fmt(httpRate / sqlRate, 2)} × baseline`);
+    console.log(`  HTTP + verify, no DB   ${fmt(floorRate)} events/s   (egress events, ignored: the HTTP ceiling on this machine)`);
     console.log(`  verify alone           ${fmt(verifyRate)} events/s   (one core)   → HTTP = ${fmt(httpRate / verifyRate, 2)} × verify`);
     console.log(`  rows: ${JSON.stringify(check.rows[0])}`);
     await pool.close();

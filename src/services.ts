@@ -3,6 +3,7 @@ import { type StaticKey, staticKeysFromConfig } from "./auth/static-keys.js";
 import { VirtualKeyVerifier } from "./auth/virtual-keys.js";
 import { RateCardStore } from "./billing/rate-card-store.js";
 import { ObservationQueue } from "./calls/observation-queue.js";
+import { CallWriter } from "./calls/writer.js";
 import { type Env, loadtestTrunkIds } from "./config/env.js";
 import type { Config } from "./config/schema.js";
 import type { Database } from "./db/client.js";
@@ -32,6 +33,8 @@ export interface Services {
   rateCard: RateCardStore;
   /** Bounded queue + flusher of POST /v1/calls/observations; drained by stopWorkers. */
   callObservations: ObservationQueue;
+  /** Group-committing writer of LiveKit webhook events (calls, legs, events). */
+  callWriter: CallWriter;
   /** Background workers started by startWorkers; stopped in reverse order on shutdown. */
   workers: Worker[];
 }
@@ -45,6 +48,7 @@ export interface ServicesInput {
 }
 
 export function createServices(input: ServicesInput): Services {
+  const loadtestTrunks = loadtestTrunkIds(input.env);
   return {
     database: input.database,
     config: input.config,
@@ -58,8 +62,9 @@ export function createServices(input: ServicesInput): Services {
     callObservations: new ObservationQueue({
       db: input.database.db,
       log: input.log,
-      loadtestTrunks: loadtestTrunkIds(input.env),
+      loadtestTrunks,
     }),
+    callWriter: new CallWriter(input.database.db, { loadtestTrunks }),
     workers: [],
   };
 }

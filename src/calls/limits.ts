@@ -28,6 +28,9 @@ export const MAX_TEXT_LENGTH = 1024;
 /** Participant attributes kept per leg (LiveKit SIP attributes are a dozen or so). */
 export const MAX_ATTRIBUTES = 128;
 
+/** Reports the flusher writes per transaction. */
+export const FLUSH_BATCH = 100;
+
 /** Flusher retry backoff after a database failure: doubles from min to max. */
 export const FLUSH_RETRY_MIN_MS = 100;
 export const FLUSH_RETRY_MAX_MS = 5000;

@@ -1,9 +1,9 @@
 import type { Db } from "../db/client.js";
 import type { Logger } from "../logging.js";
 import type { Worker } from "../services.js";
-import { DRAIN_DEADLINE_MS, FLUSH_RETRY_MAX_MS, FLUSH_RETRY_MIN_MS, OBSERVATION_QUEUE_LIMIT } from "./limits.js";
+import { DRAIN_DEADLINE_MS, FLUSH_BATCH, FLUSH_RETRY_MAX_MS, FLUSH_RETRY_MIN_MS, OBSERVATION_QUEUE_LIMIT } from "./limits.js";
 import { observationToUpdate, type QueuedObservation } from "./observation.js";
-import { applyCallUpdate, isDataError } from "./upsert.js";
+import { applyCallUpdates, isDataError } from "./upsert.js";
 
 /** The counters both answers of endpoint 39 carry. */
 export interface QueueCounters {
@@ -148,24 +148,36 @@ export class ObservationQueue implements Worker {
     this.retryResolve = null;
   }
 
-  /** Writes from the head until empty or paused; "retry" after a transient database failure. */
+  /**
+   * Writes from the head, FLUSH_BATCH reports per transaction, until empty or paused; "retry" after a
+   * transient database failure. After a failed batch it goes one report at a time, so a report the
+   * database refuses as data is found, logged and dropped without losing its neighbours.
+   */
   private async drain(): Promise<"done" | "retry"> {
+    let batchSize = FLUSH_BATCH;
     while (this.items.length > 0 && !this.paused) {
-      const head = this.items[0];
-      if (!head) break;
+      const chunk = this.items.slice(0, batchSize);
       try {
-        const result = await applyCallUpdate(this.opts.db, observationToUpdate(head), { loadtestTrunks: this.opts.loadtestTrunks });
-        if (result === "foreign") {
-          this.opts.log.warn({ room_sid: head.report.room_sid, tenant_id: head.tenantId }, "observation for a call of another tenant ignored");
-        }
-        this.writtenTotal++;
+        const results = await applyCallUpdates(this.opts.db, chunk.map(observationToUpdate), { loadtestTrunks: this.opts.loadtestTrunks });
+        results.forEach((result, i) => {
+          const item = chunk[i];
+          if (result === "foreign" && item) {
+            this.opts.log.warn({ room_sid: item.report.room_sid, tenant_id: item.tenantId }, "observation for a call of another tenant ignored");
+          }
+        });
+        this.writtenTotal += chunk.length;
         this.retryDelay = FLUSH_RETRY_MIN_MS;
-        this.items.shift();
+        this.items.splice(0, chunk.length);
       } catch (err) {
+        if (batchSize > 1) {
+          batchSize = 1;
+          continue;
+        }
+        const head = chunk[0];
         if (isDataError(err)) {
           this.failedTotal++;
           this.items.shift();
-          this.opts.log.error({ err, report: head.report, tenant_id: head.tenantId }, "call observation refused by the database; dropped");
+          this.opts.log.error({ err, report: head?.report, tenant_id: head?.tenantId }, "call observation refused by the database; dropped");
           continue;
         }
         this.retriesTotal++;

@@ -1,13 +1,13 @@
 import { Hono } from "hono";
 import { requireScope } from "../auth/gate.js";
-import { callObservationsDisabled, loadtestTrunkIds } from "../config/env.js";
+import { callObservationsDisabled } from "../config/env.js";
 import type { AppEnv } from "../http/app-env.js";
 import { decodeUtf8, parseJsonText, readBodyBytes, readJson } from "../http/body.js";
 import { ApiError, errorBody, parseOrThrow } from "../http/errors.js";
 import { MAX_WEBHOOK_JSON_DEPTH } from "./limits.js";
 import { observationSchema } from "./observation.js";
 import { jsonDepthExceeds } from "./strings.js";
-import { applyCallUpdate, isDataError } from "./upsert.js";
+import { isDataError } from "./upsert.js";
 import { isRecordedEvent, WebhookShapeError, webhookEnvelopeSchema, webhookEventSchema, webhookToUpdate } from "./webhook-event.js";
 import { livekitCredentials, verifyWebhook } from "./webhook-verify.js";
 
@@ -50,7 +50,7 @@ export function callRoutes() {
       throw err;
     }
     try {
-      const result = await applyCallUpdate(services.database.db, update, { loadtestTrunks: loadtestTrunkIds(services.env) });
+      const result = await services.callWriter.write(update);
       return c.json({ status: "ok", result, id: event.id, event: event.event });
     } catch (err) {
       // A value Postgres refuses (rolled back whole): the sender's data, not our failure.

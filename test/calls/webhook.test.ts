@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../support/app.js";
-import { callRow, countOf, exampleEvents, LK_KEY, LK_SECRET, legRow, postWebhook, rows } from "./support.js";
+import { callRow, countOf, exampleEvents, LK_KEY, LK_SECRET, legRow, postWebhook, rows, signBody } from "./support.js";
 
 const PROBE_TRUNK = "ST_probeTrunk01";
 
@@ -93,6 +93,27 @@ describe("webhook delivery order, replays and probe traffic", () => {
     // A late room_started did not erase ended_at; a late participant_joined did not revive the leg.
     expect(Number(sb.call?.ended_at_ms)).toBe(1767225720000);
     expect(sb.legs.find((l) => l?.participant_sid === b.sip)?.state).toBe("DISCONNECTED");
+  });
+
+  it("concurrent, shuffled delivery over a real socket (group-committed) converges on the in-order rows", async () => {
+    const base = await t.listen();
+    const calls = Array.from({ length: 20 }, (_, i) => exampleEvents(`RM_conc_${i}`, "call-order", "ST_prod"));
+    const all = calls.flatMap((ev) => [ev.roomStarted, ev.sipJoined, ev.trackPublished, ev.webAborted, ev.sipLeft, ev.roomFinished, ev.sipJoined]);
+    // Deterministic shuffle (every event of every call, one replay each), all in flight at once.
+    const shuffled = all.map((e, i) => ({ e, k: (i * 7919) % all.length })).sort((a, b) => a.k - b.k).map((x) => x.e);
+    const statuses = await Promise.all(
+      shuffled.map(async (e) => {
+        const raw = JSON.stringify(e);
+        const res = await fetch(`${base}/v1/livekit/webhook`, { method: "POST", headers: { authorization: await signBody(raw), "content-type": "application/webhook+json" }, body: raw });
+        return res.status;
+      }),
+    );
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const reference = await snapshot("RM_order_a");
+    for (let i = 0; i < 20; i++) {
+      const rename = (s: unknown) => JSON.parse(JSON.stringify(s).replaceAll("RM_order_a", `RM_conc_${i}`));
+      expect(await snapshot(`RM_conc_${i}`)).toEqual(rename(reference));
+    }
   });
 
   it("participant_left alone creates the call row (no room_started ever)", async () => {
