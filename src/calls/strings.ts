@@ -20,6 +20,9 @@ export const textString = z.string().max(MAX_TEXT_LENGTH).refine(storable, stora
 
 /** JSON.stringify for a jsonb column: strings made storable (NULs dropped, lone surrogates replaced). */
 export function jsonForStorage(value: unknown): string {
+  const fast = JSON.stringify(value);
+  // JSON.stringify escapes both as \u0000 / \udXXX; without such an escape the text is storable as is.
+  if (!/\\u0000|\\ud[89a-f]/i.test(fast)) return fast;
   return JSON.stringify(value, (_key, v: unknown) =>
     typeof v === "string" && !storable(v) ? v.replaceAll("\u0000", "").replace(LONE_SURROGATES, "\ufffd") : v,
   );
