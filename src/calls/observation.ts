@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ApiError } from "../http/errors.js";
 import { EPOCH_MS_MAX, EPOCH_MS_MIN, MAX_LEGS_PER_OBSERVATION } from "./limits.js";
 import { type CallUpdate, LEG_KINDS } from "./model.js";
 import { idString, textString } from "./strings.js";
@@ -102,4 +103,29 @@ export function observationToUpdate(q: QueuedObservation): CallUpdate {
       audioCodec: l.audio_codec ?? null,
     })),
   };
+}
+
+/**
+ * Validates a report, or throws the 422 envelope. An unknown field is reported under its own path
+ * (`jitter`, `legs.0.mos`) so the answer names it, not only the object that holds it.
+ */
+export function parseObservation(body: unknown): Observation {
+  const result = observationSchema.safeParse(body);
+  if (result.success) return result.data;
+  const details = result.error.issues.flatMap((issue) => {
+    const at = issue.path.map(String);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ path: [...at, key].join("."), message: "unknown field" }));
+    }
+    return [{ path: at.join("."), message: issue.message }];
+  });
+  const unknown = details.filter((d) => d.message === "unknown field").map((d) => d.path);
+  const first = details[0];
+  const message =
+    unknown.length > 0
+      ? `observation failed validation: unknown field${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`
+      : first
+        ? `observation failed validation: ${first.path || "(body)"}: ${first.message}`
+        : "observation failed validation";
+  throw new ApiError("validation_failed", message, details);
 }

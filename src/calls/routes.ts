@@ -5,7 +5,7 @@ import type { AppEnv } from "../http/app-env.js";
 import { decodeUtf8, parseJsonText, readBodyBytes, readJson } from "../http/body.js";
 import { ApiError, errorBody, parseOrThrow } from "../http/errors.js";
 import { MAX_WEBHOOK_JSON_DEPTH } from "./limits.js";
-import { observationSchema } from "./observation.js";
+import { parseObservation } from "./observation.js";
 import { jsonDepthExceeds } from "./strings.js";
 import { isDataError } from "./upsert.js";
 import { isRecordedEvent, WebhookShapeError, webhookEnvelopeSchema, webhookEventSchema, webhookToUpdate } from "./webhook-event.js";
@@ -68,7 +68,7 @@ export function callRoutes() {
     }
     if (!queue.accepting) throw new ApiError("unavailable", "shutting down: call observations are not accepted");
     const body = await readJson(c, services.config.serve.body_limit_bytes);
-    const report = parseOrThrow(observationSchema, body, "observation failed validation");
+    const report = parseObservation(body);
     if (!queue.offer({ report, tenantId: c.var.auth.tenantId })) {
       c.header("Retry-After", "1");
       return c.json(

@@ -132,6 +132,10 @@ describe("POST /v1/calls/observations (endpoint 39)", () => {
         await expect422({ origin: "agent", room_sid: "RM_v", [f]: f === "tenant_id" ? "globex" : 1 }, f);
       }
       await expect422({ origin: "agent", room_sid: "RM_v", legs: [{ participant_sid: "PA_v", jitter_ms: 3 }] }, "jitter_ms");
+      const res = await post({ origin: "agent", room_sid: "RM_v", mos: 4.1, legs: [{ participant_sid: "PA_v", loss_pct: 1 }] });
+      const err = ((await res.json()) as { error: { message: string; details: { path: string; message: string }[] } }).error;
+      expect(err.message).toContain("mos");
+      expect(err.details).toEqual(expect.arrayContaining([{ path: "mos", message: "unknown field" }, { path: "legs.0.loss_pct", message: "unknown field" }]));
       await expect422({ origin: "agent", room_sid: "RM_v", legs: [{ participant_sid: "PA_v", attributes: { "sip.trunkID": "x" } }] }, "attributes");
     });
 
