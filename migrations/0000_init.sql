@@ -285,6 +285,7 @@ CREATE INDEX "calls_tenant_started_idx" ON "calls" USING btree ("tenant_id","sta
 CREATE INDEX "calls_room_name_idx" ON "calls" USING btree ("room_name");--> statement-breakpoint
 CREATE INDEX "calls_attempt_idx" ON "calls" USING btree ("attempt_id");--> statement-breakpoint
 CREATE INDEX "dead_air_room_idx" ON "dead_air_events" USING btree ("tenant_id","room_name");--> statement-breakpoint
+CREATE INDEX "dead_air_room_name_idx" ON "dead_air_events" USING btree ("room_name");--> statement-breakpoint
 CREATE INDEX "diag_gates_run_idx" ON "diag_gates" USING btree ("run_id");--> statement-breakpoint
 CREATE INDEX "diag_runs_finished_idx" ON "diag_runs" USING btree ("finished_at");--> statement-breakpoint
 CREATE INDEX "node_samples_node_ts_idx" ON "node_samples" USING btree ("node","ts");--> statement-breakpoint
@@ -292,7 +293,9 @@ CREATE INDEX "requests_ts_idx" ON "requests" USING btree ("ts");--> statement-br
 CREATE INDEX "requests_tenant_ts_idx" ON "requests" USING btree ("tenant_id","ts");--> statement-breakpoint
 CREATE INDEX "requests_project_ts_idx" ON "requests" USING btree ("project","ts");--> statement-breakpoint
 CREATE INDEX "requests_session_idx" ON "requests" USING btree ("session_id");--> statement-breakpoint
+CREATE INDEX "requests_room_name_idx" ON "requests" USING btree ("room_name");--> statement-breakpoint
 CREATE INDEX "sessions_tenant_started_idx" ON "sessions" USING btree ("tenant_id","started_at");--> statement-breakpoint
 CREATE INDEX "sessions_started_idx" ON "sessions" USING btree ("started_at");--> statement-breakpoint
 CREATE INDEX "sessions_room_idx" ON "sessions" USING btree ("room_name");--> statement-breakpoint
-CREATE INDEX "turns_room_seq_idx" ON "turns" USING btree ("tenant_id","room_name","seq");
+CREATE INDEX "turns_room_seq_idx" ON "turns" USING btree ("tenant_id","room_name","seq");--> statement-breakpoint
+CREATE INDEX "turns_room_name_seq_idx" ON "turns" USING btree ("room_name","seq");

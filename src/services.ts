@@ -2,7 +2,9 @@ import type { AuthContext } from "./auth/context.js";
 import { type StaticKey, staticKeysFromConfig } from "./auth/static-keys.js";
 import { VirtualKeyVerifier } from "./auth/virtual-keys.js";
 import { RateCardStore } from "./billing/rate-card-store.js";
-import type { Env } from "./config/env.js";
+import { ObservationQueue } from "./calls/observation-queue.js";
+import { CallWriter } from "./calls/writer.js";
+import { type Env, loadtestTrunkIds } from "./config/env.js";
 import type { Config } from "./config/schema.js";
 import type { Database } from "./db/client.js";
 import type { Logger } from "./logging.js";
@@ -38,6 +40,10 @@ export interface Services {
   secrets: SecretBox;
   /** undici pools per provider origin for connectivity tests (no redirects). */
   upstreams: UpstreamPools;
+  /** Bounded queue + flusher of POST /v1/calls/observations; drained by stopWorkers. */
+  callObservations: ObservationQueue;
+  /** Group-committing writer of LiveKit webhook events (calls, legs, events). */
+  callWriter: CallWriter;
   /** Background workers started by startWorkers; stopped in reverse order on shutdown. */
   workers: Worker[];
 }
@@ -51,6 +57,7 @@ export interface ServicesInput {
 }
 
 export function createServices(input: ServicesInput): Services {
+  const loadtestTrunks = loadtestTrunkIds(input.env);
   return {
     database: input.database,
     config: input.config,
@@ -63,6 +70,12 @@ export function createServices(input: ServicesInput): Services {
     rateCard: new RateCardStore(input.database.db, input.config),
     secrets: new SecretBox({ secret: input.env.VOXGATE_SECRET, previous: input.env.VOXGATE_SECRET_PREVIOUS, home: input.env.HOME }),
     upstreams: new UpstreamPools(trustedUpstreamHosts(input.config)),
+    callObservations: new ObservationQueue({
+      db: input.database.db,
+      log: input.log,
+      loadtestTrunks,
+    }),
+    callWriter: new CallWriter(input.database.db, { loadtestTrunks }),
     workers: [],
   };
 }
@@ -85,6 +98,7 @@ export async function startWorkers(services: Services): Promise<void> {
   const scraper = startNodeScraper(services);
   if (scraper) services.workers.push(scraper);
   services.workers.push(services.rateCard.startRefresher((err) => services.log.warn({ err }, "rate card refresh failed; keeping the last card")));
+  services.workers.push(services.callObservations);
 }
 
 /** Stops workers in reverse start order; each drains what it holds. */

@@ -1,7 +1,87 @@
 import { Hono } from "hono";
+import { requireScope } from "../auth/gate.js";
+import { callObservationsDisabled } from "../config/env.js";
 import type { AppEnv } from "../http/app-env.js";
+import { decodeUtf8, parseJsonText, readBodyBytes, readJson } from "../http/body.js";
+import { ApiError, errorBody, parseOrThrow } from "../http/errors.js";
+import { MAX_WEBHOOK_JSON_DEPTH } from "./limits.js";
+import { parseObservation } from "./observation.js";
+import { jsonDepthExceeds } from "./strings.js";
+import { isDataError } from "./upsert.js";
+import { isRecordedEvent, WebhookShapeError, webhookEnvelopeSchema, webhookEventSchema, webhookToUpdate } from "./webhook-event.js";
+import { livekitCredentials, verifyWebhook } from "./webhook-verify.js";
 
-/** Placeholder: this area's routes land with its issue. */
+/** LiveKit sends application/webhook+json; plain application/json is accepted too. */
+const WEBHOOK_CONTENT_TYPES = new Set(["application/webhook+json", "application/json"]);
+
+/** Call recording: the LiveKit webhook (endpoint 38) and agent/loadgen observations (endpoint 39). */
 export function callRoutes() {
-  return new Hono<AppEnv>();
+  const r = new Hono<AppEnv>();
+
+  // No bearer gate: the LiveKit signature is the credential. 503 (nothing read, nothing written) without one.
+  r.post("/v1/livekit/webhook", async (c) => {
+    const services = c.var.services;
+    const creds = livekitCredentials(services);
+    if (!creds) {
+      throw new ApiError("unavailable", "LiveKit webhook credentials are not configured (LIVEKIT_API_KEY/LIVEKIT_API_SECRET or livekit: block)");
+    }
+    const contentType = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+    if (!WEBHOOK_CONTENT_TYPES.has(contentType)) {
+      throw new ApiError("unsupported_media_type", "Content-Type must be application/webhook+json or application/json");
+    }
+    const raw = await readBodyBytes(c, services.config.serve.body_limit_bytes);
+    await verifyWebhook(raw, c.req.header("authorization"), creds);
+
+    const payload = parseJsonText(decodeUtf8(raw));
+    if (jsonDepthExceeds(payload, MAX_WEBHOOK_JSON_DEPTH)) {
+      throw new ApiError("validation_failed", `webhook event nests deeper than ${MAX_WEBHOOK_JSON_DEPTH} levels`);
+    }
+    const envelope = parseOrThrow(webhookEnvelopeSchema, payload, "webhook event failed validation");
+    if (!isRecordedEvent(envelope.event)) {
+      return c.json({ status: "ok", result: "ignored", id: envelope.id, event: envelope.event });
+    }
+    const event = parseOrThrow(webhookEventSchema, payload, "webhook event failed validation");
+
+    let update: ReturnType<typeof webhookToUpdate>;
+    try {
+      update = webhookToUpdate(event, payload);
+    } catch (err) {
+      if (err instanceof WebhookShapeError) throw new ApiError("validation_failed", err.message);
+      throw err;
+    }
+    try {
+      const result = await services.callWriter.write(update);
+      return c.json({ status: "ok", result, id: event.id, event: event.event });
+    } catch (err) {
+      // A value Postgres refuses (rolled back whole): the sender's data, not our failure.
+      if (isDataError(err)) throw new ApiError("validation_failed", "webhook event holds a value that cannot be stored");
+      throw err;
+    }
+  });
+
+  r.post("/v1/calls/observations", requireScope("ingest"), async (c) => {
+    const services = c.var.services;
+    const queue = services.callObservations;
+    // Read per request (spec): flipping the variable takes effect without a restart.
+    if (callObservationsDisabled()) {
+      throw new ApiError("unavailable", "call observations are disabled (VOXGATE_DISABLE_CALL_OBSERVATIONS)");
+    }
+    if (!queue.accepting) throw new ApiError("unavailable", "shutting down: call observations are not accepted");
+    const body = await readJson(c, services.config.serve.body_limit_bytes);
+    const report = parseObservation(body);
+    if (!queue.offer({ report, tenantId: c.var.auth.tenantId })) {
+      c.header("Retry-After", "1");
+      return c.json(
+        {
+          ...errorBody("too_many_requests", `observation queue is full (${queue.limit} reports); this report was dropped`),
+          status: "dropped",
+          ...queue.counters(),
+        },
+        429,
+      );
+    }
+    return c.json({ status: "queued", ...queue.counters() }, 202);
+  });
+
+  return r;
 }

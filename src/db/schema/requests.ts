@@ -44,5 +44,7 @@ export const requests = pgTable(
     index("requests_tenant_ts_idx").on(t.tenantId, t.ts),
     index("requests_project_ts_idx").on(t.project, t.ts),
     index("requests_session_idx").on(t.sessionId),
+    // Probe marking: a probe call flags its room's requests (src/calls/upsert.ts).
+    index("requests_room_name_idx").on(t.roomName),
   ],
 );
