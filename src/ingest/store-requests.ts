@@ -72,6 +72,19 @@ function toJsonRow(r: RequestRow) {
 const columnList = sql.raw(REQUEST_COLUMNS.join(", "));
 
 /**
+ * The same columns read from the JSON rows, except that a record from a room whose call is marked
+ * probe traffic (load-test trunk) is stored as probe too: the webhook may have marked the call before
+ * the agent's records arrive (the reverse order is handled when the call is marked).
+ */
+const selectList = sql.raw(
+  REQUEST_COLUMNS.map((c) =>
+    c === "is_probe"
+      ? `(src.is_probe OR (src.room_name IS NOT NULL AND EXISTS (SELECT 1 FROM calls c WHERE c.room_name = src.room_name AND c.is_probe))) AS is_probe`
+      : `src.${c}`,
+  ).join(", "),
+);
+
+/**
  * Stores a batch of request rows of one tenant in ONE transaction and one round trip for the data:
  * a multi-row insert (json_populate_recordset, ON CONFLICT (id) DO NOTHING) whose RETURNING feeds
  * the session upsert in the same statement, then the rollups from exactly the rows inserted.
@@ -84,10 +97,10 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
   const payload = JSON.stringify(sorted.map(toJsonRow));
   return withRetry(() =>
     db.transaction(async (tx) => {
-      const insertedIds = await queryRows<{ id: string }>(tx, insertWithSessions(tenantId, payload));
+      const insertedIds = await queryRows<{ id: string; is_probe: boolean }>(tx, insertWithSessions(tenantId, payload));
       if (insertedIds.length === 0) return [];
-      const ids = new Set(insertedIds.map((r) => r.id));
-      const inserted = sorted.filter((r) => ids.has(r.id));
+      const probe = new Map(insertedIds.map((r) => [r.id, r.is_probe]));
+      const inserted = sorted.filter((r) => probe.has(r.id)).map((r) => ({ ...r, isProbe: probe.get(r.id) ?? false }));
       await applyRequestRollups(tx, inserted);
       return inserted;
     }),
@@ -105,9 +118,9 @@ function insertWithSessions(tenantId: string | null, payload: string) {
   return sql`
     WITH ins AS (
       INSERT INTO requests (${columnList})
-      SELECT ${columnList} FROM json_populate_recordset(NULL::requests, ${payload}::json)
+      SELECT ${selectList} FROM json_populate_recordset(NULL::requests, ${payload}::json) AS src
       ON CONFLICT (id) DO NOTHING
-      RETURNING id, ts, session_id, project, room_name, agent_id, modality, cost_usd
+      RETURNING id, ts, session_id, project, room_name, agent_id, modality, cost_usd, is_probe
     ), upserted AS (
       INSERT INTO sessions AS s (id, tenant_id, project, room_name, agent_id, started_at, ended_at,
                                  modalities, request_count, total_cost_usd, updated_at)
@@ -135,5 +148,5 @@ function insertWithSessions(tenantId: string | null, payload: string) {
         updated_at = now()
       WHERE s.tenant_id IS NOT DISTINCT FROM excluded.tenant_id
     )
-    SELECT id FROM ins`;
+    SELECT id, is_probe FROM ins`;
 }

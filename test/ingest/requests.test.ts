@@ -74,6 +74,18 @@ describe("POST /v1/ingest (endpoint 42)", () => {
     });
   });
 
+  it("records from a room whose call is already marked probe are stored as probe", async () => {
+    await db().execute(sql`INSERT INTO calls (room_sid, room_name, is_probe) VALUES ('RM_probe_ing', 'room-probe-ing', true)`);
+    const probe = record({ room_name: "room-probe-ing" });
+    const prod = record({ room_name: "room-prod-ing" });
+    expect((await ingest([probe, prod])).body.accepted).toBe(2);
+    const flags = await rows(db(), sql`SELECT room_name, is_probe FROM requests WHERE id IN (${probe.id}, ${prod.id}) ORDER BY room_name`);
+    expect(flags).toEqual([
+      { room_name: "room-probe-ing", is_probe: true },
+      { room_name: "room-prod-ing", is_probe: false },
+    ]);
+  });
+
   it("defaults: project 'default', provider from the model_id prefix, status success; explicit provider wins", async () => {
     const a = record({ model_id: "deepgram/nova-3", modality: "stt", audio_seconds: 30 });
     const b = record({ model_id: "gpu-box/llama", provider: "selfhost" });
