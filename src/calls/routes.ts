@@ -1,13 +1,13 @@
 import { Hono } from "hono";
 import { requireScope } from "../auth/gate.js";
 import { callObservationsDisabled } from "../config/env.js";
+import { isDataError } from "../db/errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { decodeUtf8, parseJsonText, readBodyBytes, readJson } from "../http/body.js";
 import { ApiError, errorBody, parseOrThrow } from "../http/errors.js";
 import { MAX_WEBHOOK_JSON_DEPTH } from "./limits.js";
 import { parseObservation } from "./observation.js";
 import { jsonDepthExceeds } from "./strings.js";
-import { isDataError } from "./upsert.js";
 import { isRecordedEvent, WebhookShapeError, webhookEnvelopeSchema, webhookEventSchema, webhookToUpdate } from "./webhook-event.js";
 import { livekitCredentials, verifyWebhook } from "./webhook-verify.js";
 

@@ -1,6 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
-import type { Db } from "../db/client.js";
+import { type Db, rowsOf } from "../db/client.js";
 import { type CallOutcome, deriveCallOutcome, type LegForDerivation } from "./derive.js";
 import type { CallUpdate } from "./model.js";
 import { jsonForStorage } from "./strings.js";
@@ -223,19 +223,3 @@ function executeNamed(db: Db, name: string, query: SQL): Promise<unknown> {
   return db._.session.prepareQuery({ sql: text, params }, undefined, name, false).execute();
 }
 
-/** pg and PGlite both return {rows}; drizzle's execute types them loosely. */
-function rowsOf<T = Record<string, unknown>>(result: unknown): T[] {
-  const rows = (result as { rows?: unknown }).rows;
-  return Array.isArray(rows) ? (rows as T[]) : [];
-}
-
-/** Postgres data exception (22…) or integrity violation (23…): retrying the same write cannot succeed. */
-export function isDataError(err: unknown): boolean {
-  let e: unknown = err;
-  for (let depth = 0; e && depth < 4; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && /^2[23][0-9A-Z]{3}$/.test(code)) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}

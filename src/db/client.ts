@@ -15,8 +15,13 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 /** Runs raw SQL and returns its rows (both drivers answer `{ rows }`). Values only ever as parameters. */
 export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
-  const result = (await db.execute(query)) as unknown as { rows: T[] };
-  return result.rows;
+  return rowsOf<T>(await db.execute(query));
+}
+
+/** The rows of a raw driver result (pg and PGlite both answer `{ rows }`). */
+export function rowsOf<T>(result: unknown): T[] {
+  const rows = (result as { rows?: unknown }).rows;
+  return Array.isArray(rows) ? (rows as T[]) : [];
 }
 
 export interface Database {

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
+import { isDatabaseUnavailable } from "../db/errors.js";
 
 /** Every error code Voxgate answers with. One envelope: {"error": {code, message, details?}}. */
 export const ERROR_CODES = {
@@ -78,21 +79,3 @@ export function handleError(err: Error, c: Context): Response {
   return c.json(errorBody("internal_error", "internal error"), 500);
 }
 
-const CONNECTION_ERRNOS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"]);
-const CONNECTION_MESSAGES = /connection terminated|timeout exceeded when trying to connect|not queryable|connection error|server closed the connection/i;
-
-/**
- * A lost or refused database connection (Postgres restarting, failover): the caller should retry,
- * so it is a 503, not a 500. SQLSTATE 08xxx, 57P01-57P03 (shutdown / starting up), 53300.
- */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let e: unknown = err, i = 0; e && typeof e === "object" && i < 5; e = (e as { cause?: unknown }).cause, i++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string") {
-      if (CONNECTION_ERRNOS.has(code) || code.startsWith("08") || ["57P01", "57P02", "57P03", "53300"].includes(code)) return true;
-    }
-    const message = (e as { message?: unknown }).message;
-    if (typeof message === "string" && CONNECTION_MESSAGES.test(message)) return true;
-  }
-  return false;
-}

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import type { Db } from "../db/client.js";
+import { type Db, queryRows } from "../db/client.js";
 import { epochMs, int32, shortText } from "./fields.js";
 import { learnSessionRooms, sessionRooms } from "./rooms.js";
-import { queryRows, withRetry } from "./sql.js";
+import { withRetry } from "../db/errors.js";
 import { namedRooms, type TimelineResult, validateRows } from "./turns.js";
 
 /** One event of POST /v1/ingest/dead-air (spec Resources: Dead-air event); unknown keys ignored. */

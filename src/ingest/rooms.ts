@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import type { Db } from "../db/client.js";
-import { queryRows } from "./sql.js";
+import { type Db, queryRows } from "../db/client.js";
+
 
 /** The seq bucket of turns whose room is not (yet) known: room_sequences.room_name is NOT NULL. */
 export const UNKNOWN_ROOM = "";

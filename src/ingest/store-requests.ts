@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
-import type { Db } from "../db/client.js";
+import { type Db, queryRows } from "../db/client.js";
 import { applyRequestRollups, type RequestRow } from "../rollups/apply.js";
-import { queryRows, withRetry } from "./sql.js";
+import { withRetry } from "../db/errors.js";
 
 /** Columns written by ingest, in the order of the INSERT; all others keep their defaults. */
 const REQUEST_COLUMNS = [

@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import type { Db } from "../db/client.js";
+import { type Db, queryRows } from "../db/client.js";
 import { epochMs, firstIssue, int32, shortText } from "./fields.js";
 import { allocateSeqs, learnSessionRooms, sessionRooms, UNKNOWN_ROOM } from "./rooms.js";
-import { queryRows, withRetry } from "./sql.js";
+import { withRetry } from "../db/errors.js";
 
 /** One turn of POST /v1/ingest/turns (spec Resources: Turn); unknown keys ignored. */
 export const turnSchema = z

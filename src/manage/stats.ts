@@ -1,6 +1,6 @@
 import { and, count, gte, inArray, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
-import type { Db } from "../db/client.js";
+import { type Db, queryRows } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
 
 /** "Today" is the rolling 24 hours before now, like GET /v1/costs?period=today. */
@@ -48,8 +48,7 @@ export interface ProjectCostsToday {
 export async function projectCostsToday(db: Db, args: TenantScope & { projectId: string; since: Date }): Promise<ProjectCostsToday> {
   const tenant = tenantCondition(requests.tenantId, args);
   type Row = { kind: string; key: string | null; cost: string; n: string | number };
-  // Db is generic over pg and PGlite; both drivers answer execute() with { rows }.
-  const result = (await db.execute(sql`
+  const rows = await queryRows<Row>(db, sql`
     SELECT CASE WHEN grouping(${requests.provider}) = 0 THEN 'provider'
                 WHEN grouping(${requests.modelId}) = 0 THEN 'model' ELSE 'total' END AS kind,
            coalesce(${requests.provider}, ${requests.modelId}) AS key,
@@ -57,9 +56,9 @@ export async function projectCostsToday(db: Db, args: TenantScope & { projectId:
       FROM ${requests}
      WHERE ${requests.ts} >= ${args.since} AND ${requests.project} = ${args.projectId}
        ${tenant ? sql`AND ${tenant}` : sql``}
-     GROUP BY GROUPING SETS ((${requests.provider}), (${requests.modelId}), ())`)) as unknown as { rows: Row[] };
+     GROUP BY GROUPING SETS ((${requests.provider}), (${requests.modelId}), ())`);
   const out: ProjectCostsToday = { total: 0, requests: 0, by_provider: {}, by_model: {} };
-  for (const r of result.rows) {
+  for (const r of rows) {
     if (r.kind === "total") {
       out.total = Number(r.cost);
       out.requests = Number(r.n);
