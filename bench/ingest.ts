@@ -10,7 +10,7 @@
  *                           a fresh voxgate_bench_* database)
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,6 +20,7 @@ import { Pool } from "undici";
 import { openDatabase } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { sketchOf, summarize } from "../src/stats/summary.js";
+import { createBenchDatabase } from "./support.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const BASELINE_SECONDS = Math.min(SECONDS, 10);
@@ -31,7 +32,6 @@ const KEY = "bench-ingest-key-0123456789";
 const RUNTIME = process.env.BENCH_RUNTIME === "tsx" ? "tsx" : "dist";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DIST_MAIN = join(ROOT, "dist", "cli", "main.js");
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 const MODELS = [
   { modality: "llm", model_id: "openai/gpt-4.1-mini" },
@@ -63,24 +63,6 @@ function makeBatch(): Record<string, unknown>[] {
   });
 }
 
-async function createDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `voxgate_bench_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const a = new pg.Client({ connectionString: ADMIN_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.end();
-    },
-  };
-}
 
 async function spawnCollector(url: string): Promise<{ child: ChildProcess; base: string; cwd: string }> {
   const cwd = mkdtempSync(join(tmpdir(), "voxgate-bench-"));
@@ -234,7 +216,7 @@ async function main() {
     process.stdout.write("building the server (npm run build:server) so the collector runs as `npm start` would…\n");
     execFileSync("npm", ["run", "--silent", "build:server"], { cwd: ROOT, stdio: "inherit" });
   }
-  const db = await createDatabase();
+  const db = await createBenchDatabase("ingest");
   let collector: Awaited<ReturnType<typeof spawnCollector>> | null = null;
   try {
     const database = await openDatabase({ url: db.url });

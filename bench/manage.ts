@@ -15,32 +15,13 @@ import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
 import { createServices } from "../src/services.js";
 import { summarizeSamples } from "../src/stats/summary.js";
+import { createBenchDatabase } from "./support.js";
 
-const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ENTITIES = 100;
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 300);
 const WARMUP = 30;
 
-async function createDb(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `voxgate_bench_manage_${process.pid}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const a = new pg.Client({ connectionString: ADMIN_URL });
-      await a.connect();
-      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await a.end();
-    },
-  };
-}
 
 async function seed(client: pg.Client) {
   await client.query(`INSERT INTO providers (provider_id, provider_type, api_key_masked, base_url)
@@ -85,7 +66,7 @@ const PROJECT_SQL = `SELECT CASE WHEN grouping(provider) = 0 THEN 'provider' WHE
   FROM requests WHERE ts >= $1 AND project = $2 GROUP BY GROUPING SETS ((provider), (model_id), ())`;
 
 async function main() {
-  const bench = await createDb();
+  const bench = await createBenchDatabase("manage");
   const client = new pg.Client({ connectionString: bench.url });
   try {
     const database = await openDatabase({ url: bench.url });
