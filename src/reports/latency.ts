@@ -1,7 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { sketchFromJson } from "../rollups/sketch-json.js";
-import { addSample, emptySketch, type LatencySketch, mergeSketch, summarize } from "../stats/summary.js";
+import { addSample, emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
 import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
 import { type Period, windowSegments } from "./window.js";
 
@@ -36,13 +35,28 @@ interface ModelSketches {
   latency: LatencySketch;
 }
 
-interface RollupRow {
+interface ModelTotalsRow {
   model_id: string;
   modality: string;
   provider: string;
   requests: string | number;
-  ttfb_hist: unknown;
-  latency_hist: unknown;
+  tc: number | null;
+  ts: number | null;
+  tmin: number | null;
+  tmax: number | null;
+  tz: number | null;
+  lc: number | null;
+  ls: number | null;
+  lmin: number | null;
+  lmax: number | null;
+  lz: number | null;
+}
+
+interface BucketRow {
+  model_id: string;
+  which: "t" | "l";
+  k: string;
+  n: number;
 }
 
 interface RawRow {
@@ -62,12 +76,32 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
   const rollupSegs = segments.filter((s) => s.source !== "raw");
   const rawSegs = segments.filter((s) => s.source === "raw");
   const none = sql`SELECT NULL WHERE false`;
-  const [rolled, raw] = await Promise.all([
+  // Rollup sketches are merged inside Postgres (sums per model and per sketch bucket), so a week of
+  // buckets comes back as a few hundred small rows instead of a thousand JSON documents.
+  const rolled = sql`WITH r AS (${segmentsUnion(
+    rollupSegs,
+    args,
+    { rollup: sql`model_id, modality, provider, requests, ttfb_hist AS th, latency_hist AS lh`, raw: none },
+    { excludeProbe: true },
+  )})`;
+  const f = (col: string, field: string) => sql.raw(`(${col}->>'${field}')::float8`);
+  const [totals, buckets, raw] = await Promise.all([
     rollupSegs.length === 0
       ? []
-      : queryRows<RollupRow>(
+      : queryRows<ModelTotalsRow>(
           db,
-          segmentsUnion(rollupSegs, args, { rollup: sql`model_id, modality, provider, requests, ttfb_hist, latency_hist`, raw: none }, { excludeProbe: true }),
+          sql`${rolled} SELECT model_id, min(modality) AS modality, min(provider) AS provider, sum(requests) AS requests,
+            sum(${f("th", "count")}) AS tc, sum(${f("th", "sum")}) AS ts, min(${f("th", "min")}) AS tmin, max(${f("th", "max")}) AS tmax,
+            sum(${f("th", "zeros")}) AS tz, sum(${f("lh", "count")}) AS lc, sum(${f("lh", "sum")}) AS ls, min(${f("lh", "min")}) AS lmin,
+            max(${f("lh", "max")}) AS lmax, sum(${f("lh", "zeros")}) AS lz
+          FROM r GROUP BY model_id`,
+        ),
+    rollupSegs.length === 0
+      ? []
+      : queryRows<BucketRow>(
+          db,
+          sql`${rolled} SELECT model_id, 't' AS which, b.key AS k, sum(b.value::float8) AS n FROM r, jsonb_each_text(r.th->'buckets') b GROUP BY 1, 2, 3
+            UNION ALL SELECT model_id, 'l' AS which, b.key AS k, sum(b.value::float8) AS n FROM r, jsonb_each_text(r.lh->'buckets') b GROUP BY 1, 2, 3`,
         ),
     queryRows<RawRow>(
       db,
@@ -83,11 +117,25 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
     }
     return e;
   };
-  for (const r of rolled) {
+  const fill = (s: LatencySketch, count: number | null, sum: number | null, min: number | null, max: number | null, zeros: number | null) => {
+    if (!count) return;
+    s.count += Number(count);
+    s.sum += Number(sum ?? 0);
+    s.min = Math.min(s.min, Number(min ?? Number.POSITIVE_INFINITY));
+    s.max = Math.max(s.max, Number(max ?? Number.NEGATIVE_INFINITY));
+    s.zeros += Number(zeros ?? 0);
+  };
+  for (const r of totals) {
     const e = entry(r);
     e.requests += Number(r.requests);
-    mergeSketch(e.ttfb, sketchFromJson(r.ttfb_hist));
-    mergeSketch(e.latency, sketchFromJson(r.latency_hist));
+    fill(e.ttfb, r.tc, r.ts, r.tmin, r.tmax, r.tz);
+    fill(e.latency, r.lc, r.ls, r.lmin, r.lmax, r.lz);
+  }
+  for (const b of buckets) {
+    const e = out.get(b.model_id);
+    if (!e) continue;
+    const s = b.which === "t" ? e.ttfb : e.latency;
+    s.buckets[b.k] = (s.buckets[b.k] ?? 0) + Number(b.n);
   }
   for (const r of raw) {
     const e = entry(r);

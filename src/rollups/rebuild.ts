@@ -49,9 +49,9 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
         a.cost_usd, a.rated_price_usd, a.input_units, a.output_units,
         a.ttfb_count, a.ttfb_sum, ${hist("ttfb", "tb")}, a.latency_count, a.latency_sum, ${hist("latency", "lb")}
       FROM agg a
-      LEFT JOIN tb ON tb.bucket = a.bucket AND tb.tenant_id IS NOT DISTINCT FROM a.tenant_id AND tb.project = a.project
+      LEFT JOIN tb ON tb.bucket = a.bucket AND coalesce(tb.tenant_id, '') = coalesce(a.tenant_id, '') AND tb.tenant_id IS NOT DISTINCT FROM a.tenant_id AND tb.project = a.project
         AND tb.provider = a.provider AND tb.model_id = a.model_id AND tb.modality = a.modality AND tb.is_probe = a.is_probe
-      LEFT JOIN lb ON lb.bucket = a.bucket AND lb.tenant_id IS NOT DISTINCT FROM a.tenant_id AND lb.project = a.project
+      LEFT JOIN lb ON lb.bucket = a.bucket AND coalesce(lb.tenant_id, '') = coalesce(a.tenant_id, '') AND lb.tenant_id IS NOT DISTINCT FROM a.tenant_id AND lb.project = a.project
         AND lb.provider = a.provider AND lb.model_id = a.model_id AND lb.modality = a.modality AND lb.is_probe = a.is_probe`);
   }
 }

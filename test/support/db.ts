@@ -19,7 +19,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     return { database, url: null, drop: () => database.close() };
   }
   const adminUrl = inject("pgAdminUrl");
-  const name = `voxgate_t_${randomBytes(6).toString("hex")}`;
+  const name = `${inject("pgRunPrefix")}${randomBytes(4).toString("hex")}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {

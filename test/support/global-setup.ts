@@ -3,13 +3,17 @@ import type { TestProject } from "vitest/node";
 import { openDatabase } from "../../src/db/client.js";
 import { runMigrations } from "../../src/db/migrate.js";
 
-export const TEMPLATE_DB = `voxgate_tpl_${process.pid}`;
+/** Unique per run: concurrent runs (several worktrees, CI) must never drop each other's databases. */
+const RUN_ID = `${process.pid}_${Date.now().toString(36)}`;
+export const TEMPLATE_DB = `voxgate_tpl_${RUN_ID}`;
 
 declare module "vitest" {
   export interface ProvidedContext {
     dbBackend: "postgres" | "pglite";
     pgAdminUrl: string;
     pgTemplate: string;
+    /** Prefix of every per-file database of this run. */
+    pgRunPrefix: string;
   }
 }
 
@@ -34,6 +38,7 @@ export default async function setup(project: TestProject) {
     project.provide("dbBackend", "pglite");
     project.provide("pgAdminUrl", "");
     project.provide("pgTemplate", "");
+    project.provide("pgRunPrefix", "");
     return;
   }
   await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DB}`);
@@ -46,12 +51,13 @@ export default async function setup(project: TestProject) {
   project.provide("dbBackend", "postgres");
   project.provide("pgAdminUrl", adminUrl);
   project.provide("pgTemplate", TEMPLATE_DB);
+  project.provide("pgRunPrefix", `voxgate_t_${RUN_ID}_`);
 
   return async () => {
-    // Drop this run's template and any per-file databases a crashed run left behind.
+    // Drop this run's template and whatever per-file databases of this run were left behind.
     const { rows } = await admin.query<{ datname: string }>(
-      "SELECT datname FROM pg_database WHERE datname LIKE 'voxgate_t\\_%' OR datname = $1",
-      [TEMPLATE_DB],
+      "SELECT datname FROM pg_database WHERE starts_with(datname, $1) OR datname = $2",
+      [`voxgate_t_${RUN_ID}_`, TEMPLATE_DB],
     );
     for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`).catch(() => {});
     await admin.end();
