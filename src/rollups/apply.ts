@@ -16,6 +16,9 @@ export const ROLLUP_GRAINS = [
   { table: "request_rollups_daily", ms: DAY_MS },
 ] as const;
 
+/** Rollup keys per INSERT statement. */
+export const UPSERT_CHUNK_KEYS = 1000;
+
 interface RollupAcc {
   bucket: Date;
   tenantId: string | null;
@@ -115,6 +118,10 @@ function upsertSql(table: string, accs: RollupAcc[]): SQL {
 export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<void> {
   if (rows.length === 0) return;
   for (const grain of ROLLUP_GRAINS) {
-    await tx.execute(upsertSql(grain.table, aggregateRows(rows, grain.ms)));
+    const accs = aggregateRows(rows, grain.ms);
+    // Chunks stay under Postgres' 65535 bind parameters (19 per key) and keep the sorted lock order.
+    for (let i = 0; i < accs.length; i += UPSERT_CHUNK_KEYS) {
+      await tx.execute(upsertSql(grain.table, accs.slice(i, i + UPSERT_CHUNK_KEYS)));
+    }
   }
 }

@@ -191,3 +191,30 @@ describe("rollup windows equal raw aggregates", () => {
     }
   });
 });
+
+describe("large batches", () => {
+  it("a batch with more rollup keys than one statement holds is folded in chunks", async () => {
+    const t = await createTestApp();
+    try {
+      const ts = new Date(Date.now() - 3 * DAY);
+      const rows: RequestRow[] = Array.from({ length: 2500 }, (_, i) => ({
+        id: randomUUID(),
+        ts,
+        project: `p${i}`,
+        modelId: "openai/gpt-4.1-mini",
+        modality: "llm",
+        provider: "openai",
+        costUsd: "0.001",
+        ttfbMs: i,
+      }));
+      await insertRequests(t.services.database.db, rows);
+      const [r] = await queryRows<{ keys: string; n: string; cost: string }>(
+        t.services.database.db,
+        sql`SELECT count(*)::text AS keys, sum(requests)::text AS n, sum(cost_usd)::text AS cost FROM request_rollups`,
+      );
+      expect(r).toEqual({ keys: "2500", n: "2500", cost: "2.5000000000" });
+    } finally {
+      await t.close();
+    }
+  });
+});
