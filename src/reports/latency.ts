@@ -82,7 +82,7 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
     rollupSegs,
     args,
     { rollup: sql`model_id, modality, provider, requests, ttfb_hist AS th, latency_hist AS lh`, raw: none },
-    { excludeProbe: true },
+    { excludeProbe: true, allProjects: true },
   )})`;
   const f = (col: string, field: string) => sql.raw(`(${col}->>'${field}')::float8`);
   const [totals, buckets, raw] = await Promise.all([

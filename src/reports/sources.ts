@@ -2,7 +2,7 @@ import { and, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
-import { requestRollups, requestRollupsDaily, requests } from "../db/schema/index.js";
+import { requestModelRollups, requestModelRollupsDaily, requestRollups, requestRollupsDaily, requests } from "../db/schema/index.js";
 import type { Segment } from "./window.js";
 
 /** Who is asking and what they filter on; tenantId always comes from the key. */
@@ -20,6 +20,8 @@ export interface SourceColumns {
 const TABLES = {
   hour: { table: requestRollups, time: requestRollups.bucket, tenant: requestRollups.tenantId, project: requestRollups.project, probe: requestRollups.isProbe },
   day: { table: requestRollupsDaily, time: requestRollupsDaily.bucket, tenant: requestRollupsDaily.tenantId, project: requestRollupsDaily.project, probe: requestRollupsDaily.isProbe },
+  hourAll: { table: requestModelRollups, time: requestModelRollups.bucket, tenant: requestModelRollups.tenantId, project: requestModelRollups.project, probe: requestModelRollups.isProbe },
+  dayAll: { table: requestModelRollupsDaily, time: requestModelRollupsDaily.bucket, tenant: requestModelRollupsDaily.tenantId, project: requestModelRollupsDaily.project, probe: requestModelRollupsDaily.isProbe },
   raw: { table: requests, time: requests.ts, tenant: requests.tenantId, project: requests.project, probe: requests.isProbe },
 } as const;
 
@@ -34,9 +36,16 @@ function rangeCondition(time: AnyPgColumn, seg: Segment): SQL | undefined {
  * One UNION ALL over the window's segments, each from its source, all with the caller's tenant,
  * project and probe filters. Every value is a bound parameter; filters never become SQL text.
  */
-export function segmentsUnion(segments: Segment[], scope: ReportScope, cols: SourceColumns, opts: { excludeProbe?: boolean } = {}): SQL {
+export function segmentsUnion(
+  segments: Segment[],
+  scope: ReportScope,
+  cols: SourceColumns,
+  opts: { excludeProbe?: boolean; allProjects?: boolean } = {},
+): SQL {
+  // The all-projects tables answer only queries without a project filter (their project is "*").
+  const folded = opts.allProjects === true && scope.project === null;
   const parts = segments.map((seg) => {
-    const t = TABLES[seg.source];
+    const t = TABLES[folded && seg.source !== "raw" ? (seg.source === "hour" ? "hourAll" : "dayAll") : seg.source];
     const where = and(
       rangeCondition(t.time, seg),
       tenantCondition(t.tenant, scope),

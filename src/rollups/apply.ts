@@ -10,11 +10,19 @@ export type RequestRow = typeof requests.$inferInsert;
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 
-/** The two rollup grains; both tables share one column layout (src/db/schema/request-rollups.ts). */
+/**
+ * The rollup tables, one column layout (src/db/schema/request-rollups.ts): hour and day grains, each
+ * per project and with projects folded into "*" (for latency over all projects).
+ */
 export const ROLLUP_GRAINS = [
-  { table: "request_rollups", ms: HOUR_MS },
-  { table: "request_rollups_daily", ms: DAY_MS },
+  { table: "request_rollups", ms: HOUR_MS, allProjects: false },
+  { table: "request_rollups_daily", ms: DAY_MS, allProjects: false },
+  { table: "request_model_rollups", ms: HOUR_MS, allProjects: true },
+  { table: "request_model_rollups_daily", ms: DAY_MS, allProjects: true },
 ] as const;
+
+/** The project key of rows in the all-projects tables. */
+export const ALL_PROJECTS = "*";
 
 /** Rollup keys per INSERT statement. */
 export const UPSERT_CHUNK_KEYS = 1000;
@@ -38,12 +46,12 @@ interface RollupAcc {
 }
 
 /** Defaults as the requests table applies them, so rollups key exactly like the stored row. */
-function keyParts(row: RequestRow, grainMs: number) {
+function keyParts(row: RequestRow, grainMs: number, allProjects: boolean) {
   const ts = row.ts instanceof Date ? row.ts.getTime() : new Date(row.ts).getTime();
   return {
     bucket: new Date(Math.floor(ts / grainMs) * grainMs),
     tenantId: row.tenantId ?? null,
-    project: row.project ?? "default",
+    project: allProjects ? ALL_PROJECTS : (row.project ?? "default"),
     provider: row.provider,
     modelId: row.modelId,
     modality: row.modality,
@@ -52,10 +60,10 @@ function keyParts(row: RequestRow, grainMs: number) {
 }
 
 /** Aggregates a batch in memory: one accumulator per rollup key, sorted by key (lock order). */
-export function aggregateRows(rows: RequestRow[], grainMs: number): RollupAcc[] {
+export function aggregateRows(rows: RequestRow[], grainMs: number, allProjects = false): RollupAcc[] {
   const byKey = new Map<string, RollupAcc>();
   for (const row of rows) {
-    const k = keyParts(row, grainMs);
+    const k = keyParts(row, grainMs, allProjects);
     const key = JSON.stringify([k.bucket.getTime(), k.tenantId, k.project, k.provider, k.modelId, k.modality, k.isProbe]);
     let acc = byKey.get(key);
     if (!acc) {
@@ -111,14 +119,14 @@ function upsertSql(table: string, accs: RollupAcc[]): SQL {
 }
 
 /**
- * Folds newly stored request rows into the hourly and daily rollups. Ingest calls it inside its
+ * Folds newly stored request rows into every rollup table (ROLLUP_GRAINS). Ingest calls it inside its
  * transaction with exactly the rows it inserted (never duplicates), so rollups commit or roll back
  * with the rows. Keys are sorted so concurrent batches lock rollup rows in the same order.
  */
 export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<void> {
   if (rows.length === 0) return;
   for (const grain of ROLLUP_GRAINS) {
-    const accs = aggregateRows(rows, grain.ms);
+    const accs = aggregateRows(rows, grain.ms, grain.allProjects);
     // Chunks stay under Postgres' 65535 bind parameters (19 per key) and keep the sorted lock order.
     for (let i = 0; i < accs.length; i += UPSERT_CHUNK_KEYS) {
       await tx.execute(upsertSql(grain.table, accs.slice(i, i + UPSERT_CHUNK_KEYS)));

@@ -1,20 +1,21 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { SKETCH_RELATIVE_ACCURACY } from "../stats/summary.js";
-import { ROLLUP_GRAINS } from "./apply.js";
+import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS } from "./apply.js";
 
 const LN_GAMMA = Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY));
 const KEY = sql.raw("bucket, tenant_id, project, provider, model_id, modality, is_probe");
 
 /**
- * Rebuilds both rollup grains for [from, to) from raw request rows in SQL (bulk loads, repair after
+ * Rebuilds every rollup table for [from, to) from raw request rows in SQL (bulk loads, repair after
  * a manual change to `requests`). `from`/`to` must be whole UTC days so no bucket is cut in two.
  * The latency sketches are built with the same bucket index as src/stats/summary.ts (ceil(ln v / ln γ)).
  */
 export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void> {
   for (const grain of ROLLUP_GRAINS) {
     const table = sql.raw(grain.table);
-    const unit = grain.table === "request_rollups" ? "hour" : "day";
+    const unit = grain.ms === HOUR_MS ? "hour" : "day";
+    const project = grain.allProjects ? sql`${ALL_PROJECTS}::text` : sql.raw("project");
     const sketch = (col: string) => {
       const c = sql.raw(col);
       return sql`SELECT ${KEY}, jsonb_object_agg(k::text, n) AS buckets FROM (
@@ -29,7 +30,7 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
     };
     await db.execute(sql`DELETE FROM ${table} WHERE bucket >= ${from.toISOString()}::timestamptz AND bucket < ${to.toISOString()}::timestamptz`);
     await db.execute(sql`WITH base AS (
-        SELECT date_trunc(${unit}, ts, 'UTC') AS bucket, tenant_id, project, provider, model_id, modality, is_probe,
+        SELECT date_trunc(${unit}, ts, 'UTC') AS bucket, tenant_id, ${project} AS project, provider, model_id, modality, is_probe,
           status, cost_usd, rated_price_usd, input_units, output_units, ttfb_ms, total_latency_ms
         FROM requests WHERE ts >= ${from.toISOString()}::timestamptz AND ts < ${to.toISOString()}::timestamptz
       ), agg AS (

@@ -106,13 +106,13 @@ describe("rollup windows equal raw aggregates", () => {
   it("latency: the same sketch (count, quantiles) as summarizing raw non-probe samples", async () => {
     const db = t.services.database.db;
     for (const now of nows()) {
-      for (const period of ["today", "week", "month"] as const) {
-        const sketches = await latencySketches(db, { period, tenantId: "globex", project: null, now });
+      for (const [period, project] of [["today", null], ["week", null], ["month", null], ["week", "support"], ["today", "sales"]] as const) {
+        const sketches = await latencySketches(db, { period, tenantId: "globex", project, now });
         const start = new Date(now.getTime() - { today: 1, week: 7, month: 30 }[period] * DAY);
         const raw = await queryRows<{ model_id: string; ttfb_ms: number | null; total_latency_ms: number | null }>(
           db,
           sql`SELECT model_id, ttfb_ms, total_latency_ms FROM requests WHERE ts >= ${start.toISOString()}::timestamptz
-            AND ts <= ${now.toISOString()}::timestamptz AND tenant_id = 'globex' AND NOT is_probe`,
+            AND ts <= ${now.toISOString()}::timestamptz AND tenant_id = 'globex' AND NOT is_probe ${project ? sql`AND project = ${project}` : sql``}`,
         );
         for (const [modelId] of MODELS) {
           const mine = raw.filter((r) => r.model_id === modelId);
@@ -173,12 +173,13 @@ describe("rollup windows equal raw aggregates", () => {
       }));
     const from = new Date(Math.floor((base - 51 * DAY) / DAY) * DAY);
     const to = new Date(Math.ceil(base / DAY) * DAY + DAY);
-    const before = [await snapshot("request_rollups"), await snapshot("request_rollups_daily")];
+    const tables = ["request_rollups", "request_rollups_daily", "request_model_rollups", "request_model_rollups_daily"];
+    const before = await Promise.all(tables.map(snapshot));
     await db.execute(sql`DELETE FROM requests WHERE tenant_id = 'concurrent'`);
     await rebuildRollups(db, from, to);
-    const after = [await snapshot("request_rollups"), await snapshot("request_rollups_daily")];
-    expect(after[0]?.length).toBe(before[0]?.length);
-    expect(after[1]?.length).toBe(before[1]?.length);
+    const after = await Promise.all(tables.map(snapshot));
+    for (const [i, rows] of after.entries()) expect(rows.length, tables[i]).toBe(before[i]?.length);
+    expect(after[2]?.length).toBeGreaterThan(0);
     for (const [i, rows] of after.entries()) {
       rows.forEach((r, j) => {
         const b = before[i]?.[j];

@@ -41,3 +41,19 @@ export const requestRollupsDaily = pgTable("request_rollups_daily", rollupColumn
     .on(t.bucket, t.tenantId, t.project, t.provider, t.modelId, t.modality, t.isProbe)
     .nullsNotDistinct(),
 ]);
+
+/**
+ * The same two grains with every project folded into project "*": latency over all projects (the
+ * dashboard default and the metrics summaries) merges a third of the sketches.
+ */
+export const requestModelRollups = pgTable("request_model_rollups", rollupColumns(), (t) => [
+  unique("request_model_rollups_key_uq")
+    .on(t.bucket, t.tenantId, t.project, t.provider, t.modelId, t.modality, t.isProbe)
+    .nullsNotDistinct(),
+]);
+
+export const requestModelRollupsDaily = pgTable("request_model_rollups_daily", rollupColumns(), (t) => [
+  unique("request_model_rollups_daily_key_uq")
+    .on(t.bucket, t.tenantId, t.project, t.provider, t.modelId, t.modality, t.isProbe)
+    .nullsNotDistinct(),
+]);
