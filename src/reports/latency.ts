@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { addSample, emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
 import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
@@ -67,6 +67,15 @@ interface RawRow {
   total_latency_ms: number | null;
 }
 
+function bucketSums(db: Db, rolled: SQL, segments: number, which: "t" | "l", column: "th" | "lh"): Promise<BucketRow[]> {
+  if (segments === 0) return Promise.resolve([]);
+  return queryRows<BucketRow>(
+    db,
+    sql`${rolled} SELECT model_id, ${which}::text AS which, b.key AS k, sum(b.value::float8) AS n
+      FROM r, jsonb_each_text(r.${sql.raw(column)}->'buckets') b GROUP BY 1, 2, 3`,
+  );
+}
+
 /**
  * Latency sketches per model over a period, probe traffic excluded: rollup sketches merged for whole
  * buckets, raw samples added for the edge hours. Percentiles come from src/stats/summary.ts.
@@ -85,7 +94,7 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
     { excludeProbe: true, allProjects: true },
   )})`;
   const f = (col: string, field: string) => sql.raw(`(${col}->>'${field}')::float8`);
-  const [totals, buckets, raw] = await Promise.all([
+  const [totals, ttfbBuckets, latencyBuckets, raw] = await Promise.all([
     rollupSegs.length === 0
       ? []
       : queryRows<ModelTotalsRow>(
@@ -96,13 +105,9 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
             max(${f("lh", "max")}) AS lmax, sum(${f("lh", "zeros")}) AS lz
           FROM r GROUP BY model_id`,
         ),
-    rollupSegs.length === 0
-      ? []
-      : queryRows<BucketRow>(
-          db,
-          sql`${rolled} SELECT model_id, 't' AS which, b.key AS k, sum(b.value::float8) AS n FROM r, jsonb_each_text(r.th->'buckets') b GROUP BY 1, 2, 3
-            UNION ALL SELECT model_id, 'l' AS which, b.key AS k, sum(b.value::float8) AS n FROM r, jsonb_each_text(r.lh->'buckets') b GROUP BY 1, 2, 3`,
-        ),
+    // TTFB and total-latency buckets as two statements: they run side by side on two connections.
+    bucketSums(db, rolled, rollupSegs.length, "t", "th"),
+    bucketSums(db, rolled, rollupSegs.length, "l", "lh"),
     queryRows<RawRow>(
       db,
       segmentsUnion(rawSegs, args, { rollup: none, raw: sql`model_id, modality, provider, ttfb_ms, total_latency_ms` }, { excludeProbe: true }),
@@ -131,7 +136,7 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
     fill(e.ttfb, r.tc, r.ts, r.tmin, r.tmax, r.tz);
     fill(e.latency, r.lc, r.ls, r.lmin, r.lmax, r.lz);
   }
-  for (const b of buckets) {
+  for (const b of [...ttfbBuckets, ...latencyBuckets]) {
     const e = out.get(b.model_id);
     if (!e) continue;
     const s = b.which === "t" ? e.ttfb : e.latency;
