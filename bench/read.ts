@@ -71,7 +71,8 @@ async function measure(rows: number): Promise<Figures> {
     console.log(`  generated in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     const db: Db = bench.database.db;
     const counts = (await db.execute(
-      sql`SELECT (SELECT count(*) FROM request_rollups) + (SELECT count(*) FROM request_rollups_daily) AS n`,
+      sql`SELECT (SELECT count(*) FROM request_rollups) + (SELECT count(*) FROM request_rollups_daily)
+        + (SELECT count(*) FROM request_model_rollups) + (SELECT count(*) FROM request_model_rollups_daily) AS n`,
     )) as unknown as { rows: { n: string }[] };
     const services = createServices({ database: bench.database, config: parseConfigText("", "bench.yaml", {}), env: parseEnv({}), log: silentLogger });
     const app = createApp(services);
