@@ -183,6 +183,52 @@ CREATE TABLE "rate_rules" (
 	CONSTRAINT "rate_rules_scopeKey_unique" UNIQUE("scope_key")
 );
 --> statement-breakpoint
+CREATE TABLE "request_model_rollups" (
+	"bucket" timestamp with time zone NOT NULL,
+	"tenant_id" text,
+	"project" text NOT NULL,
+	"provider" text NOT NULL,
+	"model_id" text NOT NULL,
+	"modality" text NOT NULL,
+	"is_probe" boolean DEFAULT false NOT NULL,
+	"requests" bigint DEFAULT 0 NOT NULL,
+	"errors" bigint DEFAULT 0 NOT NULL,
+	"cost_usd" numeric(20, 10) DEFAULT '0' NOT NULL,
+	"rated_price_usd" numeric(20, 10) DEFAULT '0' NOT NULL,
+	"input_units" double precision DEFAULT 0 NOT NULL,
+	"output_units" double precision DEFAULT 0 NOT NULL,
+	"ttfb_count" integer DEFAULT 0 NOT NULL,
+	"ttfb_sum_ms" double precision DEFAULT 0 NOT NULL,
+	"ttfb_hist" jsonb,
+	"latency_count" integer DEFAULT 0 NOT NULL,
+	"latency_sum_ms" double precision DEFAULT 0 NOT NULL,
+	"latency_hist" jsonb,
+	CONSTRAINT "request_model_rollups_key_uq" UNIQUE NULLS NOT DISTINCT("bucket","tenant_id","project","provider","model_id","modality","is_probe")
+);
+--> statement-breakpoint
+CREATE TABLE "request_model_rollups_daily" (
+	"bucket" timestamp with time zone NOT NULL,
+	"tenant_id" text,
+	"project" text NOT NULL,
+	"provider" text NOT NULL,
+	"model_id" text NOT NULL,
+	"modality" text NOT NULL,
+	"is_probe" boolean DEFAULT false NOT NULL,
+	"requests" bigint DEFAULT 0 NOT NULL,
+	"errors" bigint DEFAULT 0 NOT NULL,
+	"cost_usd" numeric(20, 10) DEFAULT '0' NOT NULL,
+	"rated_price_usd" numeric(20, 10) DEFAULT '0' NOT NULL,
+	"input_units" double precision DEFAULT 0 NOT NULL,
+	"output_units" double precision DEFAULT 0 NOT NULL,
+	"ttfb_count" integer DEFAULT 0 NOT NULL,
+	"ttfb_sum_ms" double precision DEFAULT 0 NOT NULL,
+	"ttfb_hist" jsonb,
+	"latency_count" integer DEFAULT 0 NOT NULL,
+	"latency_sum_ms" double precision DEFAULT 0 NOT NULL,
+	"latency_hist" jsonb,
+	CONSTRAINT "request_model_rollups_daily_key_uq" UNIQUE NULLS NOT DISTINCT("bucket","tenant_id","project","provider","model_id","modality","is_probe")
+);
+--> statement-breakpoint
 CREATE TABLE "request_rollups" (
 	"bucket" timestamp with time zone NOT NULL,
 	"tenant_id" text,
@@ -204,6 +250,29 @@ CREATE TABLE "request_rollups" (
 	"latency_sum_ms" double precision DEFAULT 0 NOT NULL,
 	"latency_hist" jsonb,
 	CONSTRAINT "request_rollups_key_uq" UNIQUE NULLS NOT DISTINCT("bucket","tenant_id","project","provider","model_id","modality","is_probe")
+);
+--> statement-breakpoint
+CREATE TABLE "request_rollups_daily" (
+	"bucket" timestamp with time zone NOT NULL,
+	"tenant_id" text,
+	"project" text NOT NULL,
+	"provider" text NOT NULL,
+	"model_id" text NOT NULL,
+	"modality" text NOT NULL,
+	"is_probe" boolean DEFAULT false NOT NULL,
+	"requests" bigint DEFAULT 0 NOT NULL,
+	"errors" bigint DEFAULT 0 NOT NULL,
+	"cost_usd" numeric(20, 10) DEFAULT '0' NOT NULL,
+	"rated_price_usd" numeric(20, 10) DEFAULT '0' NOT NULL,
+	"input_units" double precision DEFAULT 0 NOT NULL,
+	"output_units" double precision DEFAULT 0 NOT NULL,
+	"ttfb_count" integer DEFAULT 0 NOT NULL,
+	"ttfb_sum_ms" double precision DEFAULT 0 NOT NULL,
+	"ttfb_hist" jsonb,
+	"latency_count" integer DEFAULT 0 NOT NULL,
+	"latency_sum_ms" double precision DEFAULT 0 NOT NULL,
+	"latency_hist" jsonb,
+	CONSTRAINT "request_rollups_daily_key_uq" UNIQUE NULLS NOT DISTINCT("bucket","tenant_id","project","provider","model_id","modality","is_probe")
 );
 --> statement-breakpoint
 CREATE TABLE "requests" (

@@ -2,11 +2,49 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono } from "hono";
+import { requireScope } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
+import { parseOrThrow } from "../http/errors.js";
+import { listEffectiveProviders } from "../manage/registry.js";
+import { costReport } from "../reports/costs.js";
+import { latencyReport } from "../reports/latency.js";
+import { requestLogs } from "../reports/logs.js";
+import { overview } from "../reports/overview.js";
+import { costsQuery, latencyQuery, logsQuery, projectQuery } from "../reports/query.js";
 
-/** The dashboard API under /api (read by the web app). Routes land with the read-path issue. */
+/**
+ * The dashboard API under /api (read by the web app): thin adapters over the same report functions
+ * as /v1 (one query path), read scope, tenant from the key.
+ */
 export function dashboardApiRoutes() {
-  return new Hono<AppEnv>();
+  const r = new Hono<AppEnv>();
+  for (const path of ["/api/costs", "/api/latency", "/api/logs", "/api/overview"]) r.use(path, requireScope("read"));
+
+  r.get("/api/costs", async (c) => {
+    const q = parseOrThrow(costsQuery, c.req.query(), "invalid query");
+    const report = await costReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId });
+    const { period, total, by_provider, by_model, by_project } = report;
+    // by_project only without a project filter (spec Dashboard API table).
+    return c.json(q.project === null ? { period, total, by_provider, by_model, by_project } : { period, total, by_provider, by_model });
+  });
+
+  r.get("/api/latency", async (c) => {
+    const q = parseOrThrow(latencyQuery, c.req.query(), "invalid query");
+    return c.json(await latencyReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
+  });
+
+  r.get("/api/logs", async (c) => {
+    const q = parseOrThrow(logsQuery, c.req.query(), "invalid query");
+    return c.json(await requestLogs(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
+  });
+
+  r.get("/api/overview", async (c) => {
+    const q = parseOrThrow(projectQuery, c.req.query(), "invalid query");
+    const services = c.var.services;
+    const providers = await listEffectiveProviders(services);
+    return c.json(await overview(services.database.db, { ...q, tenantId: c.var.auth.tenantId, providers }));
+  });
+  return r;
 }
 
 export const DASHBOARD_DIST = fileURLToPath(new URL("../../dashboard/dist", import.meta.url));

@@ -11,7 +11,7 @@ export { nodeSamples } from "./node-samples.js";
 export { projects } from "./projects.js";
 export { providers } from "./providers.js";
 export { rateRules } from "./rate-rules.js";
-export { requestRollups } from "./request-rollups.js";
+export { requestModelRollups, requestModelRollupsDaily, requestRollups, requestRollupsDaily } from "./request-rollups.js";
 export { requests } from "./requests.js";
 export { sessions } from "./sessions.js";
 export { roomSequences, turns } from "./turns.js";

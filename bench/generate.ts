@@ -1,0 +1,142 @@
+/**
+ * bench data generator: N request rows spread over the trailing year, then their hourly and daily
+ * rollups, all in SQL (INSERT … SELECT generate_series in chunks, rebuildRollups per 30-day slice),
+ * into a fresh Postgres database. Used by bench/read.ts; runnable alone:
+ *   tsx bench/generate.ts --rows 1000000 [--keep]
+ */
+import { randomBytes } from "node:crypto";
+import { pathToFileURL } from "node:url";
+import { SingleBar } from "cli-progress";
+import { sql } from "drizzle-orm";
+import pg from "pg";
+import { type Database, openDatabase } from "../src/db/client.js";
+import { runMigrations } from "../src/db/migrate.js";
+import { rebuildRollups } from "../src/rollups/rebuild.js";
+
+export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const DAY_MS = 86_400_000;
+export const SPAN_DAYS = 365;
+const CHUNK_ROWS = 250_000;
+const ROLLUP_SLICE_DAYS = 30;
+
+export interface BenchDatabase {
+  url: string;
+  database: Database;
+  drop(): Promise<void>;
+}
+
+export async function createBenchDatabase(): Promise<BenchDatabase> {
+  const name = `voxgate_bench_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  const database = await openDatabase({ url: u.toString() });
+  await runMigrations(database);
+  return {
+    url: u.toString(),
+    database,
+    async drop() {
+      await database.close();
+      const a = new pg.Client({ connectionString: ADMIN_URL });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.end();
+    },
+  };
+}
+
+// 2 tenants × 3 projects × 6 models (2 per modality) × probe 5%: the bucket count is fixed by
+// these dimensions and the span, whatever the row count.
+const MODELS_SQL = `(ARRAY['openai/gpt-4.1-mini','anthropic/claude-haiku','deepgram/nova-3','openai/whisper-1','elevenlabs/eleven_flash_v2_5','cartesia/sonic'])`;
+
+// Secondary indexes are built once after the bulk load (what a restore does), not row by row.
+const REQUEST_INDEXES = ["requests_ts_idx", "requests_tenant_ts_idx", "requests_project_ts_idx", "requests_session_idx"];
+let savedIndexDefs: string[] = [];
+
+async function dropRequestIndexes(db: Database["db"]) {
+  const defs = (await db.execute(
+    sql`SELECT indexdef FROM pg_indexes WHERE tablename = 'requests' AND indexname IN (${sql.join(REQUEST_INDEXES.map((n) => sql`${n}`), sql`, `)})`,
+  )) as unknown as { rows: { indexdef: string }[] };
+  savedIndexDefs = defs.rows.map((r) => r.indexdef);
+  for (const n of REQUEST_INDEXES) await db.execute(sql.raw(`DROP INDEX IF EXISTS ${n}`));
+}
+
+async function restoreRequestIndexes(db: Database["db"]) {
+  for (const d of savedIndexDefs) await db.execute(sql.raw(d));
+}
+
+/** Inserts `rows` request rows in chunks, then rollups; `now` is the end of the generated span. */
+export async function generateBenchData(database: Database, rows: number, now: Date, log = true): Promise<void> {
+  const db = database.db;
+  const bar = log ? new SingleBar({ format: "  requests [{bar}] {percentage}% {value}/{total} rows {duration}s" }) : null;
+  bar?.start(rows, 0);
+  const end = now.getTime();
+  await dropRequestIndexes(db);
+  for (let done = 0; done < rows; done += CHUNK_ROWS) {
+    const n = Math.min(CHUNK_ROWS, rows - done);
+    // Each chunk fills its own slice of the span (oldest first), sorted: rows land on disk in time
+    // order as real traffic does (an hour's rows share pages), and timestamps stay uniform over the year.
+    const sliceMs = (SPAN_DAYS * DAY_MS * n) / rows;
+    const sliceStart = end - SPAN_DAYS * DAY_MS + (SPAN_DAYS * DAY_MS * done) / rows;
+    await db.execute(sql`INSERT INTO requests (id, ts, tenant_id, project, modality, model_id, provider, status,
+        ttfb_ms, total_latency_ms, cost_usd, rated_price_usd, pricing, input_units, output_units, is_probe)
+      SELECT gen_random_uuid(), ts, tenant, project, (ARRAY['llm','llm','stt','stt','tts','tts'])[m], ${sql.raw(MODELS_SQL)}[m],
+        split_part(${sql.raw(MODELS_SQL)}[m], '/', 1), CASE WHEN u < 0.02 THEN 'error' ELSE 'success' END,
+        ttfb, ttfb * (2 + 3 * random()), round((0.0001 + random() * 0.02)::numeric, 10), round((0.0002 + random() * 0.03)::numeric, 10),
+        'priced', round(random() * 2000), round(random() * 500), u > 0.95
+      FROM (
+        SELECT to_timestamp((${sliceStart} + random() * ${sliceMs}) / 1000.0) AS ts,
+          (ARRAY['acme','globex'])[1 + floor(random() * 2)::int] AS tenant,
+          (ARRAY['default','support','sales'])[1 + floor(random() * 3)::int] AS project,
+          1 + floor(random() * 6)::int AS m, random() AS u,
+          -- log-normal latencies around 300 ms: what a voice pipeline's TTFB looks like
+          300 * exp(0.4 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())) AS ttfb
+        FROM generate_series(1, ${n})
+      ) g ORDER BY ts`);
+    bar?.update(done + n);
+  }
+  bar?.stop();
+  if (log) console.log(`  requests inserted in ${((Date.now() - end) / 1000).toFixed(1)} s`);
+  await restoreRequestIndexes(db);
+  const from = Math.floor((end - SPAN_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
+  const to = Math.ceil(end / DAY_MS) * DAY_MS + DAY_MS;
+  const slices = Math.ceil((to - from) / (ROLLUP_SLICE_DAYS * DAY_MS));
+  const rbar = log ? new SingleBar({ format: "  rollups  [{bar}] {percentage}% {value}/{total} slices {duration}s" }) : null;
+  rbar?.start(slices, 0);
+  for (let i = 0; i < slices; i++) {
+    const a = from + i * ROLLUP_SLICE_DAYS * DAY_MS;
+    await rebuildRollups(db, new Date(a), new Date(Math.min(to, a + ROLLUP_SLICE_DAYS * DAY_MS)));
+    rbar?.update(i + 1);
+  }
+  rbar?.stop();
+  await db.execute(sql`ANALYZE`);
+}
+
+export function parseRowsArg(argv: string[], dflt: number[]): number[] {
+  const i = argv.indexOf("--rows");
+  const v = i >= 0 ? argv[i + 1] : undefined;
+  if (!v) return dflt;
+  const out = v.split(",").map((s) => Number(s.replace(/_/g, "")));
+  if (out.some((n) => !Number.isInteger(n) || n <= 0 || n > 50_000_000)) throw new Error(`--rows wants positive integers up to 50M, got ${v}`);
+  return out;
+}
+
+async function main() {
+  const [rows] = parseRowsArg(process.argv, [1_000_000]);
+  const bench = await createBenchDatabase();
+  const t0 = Date.now();
+  await generateBenchData(bench.database, rows ?? 1_000_000, new Date());
+  console.log(`generated ${rows} rows + rollups in ${((Date.now() - t0) / 1000).toFixed(1)} s into ${bench.url}`);
+  if (process.argv.includes("--keep")) await bench.database.close();
+  else await bench.drop();
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

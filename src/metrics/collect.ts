@@ -1,0 +1,88 @@
+import type { TenantScope } from "../auth/context.js";
+import { listEffectiveProviders } from "../manage/registry.js";
+import { costReport } from "../reports/costs.js";
+import { latencySketches } from "../reports/latency.js";
+import type { Services } from "../services.js";
+import { emptySketch, mergeSketch, quantile } from "../stats/summary.js";
+import { latestGatedRun } from "./diagnostics.js";
+import { type MetricFamily, type MetricSample, renderExposition } from "./exposition.js";
+
+/** Quantiles published for the latency summaries. */
+export const METRIC_QUANTILES = [0.5, 0.9, 0.95, 0.99] as const;
+
+const sorted = <T>(o: Record<string, T>) => Object.entries(o).sort(([a], [b]) => a.localeCompare(b));
+
+/**
+ * GET /v1/metrics: rolling 24 h gauges from the same cost and latency functions as /v1/costs and
+ * /v1/latency (period today), plus uptime, configured providers and the newest gated diagnostics run.
+ */
+export async function metricsExposition(services: Services, scope: TenantScope, now: Date = new Date()): Promise<string> {
+  const db = services.database.db;
+  const args = { tenantId: scope.tenantId, project: null, period: "today" as const, now };
+  const [costs, sketches, providers, diag] = await Promise.all([
+    costReport(db, args),
+    latencySketches(db, args),
+    listEffectiveProviders(services),
+    latestGatedRun(db, scope),
+  ]);
+
+  const ttfb = emptySketch();
+  const latency = emptySketch();
+  for (const s of sketches.values()) {
+    mergeSketch(ttfb, s.ttfb);
+    mergeSketch(latency, s.latency);
+  }
+  const quantileSamples = (s: typeof ttfb): MetricSample[] =>
+    s.count === 0 ? [] : METRIC_QUANTILES.map((q) => ({ labels: { quantile: String(q) }, value: quantile(s, q) / 1000 }));
+
+  // Configured providers without traffic are a known zero; providers seen in traffic are listed too.
+  const providerLines = { ...Object.fromEntries(providers.filter((p) => p.configured).map((p) => [p.providerId, { cost: 0, requests: 0 }])), ...costs.by_provider };
+
+  const families: MetricFamily[] = [
+    { name: "voxgate_uptime_seconds", help: "Seconds since this Voxgate process started.", type: "gauge", samples: [{ value: (now.getTime() - services.startedAt) / 1000 }] },
+    { name: "voxgate_providers_configured", help: "Providers with credentials (or self-hosted) in the effective registry.", type: "gauge", samples: [{ value: providers.filter((p) => p.configured).length }] },
+    {
+      name: "voxgate_cost_usd_total",
+      help: "Provider cost in USD over the rolling trailing 24 hours (a gauge, not a counter); period=today, and again per provider and per project.",
+      type: "gauge",
+      samples: [
+        { labels: { period: "today" }, value: costs.total },
+        ...sorted(providerLines).map(([provider, l]) => ({ labels: { provider }, value: l.cost })),
+        ...sorted(costs.by_project).map(([project, l]) => ({ labels: { project }, value: l.cost })),
+      ],
+    },
+    {
+      name: "voxgate_requests_total",
+      help: "Requests over the rolling trailing 24 hours, per provider (a gauge; no unlabelled total).",
+      type: "gauge",
+      samples: sorted(providerLines).map(([provider, l]) => ({ labels: { provider }, value: l.requests })),
+    },
+    { name: "voxgate_request_ttfb_seconds", help: "Time to first byte over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(ttfb) },
+    { name: "voxgate_request_total_latency_seconds", help: "Total request latency over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(latency) },
+  ];
+  if (diag) {
+    families.push(
+      {
+        name: "voxgate_diag_gate_status",
+        help: "Gates of the newest diagnostics run that gated anything: number of gates per gate id and status (PASS<WARN<UNKNOWN<FAIL).",
+        type: "gauge",
+        samples: diag.gates
+          .sort((a, b) => a.gateId.localeCompare(b.gateId) || a.status.localeCompare(b.status))
+          .map((g) => ({ labels: { gate: g.gateId, status: g.status }, value: g.count })),
+      },
+      {
+        name: "voxgate_diag_run_verdict",
+        help: "Stored verdict of that diagnostics run: 1 on the series labelled with the verdict.",
+        type: "gauge",
+        samples: diag.verdict ? [{ labels: { verdict: diag.verdict }, value: 1 }] : [],
+      },
+      {
+        name: "voxgate_diag_run_timestamp_seconds",
+        help: "When that diagnostics run finished, in Unix seconds.",
+        type: "gauge",
+        samples: [{ value: diag.finishedAt.getTime() / 1000 }],
+      },
+    );
+  }
+  return renderExposition(families);
+}

@@ -1,0 +1,57 @@
+/**
+ * Prometheus text exposition (format 0.0.4), written by hand: prom-client cannot publish a summary
+ * without _sum/_count children, and the spec forbids them. One family = HELP, TYPE, then samples.
+ */
+
+export type MetricType = "gauge" | "summary";
+
+export interface MetricSample {
+  labels?: Record<string, string>;
+  value: number;
+}
+
+export interface MetricFamily {
+  name: string;
+  help: string;
+  type: MetricType;
+  samples: MetricSample[];
+}
+
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+/** Label values escape backslash, double quote and newline. */
+export function escapeLabelValue(v: string): string {
+  return v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+/** HELP text escapes backslash and newline. */
+export function escapeHelp(v: string): string {
+  return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+}
+
+export function formatValue(v: number): string {
+  if (Number.isNaN(v)) return "NaN";
+  if (v === Number.POSITIVE_INFINITY) return "+Inf";
+  if (v === Number.NEGATIVE_INFINITY) return "-Inf";
+  return String(v);
+}
+
+function formatLabels(labels: Record<string, string> | undefined): string {
+  const entries = Object.entries(labels ?? {});
+  if (entries.length === 0) return "";
+  for (const [k] of entries) if (!LABEL_NAME.test(k) || k.startsWith("__")) throw new Error(`invalid label name ${k}`);
+  return `{${entries.map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(",")}}`;
+}
+
+/** Renders families in order; a family without samples is left out (unknown values are absent). */
+export function renderExposition(families: MetricFamily[]): string {
+  const lines: string[] = [];
+  for (const f of families) {
+    if (f.samples.length === 0) continue;
+    if (!METRIC_NAME.test(f.name)) throw new Error(`invalid metric name ${f.name}`);
+    lines.push(`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`);
+    for (const s of f.samples) lines.push(`${f.name}${formatLabels(s.labels)} ${formatValue(s.value)}`);
+  }
+  return lines.length === 0 ? "" : `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,58 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
+import { type Period, windowSegments } from "./window.js";
+
+export interface CostLine {
+  cost: number;
+  requests: number;
+}
+
+export interface CostReport {
+  period: Period;
+  project: string | null;
+  total: number;
+  requests: number;
+  by_provider: Record<string, CostLine>;
+  by_model: Record<string, CostLine>;
+  by_project: Record<string, CostLine>;
+}
+
+/** numeric → JSON number at the edge, rounded to the schema's 10 decimals. */
+export const moneyNumber = (v: string | number | null): number => Math.round(Number(v ?? 0) * 1e10) / 1e10;
+
+interface GroupRow {
+  provider: string | null;
+  model_id: string | null;
+  project: string | null;
+  cost: string | null;
+  requests: string | number;
+  g: number;
+}
+
+/**
+ * Spend over a period: whole buckets from rollups, partial edge hours from raw rows, summed in SQL
+ * as numeric (exact) with one GROUPING SETS pass for the total and the three breakdowns.
+ */
+export async function costReport(db: Db, args: ReportScope & { period: Period; now?: Date }): Promise<CostReport> {
+  const segments = windowSegments(args.period, args.now ?? new Date());
+  const union = segmentsUnion(segments, args, {
+    rollup: sql`provider, model_id, project, cost_usd AS cost, requests AS n`,
+    raw: sql`provider, model_id, project, coalesce(cost_usd, 0) AS cost, 1::bigint AS n`,
+  });
+  const rows = await queryRows<GroupRow>(db, sql`SELECT provider, model_id, project, sum(cost)::text AS cost,
+      sum(n)::bigint AS requests, GROUPING(provider, model_id, project) AS g
+    FROM (${union}) x GROUP BY GROUPING SETS ((provider), (model_id), (project), ())`);
+  const report: CostReport = { period: args.period, project: args.project, total: 0, requests: 0, by_provider: {}, by_model: {}, by_project: {} };
+  for (const r of rows) {
+    const line = { cost: moneyNumber(r.cost), requests: Number(r.requests) };
+    const g = Number(r.g);
+    if (g === 7) {
+      report.total = line.cost;
+      report.requests = line.requests;
+    } else if (g === 3 && r.provider !== null) report.by_provider[r.provider] = line;
+    else if (g === 5 && r.model_id !== null) report.by_model[r.model_id] = line;
+    else if (g === 6 && r.project !== null) report.by_project[r.project] = line;
+  }
+  return report;
+}

@@ -1,0 +1,54 @@
+import { and, desc, eq } from "drizzle-orm";
+import { tenantCondition } from "../auth/context.js";
+import type { Db } from "../db/client.js";
+import { requests } from "../db/schema/index.js";
+import { moneyNumber } from "./costs.js";
+import type { ReportScope } from "./sources.js";
+
+/** GET /v1/logs limits (spec Limits table). */
+export const LOG_LIMIT_MIN = 1;
+export const LOG_LIMIT_MAX = 1000;
+export const LOG_LIMIT_DEFAULT = 100;
+
+export interface RequestLogRecord {
+  id: string;
+  timestamp: string;
+  project: string;
+  modality: string;
+  model_id: string;
+  provider: string;
+  cost_usd: number;
+  ttfb_ms: number | null;
+  total_latency_ms: number | null;
+  status: string;
+  session_id: string | null;
+}
+
+/** The newest request rows (raw: logs are a drill-down), probe traffic included. */
+export async function requestLogs(db: Db, args: ReportScope & { limit: number; modality: string | null }): Promise<RequestLogRecord[]> {
+  const rows = await db
+    .select()
+    .from(requests)
+    .where(
+      and(
+        tenantCondition(requests.tenantId, args),
+        args.project === null ? undefined : eq(requests.project, args.project),
+        args.modality === null ? undefined : eq(requests.modality, args.modality),
+      ),
+    )
+    .orderBy(desc(requests.ts), desc(requests.id))
+    .limit(args.limit);
+  return rows.map((r) => ({
+    id: r.id,
+    timestamp: r.ts.toISOString(),
+    project: r.project,
+    modality: r.modality,
+    model_id: r.modelId,
+    provider: r.provider,
+    cost_usd: moneyNumber(r.costUsd),
+    ttfb_ms: r.ttfbMs,
+    total_latency_ms: r.totalLatencyMs,
+    status: r.status,
+    session_id: r.sessionId,
+  }));
+}

@@ -1,0 +1,44 @@
+import { type SQL, sql } from "drizzle-orm";
+import { emptySketch, type LatencySketch } from "../stats/summary.js";
+
+/** A sketch as stored in jsonb: null when empty (min/max are ±Infinity then, which JSON cannot hold). */
+export function sketchToJson(s: LatencySketch): string | null {
+  return s.count === 0 ? null : JSON.stringify(s);
+}
+
+/** Reads a stored sketch back; anything malformed counts as empty rather than failing a report. */
+export function sketchFromJson(value: unknown): LatencySketch {
+  const raw = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
+  if (raw === null || typeof raw !== "object") return emptySketch();
+  const o = raw as Record<string, unknown>;
+  const num = (v: unknown, dflt: number) => (typeof v === "number" && Number.isFinite(v) ? v : dflt);
+  const count = num(o.count, 0);
+  if (count <= 0) return emptySketch();
+  const buckets: Record<string, number> = {};
+  if (o.buckets && typeof o.buckets === "object") {
+    for (const [k, n] of Object.entries(o.buckets as Record<string, unknown>)) if (typeof n === "number") buckets[k] = n;
+  }
+  return {
+    count,
+    sum: num(o.sum, 0),
+    min: num(o.min, Number.POSITIVE_INFINITY),
+    max: num(o.max, Number.NEGATIVE_INFINITY),
+    zeros: num(o.zeros, 0),
+    buckets,
+  };
+}
+
+/** SQL that merges two stored sketches (either may be null) exactly as mergeSketch does. */
+export function mergeSketchSql(a: SQL, b: SQL): SQL {
+  return sql`CASE WHEN ${a} IS NULL THEN ${b} WHEN ${b} IS NULL THEN ${a} ELSE jsonb_build_object(
+    'count', (${a}->>'count')::numeric + (${b}->>'count')::numeric,
+    'sum', (${a}->>'sum')::float8 + (${b}->>'sum')::float8,
+    'min', least((${a}->>'min')::float8, (${b}->>'min')::float8),
+    'max', greatest((${a}->>'max')::float8, (${b}->>'max')::float8),
+    'zeros', (${a}->>'zeros')::numeric + (${b}->>'zeros')::numeric,
+    'buckets', (SELECT coalesce(jsonb_object_agg(k, n), '{}'::jsonb) FROM (
+      SELECT key AS k, sum(value::numeric) AS n FROM (
+        SELECT * FROM jsonb_each_text(${a}->'buckets') UNION ALL SELECT * FROM jsonb_each_text(${b}->'buckets')
+      ) u GROUP BY key) g)
+  ) END`;
+}

@@ -1,0 +1,51 @@
+import { randomUUID } from "node:crypto";
+import type { Db } from "../../src/db/client.js";
+import { requests } from "../../src/db/schema/index.js";
+import { applyRequestRollups, type RequestRow } from "../../src/rollups/apply.js";
+
+export const KEYS = {
+  ops: "ops-key-0123456789",
+  acme: "acme-read-key-0123",
+  globex: "globex-read-key-012",
+  ingestOnly: "ingest-only-key-01",
+};
+
+/** Auth on: an operator key, two tenant read keys and a key without read scope. */
+export const REPORTS_YAML = `
+providers:
+  openai: { api_key: sk-test-openai }
+  deepgram: { api_key: dg-test }
+  elevenlabs: {}
+auth:
+  api_keys:
+    - ${KEYS.ops}
+    - { key: ${KEYS.acme}, scopes: [read], tenant_id: acme }
+    - { key: ${KEYS.globex}, scopes: [read], tenant_id: globex }
+    - { key: ${KEYS.ingestOnly}, scopes: [ingest] }
+`;
+
+/** A request row as ingest would build it; `agoMs` before `now`. */
+export function row(over: Partial<RequestRow> & { agoMs: number; now?: number }): RequestRow {
+  const { agoMs, now, ...rest } = over;
+  const modelId = rest.modelId ?? "openai/gpt-4.1-mini";
+  return {
+    id: randomUUID(),
+    ts: new Date((now ?? Date.now()) - agoMs),
+    modality: "llm",
+    modelId,
+    provider: modelId.split("/")[0] ?? "openai",
+    ...rest,
+  };
+}
+
+/** Inserts rows through Drizzle and folds them into rollups in one transaction, as ingest does. */
+export async function insertRequests(db: Db, rows: RequestRow[]): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.insert(requests).values(rows);
+    await applyRequestRollups(tx, rows);
+  });
+}
+
+export const MIN = 60_000;
+export const HOUR = 3_600_000;
+export const DAY = 86_400_000;
