@@ -1,6 +1,7 @@
 import { and, asc, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
+import { adjustRollupMoney } from "../rollups/adjust.js";
 import { formatMoneyUnits, toMoneyUnits } from "./money.js";
 import type { Catalog, RateCard, Rating, RatingInput } from "./rate.js";
 import { rateRequest } from "./rate.js";
@@ -149,7 +150,7 @@ export async function rerateWindow(db: Db, rates: { card: RateCard; catalog: Cat
   };
 }
 
-/** Updates changed rows and moves the same money deltas into their hourly rollup buckets, atomically. */
+/** Updates changed rows and moves the same money deltas into every rollup table, atomically. */
 async function applyBatch(db: Db, updates: { row: RowSel; rating: Rating }[]): Promise<void> {
   const money = (n: number | null) => (n === null ? null : n.toFixed(10));
   const values = sql.join(
@@ -159,26 +160,19 @@ async function applyBatch(db: Db, updates: { row: RowSel; rating: Rating }[]): P
     ),
     sql`, `,
   );
+  const v = sql`(values ${values}) as v(id, price, rule, pricing, cost)`;
   await db.transaction(async (tx) => {
+    // Rollups first: the deltas are read from the rows as they still are.
+    await adjustRollupMoney(
+      tx,
+      sql`select r.ts, r.tenant_id, r.project, r.provider, r.model_id, r.modality, r.is_probe,
+                 coalesce(v.price, 0) - coalesce(r.rated_price_usd, 0) as dp,
+                 coalesce(v.cost, r.cost_usd, 0) - coalesce(r.cost_usd, 0) as dc
+            from requests r join ${v} on r.id = v.id`,
+    );
     await tx.execute(sql`
-      with v(id, price, rule, pricing, cost) as (values ${values}),
-      old as (
-        select r.id, r.ts, r.tenant_id, r.project, r.provider, r.model_id, r.modality, r.is_probe,
-               coalesce(v.price, 0) - coalesce(r.rated_price_usd, 0) as dp,
-               coalesce(v.cost, r.cost_usd, 0) - coalesce(r.cost_usd, 0) as dc
-        from requests r join v on r.id = v.id
-      ),
-      upd as (
-        update requests r set rated_price_usd = v.price, rate_rule = v.rule, pricing = v.pricing,
-               cost_usd = coalesce(r.cost_usd, v.cost)
-        from v where r.id = v.id returning r.id
-      )
-      update request_rollups rr
-         set rated_price_usd = rr.rated_price_usd + d.dp, cost_usd = rr.cost_usd + d.dc
-        from (select date_trunc('hour', ts, 'UTC') as bucket, tenant_id, project, provider, model_id, modality, is_probe,
-                     sum(dp) as dp, sum(dc) as dc
-                from old group by 1, 2, 3, 4, 5, 6, 7) d
-       where rr.bucket = d.bucket and rr.tenant_id is not distinct from d.tenant_id and rr.project = d.project
-         and rr.provider = d.provider and rr.model_id = d.model_id and rr.modality = d.modality and rr.is_probe = d.is_probe`);
+      update requests r set rated_price_usd = v.price, rate_rule = v.rule, pricing = v.pricing,
+             cost_usd = coalesce(r.cost_usd, v.cost)
+        from ${v} where r.id = v.id`);
   });
 }

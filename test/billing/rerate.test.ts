@@ -7,7 +7,9 @@ import { compileCatalog } from "../../src/billing/catalog.js";
 import { compileRateCard, seedRule } from "../../src/billing/rate.js";
 import { formatUnits, rerateWindow } from "../../src/billing/rerate.js";
 import { toRuleDef } from "../../src/billing/rule-form.js";
-import { requestRollups, requests } from "../../src/db/schema/index.js";
+import { queryRows } from "../../src/db/client.js";
+import { requests } from "../../src/db/schema/index.js";
+import { applyRequestRollups, ROLLUP_GRAINS } from "../../src/rollups/apply.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 const catalog = compileCatalog({});
@@ -20,25 +22,17 @@ describe("re-rating a window (voxgate rates rerate)", () => {
     const db = tdb.database.db;
     const base = { ts: new Date("2026-10-05T10:15:00Z"), provider: "deepgram", modality: "stt", modelId: "deepgram/nova-3", tenantId: "acme", project: "default" };
     // Rated at write time with the default markup 1.25 over a $0.01 cost.
-    await db.insert(requests).values([
+    const rows = [
       { ...base, id: randomUUID(), costUsd: "0.01", ratedPriceUsd: "0.0125", rateRule: "cost_plus:1.25", audioSeconds: 60 },
       { ...base, id: randomUUID(), costUsd: "0.01", ratedPriceUsd: "0.0125", rateRule: "cost_plus:1.25", audioSeconds: 60 },
       // outside the window
       { ...base, id: randomUUID(), ts: new Date("2026-11-02T00:00:00Z"), costUsd: "0.01", ratedPriceUsd: "0.0125", rateRule: "cost_plus:1.25" },
       // recorded unknown, now priceable by a rule
       { ...base, id: randomUUID(), modality: "llm", modelId: "mystery/x", provider: "mystery", pricing: "unknown", inputTokens: 1000 },
-    ]);
-    await db.insert(requestRollups).values({
-      bucket: new Date("2026-10-05T10:00:00Z"),
-      tenantId: "acme",
-      project: "default",
-      provider: "deepgram",
-      modelId: "deepgram/nova-3",
-      modality: "stt",
-      requests: 2,
-      costUsd: "0.02",
-      ratedPriceUsd: "0.025",
-    });
+    ];
+    await db.insert(requests).values(rows);
+    // Rolled up the way ingest does it, into every rollup table.
+    await applyRequestRollups(db, rows);
   });
   afterAll(async () => {
     await tdb.drop();
@@ -71,7 +65,7 @@ describe("re-rating a window (voxgate rates rerate)", () => {
     expect(stored).toHaveLength(0);
   });
 
-  it("--apply stores the new ratings and moves the same delta into the hourly rollups", async () => {
+  it("--apply stores the new ratings and moves the same delta into every rollup table", async () => {
     const report = await rerateWindow(tdb.database.db, { card: newCard(), catalog }, { ...window, apply: true });
     expect(report).toMatchObject({ applied: true, changed: 3 });
     const db = tdb.database.db;
@@ -82,9 +76,18 @@ describe("re-rating a window (voxgate rates rerate)", () => {
     expect(Number(sum?.total)).toBe(0.041);
     const [mystery] = await db.select().from(requests).where(eq(requests.modelId, "mystery/x"));
     expect(mystery).toMatchObject({ pricing: "priced", rateRule: "fixed:0.001/request" });
-    const [rollup] = await db.select().from(requestRollups);
-    expect(Number(rollup?.ratedPriceUsd)).toBe(0.04);
-    expect(Number(rollup?.costUsd)).toBe(0.02);
+    const [raw] = await queryRows<{ price: string; cost: string }>(
+      db,
+      sql`select sum(rated_price_usd)::text as price, sum(cost_usd)::text as cost from requests`,
+    );
+    for (const grain of ROLLUP_GRAINS) {
+      const [rolled] = await queryRows<{ price: string; cost: string }>(
+        db,
+        sql`select sum(rated_price_usd)::text as price, sum(cost_usd)::text as cost from ${sql.raw(grain.table)}`,
+      );
+      expect(Number(rolled?.price), grain.table).toBe(Number(raw?.price));
+      expect(Number(rolled?.cost), grain.table).toBe(Number(raw?.cost));
+    }
     // Idempotent: a second run finds nothing to change.
     expect((await rerateWindow(db, { card: newCard(), catalog }, window)).changed).toBe(0);
   });
