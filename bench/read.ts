@@ -3,7 +3,7 @@
  * against a baseline measured in the same run: the equivalent raw aggregate SQL over `requests`.
  * Targets: every endpoint under 50 ms p95 at 10M rows, and the 10M p95 within 2× of the 1M p95.
  *   npm run bench:read -- [--rows 1000000,10000000] [--iterations 40]
- * /v1/sessions is not on this branch (another helper's area); it is left out and said so.
+ * /v1/sessions (first page) and room latency have their own bench: npm run bench:sessions.
  */
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
@@ -110,7 +110,7 @@ async function measure(rows: number): Promise<Figures> {
 async function main() {
   const sizes = parseRowsArg(process.argv, [1_000_000, 10_000_000]);
   console.log(`bench:read — ${ITERATIONS} timed requests per endpoint (sequential, loopback), baseline ${BASELINE_ITERATIONS} runs of raw SQL`);
-  console.log("  /v1/sessions: not on this branch (sessions are another helper's area); not measured.");
+  console.log("  /v1/sessions and room latency: see npm run bench:sessions (sessions, turns and requests generated together).");
   const all: Figures[] = [];
   for (const rows of sizes) all.push(await measure(rows));
   const first = all[0];
