@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import type { requests } from "../db/schema/index.js";
-import { addSample, emptySketch, type LatencySketch } from "../stats/summary.js";
+import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import { scaledToString, toScaled } from "./decimal.js";
 import { mergeSketchSql, sketchToJson } from "./sketch-json.js";
 
@@ -45,26 +45,33 @@ interface RollupAcc {
   latency: LatencySketch;
 }
 
-/** Defaults as the requests table applies them, so rollups key exactly like the stored row. */
-function keyParts(row: RequestRow, grainMs: number, allProjects: boolean) {
-  const ts = row.ts instanceof Date ? row.ts.getTime() : new Date(row.ts).getTime();
-  return {
-    bucket: new Date(Math.floor(ts / grainMs) * grainMs),
-    tenantId: row.tenantId ?? null,
-    project: allProjects ? ALL_PROJECTS : (row.project ?? "default"),
-    provider: row.provider,
-    modelId: row.modelId,
-    modality: row.modality,
-    isProbe: row.isProbe ?? false,
-  };
+/** A rollup key as one string; sorting these strings is the lock order every writer follows. */
+function keyOf(a: Omit<RollupAcc, "requests" | "errors" | "cost" | "rated" | "inputUnits" | "outputUnits" | "ttfb" | "latency">): string {
+  return JSON.stringify([a.bucket.getTime(), a.tenantId, a.project, a.provider, a.modelId, a.modality, a.isProbe]);
 }
 
-/** Aggregates a batch in memory: one accumulator per rollup key, sorted by key (lock order). */
-export function aggregateRows(rows: RequestRow[], grainMs: number, allProjects = false): RollupAcc[] {
+function sortedByKey(byKey: Map<string, RollupAcc>): RollupAcc[] {
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, acc]) => acc);
+}
+
+/**
+ * Aggregates a batch at the finest grain (hour, per project) in one pass over the rows. Defaults
+ * are applied as the requests table applies them, so rollups key exactly like the stored row.
+ */
+function aggregateHourly(rows: RequestRow[]): Map<string, RollupAcc> {
   const byKey = new Map<string, RollupAcc>();
   for (const row of rows) {
-    const k = keyParts(row, grainMs, allProjects);
-    const key = JSON.stringify([k.bucket.getTime(), k.tenantId, k.project, k.provider, k.modelId, k.modality, k.isProbe]);
+    const ts = row.ts instanceof Date ? row.ts.getTime() : new Date(row.ts).getTime();
+    const k = {
+      bucket: new Date(Math.floor(ts / HOUR_MS) * HOUR_MS),
+      tenantId: row.tenantId ?? null,
+      project: row.project ?? "default",
+      provider: row.provider,
+      modelId: row.modelId,
+      modality: row.modality,
+      isProbe: row.isProbe ?? false,
+    };
+    const key = keyOf(k);
     let acc = byKey.get(key);
     if (!acc) {
       acc = { ...k, requests: 0, errors: 0, cost: 0n, rated: 0n, inputUnits: 0, outputUnits: 0, ttfb: emptySketch(), latency: emptySketch() };
@@ -79,7 +86,47 @@ export function aggregateRows(rows: RequestRow[], grainMs: number, allProjects =
     if (row.ttfbMs !== null && row.ttfbMs !== undefined) addSample(acc.ttfb, row.ttfbMs);
     if (row.totalLatencyMs !== null && row.totalLatencyMs !== undefined) addSample(acc.latency, row.totalLatencyMs);
   }
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, acc]) => acc);
+  return byKey;
+}
+
+/**
+ * Folds hourly per-project accumulators into a coarser grain (day and/or all projects). Counts,
+ * money (scaled BigInts) and sketch buckets add exactly, so this equals aggregating the rows again.
+ */
+function foldInto(hourly: Iterable<RollupAcc>, grainMs: number, allProjects: boolean): RollupAcc[] {
+  const byKey = new Map<string, RollupAcc>();
+  for (const h of hourly) {
+    const k = {
+      bucket: grainMs === HOUR_MS ? h.bucket : new Date(Math.floor(h.bucket.getTime() / grainMs) * grainMs),
+      tenantId: h.tenantId,
+      project: allProjects ? ALL_PROJECTS : h.project,
+      provider: h.provider,
+      modelId: h.modelId,
+      modality: h.modality,
+      isProbe: h.isProbe,
+    };
+    const key = keyOf(k);
+    let acc = byKey.get(key);
+    if (!acc) {
+      acc = { ...k, requests: 0, errors: 0, cost: 0n, rated: 0n, inputUnits: 0, outputUnits: 0, ttfb: emptySketch(), latency: emptySketch() };
+      byKey.set(key, acc);
+    }
+    acc.requests += h.requests;
+    acc.errors += h.errors;
+    acc.cost += h.cost;
+    acc.rated += h.rated;
+    acc.inputUnits += h.inputUnits;
+    acc.outputUnits += h.outputUnits;
+    mergeSketch(acc.ttfb, h.ttfb);
+    mergeSketch(acc.latency, h.latency);
+  }
+  return sortedByKey(byKey);
+}
+
+/** Aggregates a batch for one grain: one accumulator per rollup key, sorted by key (lock order). */
+export function aggregateRows(rows: RequestRow[], grainMs: number, allProjects = false): RollupAcc[] {
+  const hourly = aggregateHourly(rows);
+  return grainMs === HOUR_MS && !allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), grainMs, allProjects);
 }
 
 function valuesRow(a: RollupAcc): SQL {
@@ -121,15 +168,42 @@ function upsertSql(table: string, accs: RollupAcc[]): SQL {
 /**
  * Folds newly stored request rows into every rollup table (ROLLUP_GRAINS). Ingest calls it inside its
  * transaction with exactly the rows it inserted (never duplicates), so rollups commit or roll back
- * with the rows. Keys are sorted so concurrent batches lock rollup rows in the same order.
+ * with the rows. The rows are aggregated once (hourly per project) and folded into the other grains.
+ * A batch with few keys (every ordinary one) upserts all four tables in ONE statement, one round trip:
+ * the rollup rows are the hottest rows in the database (every batch of a tenant's hour hits them), and
+ * their locks are held from the upsert to COMMIT, so fewer round trips there is more throughput.
+ * Keys are sorted and the tables always come in the same order, so concurrent batches lock rollup
+ * rows in the same order (no deadlock).
  */
 export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<void> {
   if (rows.length === 0) return;
-  for (const grain of ROLLUP_GRAINS) {
-    const accs = aggregateRows(rows, grain.ms, grain.allProjects);
+  const hourly = aggregateHourly(rows);
+  const grains = ROLLUP_GRAINS.map((g) => ({
+    table: g.table,
+    accs: g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects),
+  }));
+  const keys = grains.reduce((n, g) => n + g.accs.length, 0);
+  if (keys <= UPSERT_CHUNK_KEYS) {
+    await tx.execute(combinedUpsertSql(grains));
+    return;
+  }
+  for (const grain of grains) {
     // Chunks stay under Postgres' 65535 bind parameters (19 per key) and keep the sorted lock order.
-    for (let i = 0; i < accs.length; i += UPSERT_CHUNK_KEYS) {
-      await tx.execute(upsertSql(grain.table, accs.slice(i, i + UPSERT_CHUNK_KEYS)));
+    for (let i = 0; i < grain.accs.length; i += UPSERT_CHUNK_KEYS) {
+      await tx.execute(upsertSql(grain.table, grain.accs.slice(i, i + UPSERT_CHUNK_KEYS)));
     }
   }
+}
+
+/**
+ * All grains' upserts as one statement: the first ones as data-modifying CTEs, the last as the main
+ * statement. Each table appears once with distinct keys, so no row is affected twice.
+ */
+function combinedUpsertSql(grains: { table: string; accs: RollupAcc[] }[]): SQL {
+  const parts = grains.filter((g) => g.accs.length > 0);
+  const last = parts.at(-1);
+  if (!last) return sql`SELECT 1`;
+  const ctes = parts.slice(0, -1).map((g, i) => sql`${sql.raw(`g${i}`)} AS (${upsertSql(g.table, g.accs)})`);
+  if (ctes.length === 0) return upsertSql(last.table, last.accs);
+  return sql`WITH ${sql.join(ctes, sql`, `)} ${upsertSql(last.table, last.accs)}`;
 }
