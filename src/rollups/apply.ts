@@ -3,7 +3,8 @@ import type { Db } from "../db/client.js";
 import type { requests } from "../db/schema/index.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import { scaledToString, toScaled } from "./decimal.js";
-import { mergeSketchSql, sketchToJson } from "./sketch-json.js";
+import { mergeSketchSql } from "./sketch-json.js";
+import { executeNamed } from "../db/named.js";
 
 export type RequestRow = typeof requests.$inferInsert;
 
@@ -23,9 +24,6 @@ export const ROLLUP_GRAINS = [
 
 /** The project key of rows in the all-projects tables. */
 export const ALL_PROJECTS = "*";
-
-/** Rollup keys per INSERT statement. */
-export const UPSERT_CHUNK_KEYS = 1000;
 
 interface RollupAcc {
   bucket: Date;
@@ -129,22 +127,64 @@ export function aggregateRows(rows: RequestRow[], grainMs: number, allProjects =
   return grainMs === HOUR_MS && !allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), grainMs, allProjects);
 }
 
-function valuesRow(a: RollupAcc): SQL {
-  return sql`(${a.bucket.toISOString()}::timestamptz, ${a.tenantId}::text, ${a.project}::text, ${a.provider}::text,
-    ${a.modelId}::text, ${a.modality}::text, ${a.isProbe}::boolean, ${a.requests}::bigint, ${a.errors}::bigint,
-    ${scaledToString(a.cost)}::numeric, ${scaledToString(a.rated)}::numeric, ${a.inputUnits}::float8, ${a.outputUnits}::float8,
-    ${a.ttfb.count}::int, ${a.ttfb.sum}::float8, ${sketchToJson(a.ttfb)}::jsonb,
-    ${a.latency.count}::int, ${a.latency.sum}::float8, ${sketchToJson(a.latency)}::jsonb)`;
+/** The rollup columns, in the order of the INSERT and with their types as json_to_recordset reads them. */
+const ROLLUP_COLUMNS = [
+  ["bucket", "timestamptz"],
+  ["tenant_id", "text"],
+  ["project", "text"],
+  ["provider", "text"],
+  ["model_id", "text"],
+  ["modality", "text"],
+  ["is_probe", "boolean"],
+  ["requests", "bigint"],
+  ["errors", "bigint"],
+  ["cost_usd", "numeric"],
+  ["rated_price_usd", "numeric"],
+  ["input_units", "float8"],
+  ["output_units", "float8"],
+  ["ttfb_count", "int"],
+  ["ttfb_sum_ms", "float8"],
+  ["ttfb_hist", "jsonb"],
+  ["latency_count", "int"],
+  ["latency_sum_ms", "float8"],
+  ["latency_hist", "jsonb"],
+] as const;
+
+/** An accumulator as one json_to_recordset row (a sketch stays an object; empty → null as stored). */
+function jsonRow(a: RollupAcc) {
+  return {
+    bucket: a.bucket.toISOString(),
+    tenant_id: a.tenantId,
+    project: a.project,
+    provider: a.provider,
+    model_id: a.modelId,
+    modality: a.modality,
+    is_probe: a.isProbe,
+    requests: a.requests,
+    errors: a.errors,
+    cost_usd: scaledToString(a.cost),
+    rated_price_usd: scaledToString(a.rated),
+    input_units: a.inputUnits,
+    output_units: a.outputUnits,
+    ttfb_count: a.ttfb.count,
+    ttfb_sum_ms: a.ttfb.sum,
+    ttfb_hist: a.ttfb.count === 0 ? null : a.ttfb,
+    latency_count: a.latency.count,
+    latency_sum_ms: a.latency.sum,
+    latency_hist: a.latency.count === 0 ? null : a.latency,
+  };
 }
 
-/** One INSERT … ON CONFLICT DO UPDATE per grain: sums added, sketches merged in SQL. */
-function upsertSql(table: string, accs: RollupAcc[]): SQL {
+/** One table's INSERT … ON CONFLICT DO UPDATE from a JSON array of rows: sums added, sketches merged in SQL. */
+function upsertFromJson(table: string, rowsJson: string): SQL {
   const t = sql.raw(table);
   const col = (name: string) => sql.raw(`${table}.${name}`);
   const add = (name: string) => sql`${sql.raw(name)} = ${col(name)} + excluded.${sql.raw(name)}`;
-  return sql`INSERT INTO ${t} (bucket, tenant_id, project, provider, model_id, modality, is_probe, requests, errors,
-      cost_usd, rated_price_usd, input_units, output_units, ttfb_count, ttfb_sum_ms, ttfb_hist, latency_count, latency_sum_ms, latency_hist)
-    VALUES ${sql.join(accs.map(valuesRow), sql`, `)}
+  const names = sql.raw(ROLLUP_COLUMNS.map(([c]) => c).join(", "));
+  const types = sql.raw(ROLLUP_COLUMNS.map(([c, ty]) => `${c} ${ty}`).join(", "));
+  // Rows go in in array order (sorted keys): the lock order every writer follows.
+  return sql`INSERT INTO ${t} (${names})
+    SELECT ${names} FROM json_to_recordset(${rowsJson}::json) AS v(${types})
     ON CONFLICT (bucket, tenant_id, project, provider, model_id, modality, is_probe) DO UPDATE SET
       ${sql.join(
         [
@@ -165,45 +205,29 @@ function upsertSql(table: string, accs: RollupAcc[]): SQL {
       )}`;
 }
 
+/** Name of the prepared statement below; bump the suffix whenever its text changes. */
+const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v1";
+
 /**
  * Folds newly stored request rows into every rollup table (ROLLUP_GRAINS). Ingest calls it inside its
  * transaction with exactly the rows it inserted (never duplicates), so rollups commit or roll back
  * with the rows. The rows are aggregated once (hourly per project) and folded into the other grains.
- * A batch with few keys (every ordinary one) upserts all four tables in ONE statement, one round trip:
- * the rollup rows are the hottest rows in the database (every batch of a tenant's hour hits them), and
- * their locks are held from the upsert to COMMIT, so fewer round trips there is more throughput.
+ * All four tables are upserted by ONE statement, one round trip, as a NAMED prepared statement of
+ * constant text (each table's rows are one JSON parameter), so Postgres plans it once per connection:
+ * the rollup rows are the hottest rows in the database (every batch of a tenant's hour hits them) and
+ * stay locked until COMMIT, and the plan of four upserts with sketch merges costs more than running it.
  * Keys are sorted and the tables always come in the same order, so concurrent batches lock rollup
  * rows in the same order (no deadlock).
  */
 export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<void> {
   if (rows.length === 0) return;
   const hourly = aggregateHourly(rows);
-  const grains = ROLLUP_GRAINS.map((g) => ({
-    table: g.table,
-    accs: g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects),
-  }));
-  const keys = grains.reduce((n, g) => n + g.accs.length, 0);
-  if (keys <= UPSERT_CHUNK_KEYS) {
-    await tx.execute(combinedUpsertSql(grains));
-    return;
-  }
-  for (const grain of grains) {
-    // Chunks stay under Postgres' 65535 bind parameters (19 per key) and keep the sorted lock order.
-    for (let i = 0; i < grain.accs.length; i += UPSERT_CHUNK_KEYS) {
-      await tx.execute(upsertSql(grain.table, grain.accs.slice(i, i + UPSERT_CHUNK_KEYS)));
-    }
-  }
-}
-
-/**
- * All grains' upserts as one statement: the first ones as data-modifying CTEs, the last as the main
- * statement. Each table appears once with distinct keys, so no row is affected twice.
- */
-function combinedUpsertSql(grains: { table: string; accs: RollupAcc[] }[]): SQL {
-  const parts = grains.filter((g) => g.accs.length > 0);
-  const last = parts.at(-1);
-  if (!last) return sql`SELECT 1`;
-  const ctes = parts.slice(0, -1).map((g, i) => sql`${sql.raw(`g${i}`)} AS (${upsertSql(g.table, g.accs)})`);
-  if (ctes.length === 0) return upsertSql(last.table, last.accs);
-  return sql`WITH ${sql.join(ctes, sql`, `)} ${upsertSql(last.table, last.accs)}`;
+  const [first, ...rest] = ROLLUP_GRAINS.map((g) => {
+    const accs = g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects);
+    return upsertFromJson(g.table, JSON.stringify(accs.map(jsonRow)));
+  });
+  const last = rest.pop();
+  if (!first || !last) throw new Error("ROLLUP_GRAINS must list at least two tables");
+  const ctes = [first, ...rest].map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
+  await executeNamed(tx, ROLLUPS_STATEMENT_NAME, sql`WITH ${sql.join(ctes, sql`, `)} ${last}`);
 }
