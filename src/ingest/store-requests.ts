@@ -103,7 +103,13 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
       );
       if (insertedIds.length === 0) return [];
       const probe = new Map(insertedIds.map((r) => [r.id, r.is_probe]));
-      const inserted = sorted.filter((r) => probe.has(r.id)).map((r) => ({ ...r, isProbe: probe.get(r.id) ?? false }));
+      const inserted: RequestRow[] = [];
+      for (const r of sorted) {
+        const isProbe = probe.get(r.id);
+        if (isProbe === undefined) continue;
+        // Copied only when the insert marked it probe (a probe call's room), as the rollups must key it.
+        inserted.push(isProbe === (r.isProbe ?? false) ? r : { ...r, isProbe });
+      }
       await applyRequestRollups(tx, inserted);
       return inserted;
     }),

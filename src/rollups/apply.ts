@@ -43,9 +43,13 @@ interface RollupAcc {
   latency: LatencySketch;
 }
 
-/** A rollup key as one string; sorting these strings is the lock order every writer follows. */
-function keyOf(a: Omit<RollupAcc, "requests" | "errors" | "cost" | "rated" | "inputUnits" | "outputUnits" | "ttfb" | "latency">): string {
-  return JSON.stringify([a.bucket.getTime(), a.tenantId, a.project, a.provider, a.modelId, a.modality, a.isProbe]);
+/**
+ * A rollup key as one string; sorting these strings is the lock order every writer follows. NUL
+ * separates the parts (Postgres text never holds it); a null tenant is "" and a tenant is "=id".
+ */
+export function rollupKey(a: Pick<RollupAcc, "tenantId" | "project" | "provider" | "modelId" | "modality" | "isProbe">, bucketMs: number): string {
+  const tenant = a.tenantId === null ? "" : `=${a.tenantId}`;
+  return `${bucketMs}\u0000${tenant}\u0000${a.project}\u0000${a.provider}\u0000${a.modelId}\u0000${a.modality}\u0000${a.isProbe ? 1 : 0}`;
 }
 
 function sortedByKey(byKey: Map<string, RollupAcc>): RollupAcc[] {
@@ -60,8 +64,8 @@ function aggregateHourly(rows: RequestRow[]): Map<string, RollupAcc> {
   const byKey = new Map<string, RollupAcc>();
   for (const row of rows) {
     const ts = row.ts instanceof Date ? row.ts.getTime() : new Date(row.ts).getTime();
+    const bucketMs = Math.floor(ts / HOUR_MS) * HOUR_MS;
     const k = {
-      bucket: new Date(Math.floor(ts / HOUR_MS) * HOUR_MS),
       tenantId: row.tenantId ?? null,
       project: row.project ?? "default",
       provider: row.provider,
@@ -69,10 +73,10 @@ function aggregateHourly(rows: RequestRow[]): Map<string, RollupAcc> {
       modality: row.modality,
       isProbe: row.isProbe ?? false,
     };
-    const key = keyOf(k);
+    const key = rollupKey(k, bucketMs);
     let acc = byKey.get(key);
     if (!acc) {
-      acc = { ...k, requests: 0, errors: 0, cost: 0n, rated: 0n, inputUnits: 0, outputUnits: 0, ttfb: emptySketch(), latency: emptySketch() };
+      acc = { ...k, bucket: new Date(bucketMs), requests: 0, errors: 0, cost: 0n, rated: 0n, inputUnits: 0, outputUnits: 0, ttfb: emptySketch(), latency: emptySketch() };
       byKey.set(key, acc);
     }
     acc.requests += 1;
@@ -103,7 +107,7 @@ function foldInto(hourly: Iterable<RollupAcc>, grainMs: number, allProjects: boo
       modality: h.modality,
       isProbe: h.isProbe,
     };
-    const key = keyOf(k);
+    const key = rollupKey(k, k.bucket.getTime());
     let acc = byKey.get(key);
     if (!acc) {
       acc = { ...k, requests: 0, errors: 0, cost: 0n, rated: 0n, inputUnits: 0, outputUnits: 0, ttfb: emptySketch(), latency: emptySketch() };
