@@ -1,6 +1,6 @@
-import { type SQL, sql } from "drizzle-orm";
-import { PgDialect } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../db/client.js";
+import { executeNamed } from "../db/named.js";
 import { type CallOutcome, deriveCallOutcome, type LegForDerivation } from "./derive.js";
 import type { CallUpdate } from "./model.js";
 import { jsonForStorage } from "./strings.js";
@@ -216,10 +216,4 @@ const FIRST_AUDIO_IS_NEW = sql.raw(
  * value is a parameter), as a named statement requires. PGlite ignores the name.
  */
 const UPSERT_STATEMENT_NAME = "voxgate_calls_upsert_v1";
-const dialect = new PgDialect();
-
-function executeNamed(db: Db, name: string, query: SQL): Promise<unknown> {
-  const { sql: text, params } = dialect.sqlToQuery(query);
-  return db._.session.prepareQuery({ sql: text, params }, undefined, name, false).execute();
-}
 

@@ -2,6 +2,9 @@ import { z } from "zod";
 
 /** Shared field rules for telemetry rows: bounded strings, finite non-negative numbers, sane clocks. */
 
+/** A record id: any-case UUID (stored lower-cased). */
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export const MAX_ID_LENGTH = 256;
 export const MAX_TEXT_LENGTH = 4096;
 /** Serialized size cap of a request record's `metadata` object. */

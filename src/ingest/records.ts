@@ -10,9 +10,9 @@ import {
   MAX_METADATA_BYTES,
   nonNegative,
   shortText,
+  UUID_RE,
 } from "./fields.js";
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { fastRecord } from "./record-fast.js";
 
 /** A count given as a float (generic units) is rounded to the integer column it lands in. */
 const count = nonNegative.max(Number.MAX_SAFE_INTEGER);
@@ -68,9 +68,9 @@ const roundOrNull = (v: number | null | undefined): number | null => (v == null 
  * collector's card. Pure: the same input and card give the same row.
  */
 export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCard, catalog: Catalog): RecordCheck {
-  const parsed = requestRecordSchema.safeParse(raw);
-  if (!parsed.success) return { ok: false, reason: firstIssue(parsed.error) };
-  const r = parsed.data;
+  const checked = parseRecord(raw);
+  if (!checked.ok) return checked;
+  const r = checked.record;
   const slash = r.model_id.indexOf("/");
   const provider = r.provider ?? (slash > 0 ? r.model_id.slice(0, slash) : null);
   if (!provider) return { ok: false, reason: "provider: required when model_id has no <provider>/ prefix" };
@@ -147,6 +147,14 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
     };
     return { ok: true, row };
   }
+}
+
+/** The well-formed common case skips zod; anything else (and every error reason) is the schema's. */
+function parseRecord(raw: unknown): { ok: true; record: RequestRecord } | { ok: false; reason: string } {
+  const fast = fastRecord(raw);
+  if (fast) return { ok: true, record: fast };
+  const parsed = requestRecordSchema.safeParse(raw);
+  return parsed.success ? { ok: true, record: parsed.data } : { ok: false, reason: firstIssue(parsed.error) };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
-import { type Db, queryRows } from "../db/client.js";
+import { type Db, rowsOf } from "../db/client.js";
+import { executeNamed } from "../db/named.js";
 import { applyRequestRollups, type RequestRow } from "../rollups/apply.js";
 import { withRetry } from "../db/errors.js";
 
@@ -97,15 +98,29 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
   const payload = JSON.stringify(sorted.map(toJsonRow));
   return withRetry(() =>
     db.transaction(async (tx) => {
-      const insertedIds = await queryRows<{ id: string; is_probe: boolean }>(tx, insertWithSessions(tenantId, payload));
+      const insertedIds = rowsOf<{ id: string; is_probe: boolean }>(
+        await executeNamed(tx, INSERT_STATEMENT_NAME, insertWithSessions(tenantId, payload)),
+      );
       if (insertedIds.length === 0) return [];
       const probe = new Map(insertedIds.map((r) => [r.id, r.is_probe]));
-      const inserted = sorted.filter((r) => probe.has(r.id)).map((r) => ({ ...r, isProbe: probe.get(r.id) ?? false }));
+      const inserted: RequestRow[] = [];
+      for (const r of sorted) {
+        const isProbe = probe.get(r.id);
+        if (isProbe === undefined) continue;
+        // Copied only when the insert marked it probe (a probe call's room), as the rollups must key it.
+        inserted.push(isProbe === (r.isProbe ?? false) ? r : { ...r, isProbe });
+      }
       await applyRequestRollups(tx, inserted);
       return inserted;
     }),
   );
 }
+
+/**
+ * Name of the prepared statement below: its text is constant (tenant and payload are parameters), so
+ * Postgres parses and plans the CTE once per connection, not once per batch. Bump on any text change.
+ */
+const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v1";
 
 /**
  * The insert, and the fold of newly inserted rows into their sessions (created on first sight).

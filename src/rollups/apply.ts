@@ -1,9 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import type { requests } from "../db/schema/index.js";
-import { addSample, emptySketch, type LatencySketch } from "../stats/summary.js";
+import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import { scaledToString, toScaled } from "./decimal.js";
-import { mergeSketchSql, sketchToJson } from "./sketch-json.js";
+import { mergeSketchSql } from "./sketch-json.js";
+import { executeNamed } from "../db/named.js";
 
 export type RequestRow = typeof requests.$inferInsert;
 
@@ -24,9 +25,6 @@ export const ROLLUP_GRAINS = [
 /** The project key of rows in the all-projects tables. */
 export const ALL_PROJECTS = "*";
 
-/** Rollup keys per INSERT statement. */
-export const UPSERT_CHUNK_KEYS = 1000;
-
 interface RollupAcc {
   bucket: Date;
   tenantId: string | null;
@@ -45,29 +43,40 @@ interface RollupAcc {
   latency: LatencySketch;
 }
 
-/** Defaults as the requests table applies them, so rollups key exactly like the stored row. */
-function keyParts(row: RequestRow, grainMs: number, allProjects: boolean) {
-  const ts = row.ts instanceof Date ? row.ts.getTime() : new Date(row.ts).getTime();
-  return {
-    bucket: new Date(Math.floor(ts / grainMs) * grainMs),
-    tenantId: row.tenantId ?? null,
-    project: allProjects ? ALL_PROJECTS : (row.project ?? "default"),
-    provider: row.provider,
-    modelId: row.modelId,
-    modality: row.modality,
-    isProbe: row.isProbe ?? false,
-  };
+/**
+ * A rollup key as one string; sorting these strings is the lock order every writer follows. NUL
+ * separates the parts (Postgres text never holds it); a null tenant is "" and a tenant is "=id".
+ */
+export function rollupKey(a: Pick<RollupAcc, "tenantId" | "project" | "provider" | "modelId" | "modality" | "isProbe">, bucketMs: number): string {
+  const tenant = a.tenantId === null ? "" : `=${a.tenantId}`;
+  return `${bucketMs}\u0000${tenant}\u0000${a.project}\u0000${a.provider}\u0000${a.modelId}\u0000${a.modality}\u0000${a.isProbe ? 1 : 0}`;
 }
 
-/** Aggregates a batch in memory: one accumulator per rollup key, sorted by key (lock order). */
-export function aggregateRows(rows: RequestRow[], grainMs: number, allProjects = false): RollupAcc[] {
+function sortedByKey(byKey: Map<string, RollupAcc>): RollupAcc[] {
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, acc]) => acc);
+}
+
+/**
+ * Aggregates a batch at the finest grain (hour, per project) in one pass over the rows. Defaults
+ * are applied as the requests table applies them, so rollups key exactly like the stored row.
+ */
+function aggregateHourly(rows: RequestRow[]): Map<string, RollupAcc> {
   const byKey = new Map<string, RollupAcc>();
   for (const row of rows) {
-    const k = keyParts(row, grainMs, allProjects);
-    const key = JSON.stringify([k.bucket.getTime(), k.tenantId, k.project, k.provider, k.modelId, k.modality, k.isProbe]);
+    const ts = row.ts instanceof Date ? row.ts.getTime() : new Date(row.ts).getTime();
+    const bucketMs = Math.floor(ts / HOUR_MS) * HOUR_MS;
+    const k = {
+      tenantId: row.tenantId ?? null,
+      project: row.project ?? "default",
+      provider: row.provider,
+      modelId: row.modelId,
+      modality: row.modality,
+      isProbe: row.isProbe ?? false,
+    };
+    const key = rollupKey(k, bucketMs);
     let acc = byKey.get(key);
     if (!acc) {
-      acc = { ...k, requests: 0, errors: 0, cost: 0n, rated: 0n, inputUnits: 0, outputUnits: 0, ttfb: emptySketch(), latency: emptySketch() };
+      acc = { ...k, bucket: new Date(bucketMs), requests: 0, errors: 0, cost: 0n, rated: 0n, inputUnits: 0, outputUnits: 0, ttfb: emptySketch(), latency: emptySketch() };
       byKey.set(key, acc);
     }
     acc.requests += 1;
@@ -79,25 +88,107 @@ export function aggregateRows(rows: RequestRow[], grainMs: number, allProjects =
     if (row.ttfbMs !== null && row.ttfbMs !== undefined) addSample(acc.ttfb, row.ttfbMs);
     if (row.totalLatencyMs !== null && row.totalLatencyMs !== undefined) addSample(acc.latency, row.totalLatencyMs);
   }
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, acc]) => acc);
+  return byKey;
 }
 
-function valuesRow(a: RollupAcc): SQL {
-  return sql`(${a.bucket.toISOString()}::timestamptz, ${a.tenantId}::text, ${a.project}::text, ${a.provider}::text,
-    ${a.modelId}::text, ${a.modality}::text, ${a.isProbe}::boolean, ${a.requests}::bigint, ${a.errors}::bigint,
-    ${scaledToString(a.cost)}::numeric, ${scaledToString(a.rated)}::numeric, ${a.inputUnits}::float8, ${a.outputUnits}::float8,
-    ${a.ttfb.count}::int, ${a.ttfb.sum}::float8, ${sketchToJson(a.ttfb)}::jsonb,
-    ${a.latency.count}::int, ${a.latency.sum}::float8, ${sketchToJson(a.latency)}::jsonb)`;
+/**
+ * Folds hourly per-project accumulators into a coarser grain (day and/or all projects). Counts,
+ * money (scaled BigInts) and sketch buckets add exactly, so this equals aggregating the rows again.
+ */
+function foldInto(hourly: Iterable<RollupAcc>, grainMs: number, allProjects: boolean): RollupAcc[] {
+  const byKey = new Map<string, RollupAcc>();
+  for (const h of hourly) {
+    const k = {
+      bucket: grainMs === HOUR_MS ? h.bucket : new Date(Math.floor(h.bucket.getTime() / grainMs) * grainMs),
+      tenantId: h.tenantId,
+      project: allProjects ? ALL_PROJECTS : h.project,
+      provider: h.provider,
+      modelId: h.modelId,
+      modality: h.modality,
+      isProbe: h.isProbe,
+    };
+    const key = rollupKey(k, k.bucket.getTime());
+    let acc = byKey.get(key);
+    if (!acc) {
+      acc = { ...k, requests: 0, errors: 0, cost: 0n, rated: 0n, inputUnits: 0, outputUnits: 0, ttfb: emptySketch(), latency: emptySketch() };
+      byKey.set(key, acc);
+    }
+    acc.requests += h.requests;
+    acc.errors += h.errors;
+    acc.cost += h.cost;
+    acc.rated += h.rated;
+    acc.inputUnits += h.inputUnits;
+    acc.outputUnits += h.outputUnits;
+    mergeSketch(acc.ttfb, h.ttfb);
+    mergeSketch(acc.latency, h.latency);
+  }
+  return sortedByKey(byKey);
 }
 
-/** One INSERT … ON CONFLICT DO UPDATE per grain: sums added, sketches merged in SQL. */
-function upsertSql(table: string, accs: RollupAcc[]): SQL {
+/** Aggregates a batch for one grain: one accumulator per rollup key, sorted by key (lock order). */
+export function aggregateRows(rows: RequestRow[], grainMs: number, allProjects = false): RollupAcc[] {
+  const hourly = aggregateHourly(rows);
+  return grainMs === HOUR_MS && !allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), grainMs, allProjects);
+}
+
+/** The rollup columns, in the order of the INSERT and with their types as json_to_recordset reads them. */
+const ROLLUP_COLUMNS = [
+  ["bucket", "timestamptz"],
+  ["tenant_id", "text"],
+  ["project", "text"],
+  ["provider", "text"],
+  ["model_id", "text"],
+  ["modality", "text"],
+  ["is_probe", "boolean"],
+  ["requests", "bigint"],
+  ["errors", "bigint"],
+  ["cost_usd", "numeric"],
+  ["rated_price_usd", "numeric"],
+  ["input_units", "float8"],
+  ["output_units", "float8"],
+  ["ttfb_count", "int"],
+  ["ttfb_sum_ms", "float8"],
+  ["ttfb_hist", "jsonb"],
+  ["latency_count", "int"],
+  ["latency_sum_ms", "float8"],
+  ["latency_hist", "jsonb"],
+] as const;
+
+/** An accumulator as one json_to_recordset row (a sketch stays an object; empty → null as stored). */
+function jsonRow(a: RollupAcc) {
+  return {
+    bucket: a.bucket.toISOString(),
+    tenant_id: a.tenantId,
+    project: a.project,
+    provider: a.provider,
+    model_id: a.modelId,
+    modality: a.modality,
+    is_probe: a.isProbe,
+    requests: a.requests,
+    errors: a.errors,
+    cost_usd: scaledToString(a.cost),
+    rated_price_usd: scaledToString(a.rated),
+    input_units: a.inputUnits,
+    output_units: a.outputUnits,
+    ttfb_count: a.ttfb.count,
+    ttfb_sum_ms: a.ttfb.sum,
+    ttfb_hist: a.ttfb.count === 0 ? null : a.ttfb,
+    latency_count: a.latency.count,
+    latency_sum_ms: a.latency.sum,
+    latency_hist: a.latency.count === 0 ? null : a.latency,
+  };
+}
+
+/** One table's INSERT … ON CONFLICT DO UPDATE from a JSON array of rows: sums added, sketches merged in SQL. */
+function upsertFromJson(table: string, rowsJson: string): SQL {
   const t = sql.raw(table);
   const col = (name: string) => sql.raw(`${table}.${name}`);
   const add = (name: string) => sql`${sql.raw(name)} = ${col(name)} + excluded.${sql.raw(name)}`;
-  return sql`INSERT INTO ${t} (bucket, tenant_id, project, provider, model_id, modality, is_probe, requests, errors,
-      cost_usd, rated_price_usd, input_units, output_units, ttfb_count, ttfb_sum_ms, ttfb_hist, latency_count, latency_sum_ms, latency_hist)
-    VALUES ${sql.join(accs.map(valuesRow), sql`, `)}
+  const names = sql.raw(ROLLUP_COLUMNS.map(([c]) => c).join(", "));
+  const types = sql.raw(ROLLUP_COLUMNS.map(([c, ty]) => `${c} ${ty}`).join(", "));
+  // Rows go in in array order (sorted keys): the lock order every writer follows.
+  return sql`INSERT INTO ${t} (${names})
+    SELECT ${names} FROM json_to_recordset(${rowsJson}::json) AS v(${types})
     ON CONFLICT (bucket, tenant_id, project, provider, model_id, modality, is_probe) DO UPDATE SET
       ${sql.join(
         [
@@ -118,18 +209,29 @@ function upsertSql(table: string, accs: RollupAcc[]): SQL {
       )}`;
 }
 
+/** Name of the prepared statement below; bump the suffix whenever its text changes. */
+const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v1";
+
 /**
  * Folds newly stored request rows into every rollup table (ROLLUP_GRAINS). Ingest calls it inside its
  * transaction with exactly the rows it inserted (never duplicates), so rollups commit or roll back
- * with the rows. Keys are sorted so concurrent batches lock rollup rows in the same order.
+ * with the rows. The rows are aggregated once (hourly per project) and folded into the other grains.
+ * All four tables are upserted by ONE statement, one round trip, as a NAMED prepared statement of
+ * constant text (each table's rows are one JSON parameter), so Postgres plans it once per connection:
+ * the rollup rows are the hottest rows in the database (every batch of a tenant's hour hits them) and
+ * stay locked until COMMIT, and the plan of four upserts with sketch merges costs more than running it.
+ * Keys are sorted and the tables always come in the same order, so concurrent batches lock rollup
+ * rows in the same order (no deadlock).
  */
 export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<void> {
   if (rows.length === 0) return;
-  for (const grain of ROLLUP_GRAINS) {
-    const accs = aggregateRows(rows, grain.ms, grain.allProjects);
-    // Chunks stay under Postgres' 65535 bind parameters (19 per key) and keep the sorted lock order.
-    for (let i = 0; i < accs.length; i += UPSERT_CHUNK_KEYS) {
-      await tx.execute(upsertSql(grain.table, accs.slice(i, i + UPSERT_CHUNK_KEYS)));
-    }
-  }
+  const hourly = aggregateHourly(rows);
+  const [first, ...rest] = ROLLUP_GRAINS.map((g) => {
+    const accs = g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects);
+    return upsertFromJson(g.table, JSON.stringify(accs.map(jsonRow)));
+  });
+  const last = rest.pop();
+  if (!first || !last) throw new Error("ROLLUP_GRAINS must list at least two tables");
+  const ctes = [first, ...rest].map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
+  await executeNamed(tx, ROLLUPS_STATEMENT_NAME, sql`WITH ${sql.join(ctes, sql`, `)} ${last}`);
 }

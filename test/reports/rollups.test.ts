@@ -194,7 +194,7 @@ describe("rollup windows equal raw aggregates", () => {
 });
 
 describe("large batches", () => {
-  it("a batch with more rollup keys than one statement holds is folded in chunks", async () => {
+  it("a batch with thousands of rollup keys is folded in one statement (JSON parameters, no bind-parameter limit)", async () => {
     const t = await createTestApp();
     try {
       const ts = new Date(Date.now() - 3 * DAY);

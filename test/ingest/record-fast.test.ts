@@ -1,0 +1,104 @@
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { fastRecord } from "../../src/ingest/record-fast.js";
+import { requestRecordSchema } from "../../src/ingest/records.js";
+
+const now = Date.now();
+
+function valid(): Record<string, unknown> {
+  return {
+    id: randomUUID().toUpperCase(),
+    timestamp: now / 1000,
+    modality: "llm",
+    model_id: "openai/gpt-4.1-mini",
+    project: "p",
+    session_id: "s1",
+    room_name: "room",
+    agent_id: "agent",
+    status: "success",
+    ttfb_ms: 120.5,
+    total_latency_ms: 400,
+    cost_usd: 0.000123,
+    input_tokens: 350,
+    output_tokens: 60,
+    cached_input_tokens: 0,
+    is_probe: false,
+    unknown_key: { ignored: true },
+  };
+}
+
+/** Values each field gets in turn: good, borderline and bad ones, so both paths see every shape. */
+const VARIANTS: Record<string, unknown[]> = {
+  id: [randomUUID(), "not-a-uuid", 42, null, undefined, `${randomUUID()}x`],
+  timestamp: [now, now / 1000, new Date(now).toISOString(), "2026-13-45", "x".repeat(65), 1e20, -5, 0, Number.NaN, now + 25 * 3600_000, now + 23 * 3600_000, 946684800000, 946684799999, null, true],
+  modality: ["stt", "tts", "llm", "video", "", null, undefined, 3],
+  model_id: ["m", "", "x".repeat(256), "x".repeat(257), "a\u0000b", "\ud800", 5, null, undefined],
+  status: ["success", "error", "fallback", "ok", null, undefined, 1],
+  error_message: ["boom", "", "x".repeat(4096), "x".repeat(4097), "\udc00", null, 7],
+  fallback_from: ["a", "", null, 9],
+  provider: ["openai", "", "x".repeat(257), null, {}],
+  project: ["p", "", null, []],
+  session_id: ["s", "", "\u0000", null],
+  room_name: ["r", null, false],
+  agent_id: ["a", null, 1],
+  ttfb_ms: [0, -0, 1.5, -1, Number.POSITIVE_INFINITY, "5", null],
+  total_latency_ms: [0, 1e12, -0.1, null, "x"],
+  cost_usd: [0, 1e9, 1e9 + 1, -1, null, "0.1"],
+  input_tokens: [0, 1, 1.5, -1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 1, 2 ** 60, null, "1"],
+  output_tokens: [0, 2.5, null],
+  cached_input_tokens: [0, -3, null],
+  audio_seconds: [0, 3.2, -1, null],
+  characters: [140, 1.1, null],
+  input_units: [0, 2.5, Number.MAX_SAFE_INTEGER + 2, -1, null],
+  output_units: [0, 40, -2, null],
+  metadata: [{ a: 1 }, null, [], "x", { big: "x".repeat(17 * 1024) }, { "\u0000": 1 }],
+  is_probe: [true, false, null, "true", 0],
+};
+
+/** What the schema decides: the parsed record, or null when it refuses. */
+function viaSchema(raw: unknown) {
+  const parsed = requestRecordSchema.safeParse(raw);
+  return parsed.success ? parsed.data : null;
+}
+
+describe("fastRecord agrees with requestRecordSchema", () => {
+  it("parses a well-formed record exactly as the schema does (unknown keys dropped, timestamp a Date)", () => {
+    const raw = valid();
+    const fast = fastRecord(raw, now);
+    expect(fast).not.toBeNull();
+    expect(fast).toEqual(viaSchema(raw));
+    expect(fast && "unknown_key" in fast).toBe(false);
+  });
+
+  it("never accepts what the schema refuses, and when it accepts gives the same record", () => {
+    let accepted = 0;
+    let cases = 0;
+    for (const [key, values] of Object.entries(VARIANTS)) {
+      for (const value of values) {
+        for (const modality of ["llm", "stt", "tts"]) {
+          const raw = { ...valid(), modality, [key]: value };
+          if (value === undefined) delete raw[key];
+          const fast = fastRecord(raw, now);
+          const slow = viaSchema(raw);
+          cases++;
+          if (fast === null) continue; // the caller runs the schema: same answer by construction
+          accepted++;
+          expect(slow, `${key}=${String(value)}`).not.toBeNull();
+          expect(fast, `${key}=${String(value)}`).toEqual(slow);
+        }
+      }
+    }
+    // Most variants are well-formed or refused; the fast path must carry the well-formed ones.
+    expect(accepted).toBeGreaterThan(cases / 3);
+  });
+
+  it("leaves non-plain inputs and any metadata object to the schema", () => {
+    for (const raw of [null, undefined, 1, "x", [], [valid()], new Map(), { ...valid(), metadata: { a: 1 } }]) {
+      expect(fastRecord(raw, now)).toBeNull();
+    }
+  });
+
+  it("at the very edge of the future-skew window defers to the schema", () => {
+    expect(fastRecord({ ...valid(), timestamp: now + 24 * 3600_000 - 1000 }, now)).toBeNull();
+  });
+});
