@@ -1,6 +1,7 @@
 import { and, asc, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
+import { withRetry } from "../db/errors.js";
 import { adjustRollupMoney } from "../rollups/adjust.js";
 import { formatMoneyUnits, toMoneyUnits } from "./money.js";
 import type { Catalog, RateCard, Rating, RatingInput } from "./rate.js";
@@ -161,18 +162,21 @@ async function applyBatch(db: Db, updates: { row: RowSel; rating: Rating }[]): P
     sql`, `,
   );
   const v = sql`(values ${values}) as v(id, price, rule, pricing, cost)`;
-  await db.transaction(async (tx) => {
-    // Rollups first: the deltas are read from the rows as they still are.
-    await adjustRollupMoney(
-      tx,
-      sql`select r.ts, r.tenant_id, r.project, r.provider, r.model_id, r.modality, r.is_probe,
-                 coalesce(v.price, 0) - coalesce(r.rated_price_usd, 0) as dp,
-                 coalesce(v.cost, r.cost_usd, 0) - coalesce(r.cost_usd, 0) as dc
-            from requests r join ${v} on r.id = v.id`,
-    );
-    await tx.execute(sql`
-      update requests r set rated_price_usd = v.price, rate_rule = v.rule, pricing = v.pricing,
-             cost_usd = coalesce(r.cost_usd, v.cost)
-        from ${v} where r.id = v.id`);
-  });
+  // Deadlocks with concurrent ingest (rollup rows locked in another order) are retried.
+  await withRetry(() =>
+    db.transaction(async (tx) => {
+      // Rollups first: the deltas are read from the rows as they still are.
+      await adjustRollupMoney(
+        tx,
+        sql`select r.ts, r.tenant_id, r.project, r.provider, r.model_id, r.modality, r.is_probe,
+                   coalesce(v.price, 0) - coalesce(r.rated_price_usd, 0) as dp,
+                   coalesce(v.cost, r.cost_usd, 0) - coalesce(r.cost_usd, 0) as dc
+              from requests r join ${v} on r.id = v.id`,
+      );
+      await tx.execute(sql`
+        update requests r set rated_price_usd = v.price, rate_rule = v.rule, pricing = v.pricing,
+               cost_usd = coalesce(r.cost_usd, v.cost)
+          from ${v} where r.id = v.id`);
+    }),
+  );
 }

@@ -1,11 +1,6 @@
 import { type SQL, sql } from "drizzle-orm";
 import { emptySketch, type LatencySketch } from "../stats/summary.js";
 
-/** A sketch as stored in jsonb: null when empty (min/max are ±Infinity then, which JSON cannot hold). */
-export function sketchToJson(s: LatencySketch): string | null {
-  return s.count === 0 ? null : JSON.stringify(s);
-}
-
 /** Reads a stored sketch back; anything malformed counts as empty rather than failing a report. */
 export function sketchFromJson(value: unknown): LatencySketch {
   const raw = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
