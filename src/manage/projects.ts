@@ -6,7 +6,7 @@ import { projects } from "../db/schema/index.js";
 import { ApiError } from "../http/errors.js";
 import type { Services } from "../services.js";
 import { entityId, yamlForbidden } from "./common.js";
-import { type EffectiveProject, findEffectiveProject, listEffectiveProjects } from "./registry.js";
+import { type EffectiveProject, findEffectiveProject, listEffectiveProjects, projectFromRow } from "./registry.js";
 import { projectCostsToday, projectsToday, todaySince } from "./stats.js";
 
 /** budget_status: ok below 80 % of daily_budget, warning from 80 %, exceeded from 100 %. */
@@ -115,17 +115,7 @@ function toRow(b: Partial<z.infer<typeof updateProjectBody>>) {
 }
 
 function rowView(row: typeof projects.$inferSelect) {
-  return projectView({
-    id: row.projectId,
-    name: row.name,
-    description: row.description,
-    dailyBudget: row.dailyBudget === null ? null : Number(row.dailyBudget),
-    budgetAction: row.budgetAction === "block" ? "block" : "warn",
-    defaultStack: row.defaultStack,
-    tags: row.tags,
-    accent: row.accent,
-    source: "db",
-  });
+  return projectView(projectFromRow(row));
 }
 
 export async function createProject(services: Services, auth: AuthContext, body: z.infer<typeof createProjectBody>) {

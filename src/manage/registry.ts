@@ -113,6 +113,21 @@ export async function listEffectiveModels(services: Pick<Services, "config" | "d
   return [...out.values()];
 }
 
+/** A stored (source db) project as the registry shows it. */
+export function projectFromRow(row: typeof projects.$inferSelect): EffectiveProject {
+  return {
+    id: row.projectId,
+    name: row.name,
+    description: row.description,
+    dailyBudget: row.dailyBudget === null ? null : Number(row.dailyBudget),
+    budgetAction: row.budgetAction === "block" ? "block" : "warn",
+    defaultStack: row.defaultStack,
+    tags: row.tags,
+    accent: row.accent,
+    source: "db",
+  };
+}
+
 export async function listEffectiveProjects(services: Pick<Services, "config" | "database">): Promise<EffectiveProject[]> {
   const out = new Map<string, EffectiveProject>();
   for (const [id, p] of Object.entries(services.config.projects)) {
@@ -129,18 +144,7 @@ export async function listEffectiveProjects(services: Pick<Services, "config" | 
     });
   }
   for (const row of await services.database.db.select().from(projects).orderBy(asc(projects.createdAt), asc(projects.projectId))) {
-    if (out.has(row.projectId)) continue;
-    out.set(row.projectId, {
-      id: row.projectId,
-      name: row.name,
-      description: row.description,
-      dailyBudget: row.dailyBudget === null ? null : Number(row.dailyBudget),
-      budgetAction: row.budgetAction === "block" ? "block" : "warn",
-      defaultStack: row.defaultStack,
-      tags: row.tags,
-      accent: row.accent,
-      source: "db",
-    });
+    if (!out.has(row.projectId)) out.set(row.projectId, projectFromRow(row));
   }
   return [...out.values()];
 }
