@@ -3,7 +3,7 @@ import type { Db } from "../db/client.js";
 import type { requests } from "../db/schema/index.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import { scaledToString, toScaled } from "./decimal.js";
-import { sketchFromJson } from "./sketch-json.js";
+import { mergeSketchSql } from "./sketch-json.js";
 import { executeNamed } from "../db/named.js";
 
 export type RequestRow = typeof requests.$inferInsert;
@@ -148,11 +148,13 @@ const ROLLUP_COLUMNS = [
   ["output_units", "float8"],
   ["ttfb_count", "int"],
   ["ttfb_sum_ms", "float8"],
+  ["ttfb_hist", "jsonb"],
   ["latency_count", "int"],
   ["latency_sum_ms", "float8"],
+  ["latency_hist", "jsonb"],
 ] as const;
 
-/** An accumulator as one json_to_recordset row of scalars (the sketches are written by the second statement). */
+/** An accumulator as one json_to_recordset row (a sketch stays an object; empty → null as stored). */
 function jsonRow(a: RollupAcc) {
   return {
     bucket: a.bucket.toISOString(),
@@ -170,18 +172,15 @@ function jsonRow(a: RollupAcc) {
     output_units: a.outputUnits,
     ttfb_count: a.ttfb.count,
     ttfb_sum_ms: a.ttfb.sum,
+    ttfb_hist: a.ttfb.count === 0 ? null : a.ttfb,
     latency_count: a.latency.count,
     latency_sum_ms: a.latency.sum,
+    latency_hist: a.latency.count === 0 ? null : a.latency,
   };
 }
 
-/**
- * One table's INSERT … ON CONFLICT DO UPDATE from a JSON array of rows: sums added, sketch columns
- * left as they are (NULL for a new row), RETURNING the stored sketches and the row's ctid so the
- * merged sketches can be written back. The row stays locked by this transaction until COMMIT, so
- * its ctid cannot change before the second statement.
- */
-function upsertFromJson(grain: number, table: string, rowsJson: string): SQL {
+/** One table's INSERT … ON CONFLICT DO UPDATE from a JSON array of rows: sums added, sketches merged in SQL. */
+function upsertFromJson(table: string, rowsJson: string): SQL {
   const t = sql.raw(table);
   const col = (name: string) => sql.raw(`${table}.${name}`);
   const add = (name: string) => sql`${sql.raw(name)} = ${col(name)} + excluded.${sql.raw(name)}`;
@@ -192,84 +191,47 @@ function upsertFromJson(grain: number, table: string, rowsJson: string): SQL {
     SELECT ${names} FROM json_to_recordset(${rowsJson}::json) AS v(${types})
     ON CONFLICT (bucket, tenant_id, project, provider, model_id, modality, is_probe) DO UPDATE SET
       ${sql.join(
-        ["requests", "errors", "cost_usd", "rated_price_usd", "input_units", "output_units", "ttfb_count", "ttfb_sum_ms", "latency_count", "latency_sum_ms"].map(add),
+        [
+          add("requests"),
+          add("errors"),
+          add("cost_usd"),
+          add("rated_price_usd"),
+          add("input_units"),
+          add("output_units"),
+          add("ttfb_count"),
+          add("ttfb_sum_ms"),
+          add("latency_count"),
+          add("latency_sum_ms"),
+          sql`ttfb_hist = ${mergeSketchSql(col("ttfb_hist"), sql`excluded.ttfb_hist`)}`,
+          sql`latency_hist = ${mergeSketchSql(col("latency_hist"), sql`excluded.latency_hist`)}`,
+        ],
         sql`, `,
-      )}
-    RETURNING ${sql.raw(String(grain))} AS g, ctid::text AS tid, (extract(epoch FROM bucket) * 1000)::float8 AS ms,
-      tenant_id, project, provider, model_id, modality, is_probe, ttfb_hist, latency_hist`;
+      )}`;
 }
 
-/**
- * One table's UPDATE of merged sketches by ctid (rows this transaction locked in the upsert). The
- * `ctid = ANY(ARRAY(…))` makes it a TID scan; a join on ctid alone is planned as a sequential scan.
- */
-function sketchUpdateFromJson(table: string, rowsJson: string): SQL {
-  return sql`UPDATE ${sql.raw(table)} AS t SET ttfb_hist = v.th, latency_hist = v.lh
-    FROM json_to_recordset(${rowsJson}::json) AS v(tid tid, th jsonb, lh jsonb)
-    WHERE t.ctid = v.tid AND t.ctid = ANY(ARRAY(SELECT e.tid FROM json_to_recordset(${rowsJson}::json) AS e(tid tid)))`;
-}
-
-/** Names of the prepared statements below; bump the suffix whenever their text changes. */
-const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v2";
-const SKETCHES_STATEMENT_NAME = "voxgate_rollups_sketches_v2";
-
-interface UpsertedRow {
-  g: number;
-  tid: string;
-  ms: number;
-  tenant_id: string | null;
-  project: string;
-  provider: string;
-  model_id: string;
-  modality: string;
-  is_probe: boolean;
-  ttfb_hist: unknown;
-  latency_hist: unknown;
-}
-
-/** Runs ctes[0..n-2] as data-modifying CTEs and the last as the main statement (one round trip). */
-function asOneStatement(parts: SQL[], main: (names: string[]) => SQL | null): SQL {
-  const names = parts.map((_, i) => `g${i}`);
-  const ctes = parts.map((part, i) => sql`${sql.raw(names[i] ?? "")} AS (${part})`);
-  return sql`WITH ${sql.join(ctes, sql`, `)} ${main(names)}`;
-}
+/** Name of the prepared statement below; bump the suffix whenever its text changes. */
+const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v1";
 
 /**
  * Folds newly stored request rows into every rollup table (ROLLUP_GRAINS). Ingest calls it inside its
  * transaction with exactly the rows it inserted (never duplicates), so rollups commit or roll back
  * with the rows. The rows are aggregated once (hourly per project) and folded into the other grains.
- * Two NAMED prepared statements of constant text (each table's rows one JSON parameter), so Postgres
- * plans them once per connection:
- *  1. all four tables upserted in one statement: counts and sums added in SQL, RETURNING the stored
- *     sketches of the touched keys (keys sorted, tables always in the same order, so concurrent batches
- *     lock rollup rows in the same order: no deadlock);
- *  2. the sketches merged in JS (mergeSketch; jsonb merging in SQL cost more than the rest of the
- *     statement) and written back by ctid to the rows statement 1 locked.
+ * All four tables are upserted by ONE statement, one round trip, as a NAMED prepared statement of
+ * constant text (each table's rows are one JSON parameter), so Postgres plans it once per connection:
+ * the rollup rows are the hottest rows in the database (every batch of a tenant's hour hits them) and
+ * stay locked until COMMIT, and the plan of four upserts with sketch merges costs more than running it.
+ * Keys are sorted and the tables always come in the same order, so concurrent batches lock rollup
+ * rows in the same order (no deadlock).
  */
 export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<void> {
   if (rows.length === 0) return;
   const hourly = aggregateHourly(rows);
-  const accsByGrain = ROLLUP_GRAINS.map((g) => (g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects)));
-  const upserts = ROLLUP_GRAINS.map((g, i) => upsertFromJson(i, g.table, JSON.stringify((accsByGrain[i] ?? []).map(jsonRow))));
-  const upserted = (await executeNamed(
-    tx,
-    ROLLUPS_STATEMENT_NAME,
-    asOneStatement(upserts, (names) => sql.raw(names.map((n) => `SELECT * FROM ${n}`).join(" UNION ALL "))),
-  )) as { rows: UpsertedRow[] };
-
-  const batchByGrain = accsByGrain.map((accs) => new Map(accs.map((a) => [rollupKey(a, a.bucket.getTime()), a])));
-  const merged: { tid: string; th: LatencySketch | null; lh: LatencySketch | null }[][] = ROLLUP_GRAINS.map(() => []);
-  for (const r of upserted.rows) {
-    const acc = batchByGrain[r.g]?.get(rollupKey({ tenantId: r.tenant_id, project: r.project, provider: r.provider, modelId: r.model_id, modality: r.modality, isProbe: r.is_probe }, r.ms));
-    if (!acc) throw new Error("rollup upsert returned a key the batch does not hold");
-    if (acc.ttfb.count === 0 && acc.latency.count === 0) continue; // stored sketches unchanged
-    const th = mergeSketch(sketchFromJson(r.ttfb_hist), acc.ttfb);
-    const lh = mergeSketch(sketchFromJson(r.latency_hist), acc.latency);
-    merged[r.g]?.push({ tid: r.tid, th: th.count === 0 ? null : th, lh: lh.count === 0 ? null : lh });
-  }
-  if (merged.every((m) => m.length === 0)) return;
-  const updates = ROLLUP_GRAINS.map((g, i) => sketchUpdateFromJson(g.table, JSON.stringify(merged[i] ?? [])));
-  const last = updates.pop();
-  if (!last) throw new Error("ROLLUP_GRAINS must list at least two tables");
-  await executeNamed(tx, SKETCHES_STATEMENT_NAME, asOneStatement(updates, () => last));
+  const [first, ...rest] = ROLLUP_GRAINS.map((g) => {
+    const accs = g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects);
+    return upsertFromJson(g.table, JSON.stringify(accs.map(jsonRow)));
+  });
+  const last = rest.pop();
+  if (!first || !last) throw new Error("ROLLUP_GRAINS must list at least two tables");
+  const ctes = [first, ...rest].map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
+  await executeNamed(tx, ROLLUPS_STATEMENT_NAME, sql`WITH ${sql.join(ctes, sql`, `)} ${last}`);
 }
