@@ -8,7 +8,7 @@ import { type Period, windowSegments } from "../../src/reports/window.js";
 import type { RequestRow } from "../../src/rollups/apply.js";
 import { rebuildRollups } from "../../src/rollups/rebuild.js";
 import { sketchFromJson } from "../../src/rollups/sketch-json.js";
-import { summarize, summarizeSamples } from "../../src/stats/summary.js";
+import { sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
 import { createTestApp, type TestApp } from "../support/app.js";
 import { DAY, HOUR, insertRequests } from "./fixtures.js";
 
@@ -214,6 +214,58 @@ describe("large batches", () => {
         sql`SELECT count(*)::text AS keys, sum(requests)::text AS n, sum(cost_usd)::text AS cost FROM request_rollups`,
       );
       expect(r).toEqual({ keys: "2500", n: "2500", cost: "2.5000000000" });
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe("sketch merges over batches", () => {
+  it("stored sketches of keys hit by several batches equal sketchOf(all their samples), in every table", async () => {
+    const t = await createTestApp();
+    try {
+      const db = t.services.database.db;
+      const ts = new Date(Math.floor((Date.now() - 2 * DAY) / HOUR) * HOUR + 60_000);
+      const rnd = lcg(7);
+      const all: RequestRow[] = [];
+      const batch = (n: number, withTtfb: boolean): RequestRow[] =>
+        Array.from({ length: n }, (_, i) => {
+          const [modelId, modality] = MODELS[i % 2] ?? MODELS[0];
+          const r: RequestRow = {
+            id: randomUUID(),
+            ts: new Date(ts.getTime() + i * 1000),
+            tenantId: i % 3 === 0 ? null : "acme",
+            project: PROJECTS[i % 3] ?? "default",
+            modelId,
+            modality,
+            provider: modelId.split("/")[0] ?? "x",
+            ttfbMs: withTtfb ? (i % 7 === 0 ? 0 : 20 + rnd() * 900) : null,
+            totalLatencyMs: 50 + rnd() * 8000,
+          };
+          all.push(r);
+          return r;
+        });
+      // The first batch creates the keys (no ttfb at all), the next ones merge into stored sketches.
+      for (const [n, withTtfb] of [[40, false], [55, true], [31, true]] as const) await insertRequests(db, batch(n, withTtfb));
+      for (const table of ["request_rollups", "request_rollups_daily", "request_model_rollups", "request_model_rollups_daily"]) {
+        const stored = await queryRows<{ tenant_id: string | null; project: string; model_id: string; ttfb_hist: unknown; latency_hist: unknown }>(
+          db,
+          sql`SELECT tenant_id, project, model_id, ttfb_hist, latency_hist FROM ${sql.raw(table)}`,
+        );
+        expect(stored.length, table).toBeGreaterThan(0);
+        for (const s of stored) {
+          const mine = all.filter((r) => (r.tenantId ?? null) === s.tenant_id && (s.project === "*" || r.project === s.project) && r.modelId === s.model_id);
+          for (const [hist, samples] of [
+            [s.ttfb_hist, mine.flatMap((r) => (r.ttfbMs === null || r.ttfbMs === undefined ? [] : [r.ttfbMs]))],
+            [s.latency_hist, mine.flatMap((r) => (r.totalLatencyMs === null || r.totalLatencyMs === undefined ? [] : [r.totalLatencyMs]))],
+          ] as const) {
+            const expected = sketchOf(samples);
+            const got = sketchFromJson(hist);
+            expect({ ...got, sum: 0 }, `${table} ${s.tenant_id} ${s.project} ${s.model_id}`).toEqual({ ...expected, sum: 0 });
+            expect(got.sum).toBeCloseTo(expected.sum, 6);
+          }
+        }
+      }
     } finally {
       await t.close();
     }
