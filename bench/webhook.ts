@@ -98,7 +98,7 @@ async function freePort(): Promise<number> {
 
 async function startServer(env: NodeJS.ProcessEnv): Promise<{ baseUrl: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "serve", "--port", String(port), "--host", "127.0.0.1"], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), "--import", "tsx", "src/cli/main.ts", "serve", "--port", String(port), "--host", "127.0.0.1"], {
     cwd: ROOT,
     // warn: no per-request log lines, so logging does not take part in the figure.
     env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env },

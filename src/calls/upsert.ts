@@ -39,9 +39,187 @@ export async function applyCallUpdates(db: Db, updates: readonly CallUpdate[], o
   const order = updates.map((u, i) => ({ u, i })).sort((a, b) => (a.u.call.roomSid < b.u.call.roomSid ? -1 : a.u.call.roomSid > b.u.call.roomSid ? 1 : a.i - b.i));
   const results: ApplyResult[] = new Array(updates.length);
   await db.transaction(async (tx) => {
-    for (const { u, i } of order) results[i] = await applyInTransaction(tx as unknown as Db, u, opts);
+    for (const chunk of chunksOf(order)) {
+      const only = chunk[0];
+      if (chunk.length === 1 && only) results[only.i] = await applyInTransaction(tx as unknown as Db, only.u, opts);
+      else await applyChunk(tx as unknown as Db, chunk, results, opts);
+    }
   });
   return results;
+}
+
+/**
+ * Splits updates (already in room order) into runs that touch disjoint rows: no room, participant or
+ * event id twice in a run. Such a run is written by ONE statement (applyChunk) with the same result as
+ * writing its updates one by one. Run k holds (about) the k-th update of every room, so a room's updates
+ * keep their order and every room is first locked in run 1, in room order: concurrent batches cannot deadlock.
+ */
+function chunksOf(order: readonly { u: CallUpdate; i: number }[]): { u: CallUpdate; i: number }[][] {
+  const chunks: { u: CallUpdate; i: number }[][] = [];
+  const keys: Set<string>[] = [];
+  let room: string | undefined;
+  let next = 0;
+  for (const item of order) {
+    if (item.u.call.roomSid !== room) {
+      room = item.u.call.roomSid;
+      next = 0;
+    }
+    const mine = [`r:${room}`, ...item.u.legs.map((l) => `p:${l.participantSid}`)];
+    if (item.u.event) mine.push(`e:${item.u.event.eventId}`);
+    let k = next;
+    while (keys[k] && mine.some((key) => keys[k]?.has(key))) k++;
+    if (!chunks[k]) {
+      chunks[k] = [];
+      keys[k] = new Set();
+    }
+    chunks[k]?.push(item);
+    for (const key of mine) keys[k]?.add(key);
+    next = k + 1;
+  }
+  return chunks;
+}
+
+/** Writes updates that touch disjoint rows with one statement, then derives each one as applyInTransaction does. */
+async function applyChunk(db: Db, chunk: readonly { u: CallUpdate; i: number }[], results: ApplyResult[], opts: ApplyOptions): Promise<void> {
+  const events: string[] = [];
+  const legs: unknown[] = [];
+  for (const [n, { u }] of chunk.entries()) {
+    const c = u.call;
+    const e = u.event;
+    const head = JSON.stringify({
+      n,
+      has_event: e !== undefined,
+      event_id: e?.eventId ?? null,
+      event: e?.event ?? null,
+      participant_sid: e?.participantSid ?? null,
+      track_sid: e?.trackSid ?? null,
+      created_at_s: e?.createdAtS ?? null,
+      room_sid: c.roomSid,
+      room_name: c.roomName ?? null,
+      tenant_id: c.tenantId,
+      origin: c.origin,
+      project: c.project ?? null,
+      agent_id: c.agentId ?? null,
+      attempt_id: c.attemptId ?? null,
+      run_id: c.runId ?? null,
+      started_at_ms: c.startedAtMs ?? null,
+      ended_at_ms: c.endedAtMs ?? null,
+    });
+    events.push(`${head.slice(0, -1)},"payload":${e ? jsonForStorage(e.payload) : "null"}}`);
+    for (const l of u.legs) {
+      legs.push({
+        n,
+        room_sid: c.roomSid,
+        participant_sid: l.participantSid,
+        identity: l.identity ?? null,
+        kind: l.kind ?? null,
+        state: l.state ?? null,
+        joined_at_ms: l.joinedAtMs ?? null,
+        left_at_ms: l.leftAtMs ?? null,
+        disconnect_reason: l.disconnectReason ?? null,
+        first_audio_track_at_ms: l.firstAudioTrackAtMs ?? null,
+        audio_track_sid: l.audioTrackSid ?? null,
+        audio_codec: l.audioCodec ?? null,
+        attributes: l.attributes ?? null,
+      });
+    }
+  }
+  const result = await executeNamed(db, GROUP_UPSERT_STATEMENT_NAME, sql`
+    with src as (
+      select * from jsonb_to_recordset(${`[${events.join(",")}]`}::jsonb) as x(
+        n int, has_event boolean, event_id text, event text, participant_sid text, track_sid text, created_at_s bigint,
+        payload jsonb, room_sid text, room_name text, tenant_id text, origin text, project text, agent_id text,
+        attempt_id text, run_id text, started_at_ms bigint, ended_at_ms bigint)
+    ),
+    ev as (
+      insert into call_events (event_id, room_sid, event, participant_sid, track_sid, created_at_s, payload)
+      select event_id, room_sid, event, participant_sid, track_sid, created_at_s, payload from src where has_event
+      order by n
+      on conflict (event_id) do nothing
+      returning event_id
+    ),
+    fresh as (
+      select src.*, (not has_event or exists (select 1 from ev where ev.event_id = src.event_id)) as ok from src
+    ),
+    c as (
+      insert into calls (room_sid, room_name, tenant_id, origin, project, agent_id, attempt_id, run_id, started_at_ms, ended_at_ms)
+      select room_sid, room_name, tenant_id, origin, project, agent_id, attempt_id, run_id, started_at_ms, ended_at_ms
+      from fresh where ok
+      order by n
+      on conflict (room_sid) do update set
+        room_name = coalesce(excluded.room_name, calls.room_name),
+        tenant_id = coalesce(calls.tenant_id, excluded.tenant_id),
+        origin = coalesce(calls.origin, excluded.origin),
+        project = coalesce(excluded.project, calls.project),
+        agent_id = coalesce(excluded.agent_id, calls.agent_id),
+        attempt_id = coalesce(excluded.attempt_id, calls.attempt_id),
+        run_id = coalesce(excluded.run_id, calls.run_id),
+        started_at_ms = least(calls.started_at_ms, excluded.started_at_ms),
+        ended_at_ms = greatest(calls.ended_at_ms, excluded.ended_at_ms),
+        updated_at = now()
+      where calls.tenant_id is null or excluded.tenant_id is null or calls.tenant_id = excluded.tenant_id
+      returning room_sid, room_name, tenant_id, channel, end_reason, trunk_id, is_probe
+    ),
+    l as (
+      insert into call_legs (participant_sid, room_sid, identity, kind, state, joined_at_ms, left_at_ms, disconnect_reason,
+                             first_audio_track_at_ms, audio_track_sid, audio_codec, attributes)
+      select x.participant_sid, x.room_sid, x.identity, x.kind, x.state, x.joined_at_ms, x.left_at_ms, x.disconnect_reason,
+             x.first_audio_track_at_ms, x.audio_track_sid, x.audio_codec, x.attributes
+      from jsonb_to_recordset(${jsonForStorage(legs)}::jsonb) as x(
+        n int, room_sid text, participant_sid text, identity text, kind text, state text, joined_at_ms bigint, left_at_ms bigint,
+        disconnect_reason text, first_audio_track_at_ms bigint, audio_track_sid text, audio_codec text, attributes jsonb)
+      where x.room_sid in (select room_sid from c)
+      order by x.n
+      on conflict (participant_sid) do update set
+        identity = coalesce(excluded.identity, call_legs.identity),
+        kind = coalesce(nullif(excluded.kind, 'STANDARD'), call_legs.kind, excluded.kind),
+        state = case when call_legs.state = 'DISCONNECTED' then call_legs.state
+                     else coalesce(excluded.state, call_legs.state) end,
+        joined_at_ms = least(call_legs.joined_at_ms, excluded.joined_at_ms),
+        left_at_ms = greatest(call_legs.left_at_ms, excluded.left_at_ms),
+        disconnect_reason = coalesce(nullif(excluded.disconnect_reason, 'UNKNOWN_REASON'), call_legs.disconnect_reason,
+                                     excluded.disconnect_reason),
+        audio_track_sid = case when ${FIRST_AUDIO_IS_NEW} then coalesce(excluded.audio_track_sid, call_legs.audio_track_sid)
+                               else coalesce(call_legs.audio_track_sid, excluded.audio_track_sid) end,
+        audio_codec = case when ${FIRST_AUDIO_IS_NEW} then coalesce(excluded.audio_codec, call_legs.audio_codec)
+                           else coalesce(call_legs.audio_codec, excluded.audio_codec) end,
+        first_audio_track_at_ms = least(call_legs.first_audio_track_at_ms, excluded.first_audio_track_at_ms),
+        attributes = case when excluded.attributes is null then call_legs.attributes
+                          when call_legs.attributes is null then excluded.attributes
+                          when call_legs.state = 'DISCONNECTED' and excluded.state is distinct from 'DISCONNECTED'
+                            then excluded.attributes || call_legs.attributes
+                          else call_legs.attributes || excluded.attributes end,
+        updated_at = now()
+      where call_legs.room_sid = excluded.room_sid
+      returning room_sid, participant_sid, kind, disconnect_reason, left_at_ms, attributes
+    )
+    select f.n, f.ok as fresh,
+           (select row_to_json(c) from c where c.room_sid = f.room_sid) as call,
+           (select coalesce(json_agg(s), '[]'::json) from (
+              select kind, disconnect_reason, left_at_ms, attributes from l where l.room_sid = f.room_sid
+              union all
+              select kind, disconnect_reason, left_at_ms, attributes from call_legs
+              where call_legs.room_sid = f.room_sid and participant_sid not in (select participant_sid from l)
+           ) s) as legs
+    from fresh f
+    order by f.n`);
+
+  const rows = rowsOf<{ n: number; fresh: boolean; call: StoredCall | null; legs: StoredLeg[] }>(result);
+  for (const row of rows) {
+    const item = chunk[row.n];
+    if (!item) continue;
+    const { u, i } = item;
+    if (!row.fresh) results[i] = "duplicate";
+    else if (!row.call) results[i] = "foreign";
+    else {
+      if (mayChangeDerived(u)) {
+        const outcome = deriveCallOutcome(row.legs.map(toDerivationInput), opts.loadtestTrunks);
+        await storeOutcome(db, u.call.roomSid, row.call, outcome, u.call.origin === "loadgen");
+      }
+      results[i] = "recorded";
+    }
+  }
+  for (const { i } of chunk) if (results[i] === undefined) throw new Error("group upsert returned no row for an update");
 }
 
 /** Only leg kind/reason/attributes (and a loadgen origin) feed the derivation; tracks and room events do not. */
@@ -216,4 +394,5 @@ const FIRST_AUDIO_IS_NEW = sql.raw(
  * value is a parameter), as a named statement requires. PGlite ignores the name.
  */
 const UPSERT_STATEMENT_NAME = "voxgate_calls_upsert_v1";
+const GROUP_UPSERT_STATEMENT_NAME = "voxgate_calls_group_upsert_v1";
 
