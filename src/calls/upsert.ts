@@ -107,21 +107,7 @@ async function applyChunk(db: Db, chunk: readonly { u: CallUpdate; i: number }[]
     });
     events.push(`${head.slice(0, -1)},"payload":${e ? jsonForStorage(e.payload) : "null"}}`);
     for (const l of u.legs) {
-      legs.push({
-        n,
-        room_sid: c.roomSid,
-        participant_sid: l.participantSid,
-        identity: l.identity ?? null,
-        kind: l.kind ?? null,
-        state: l.state ?? null,
-        joined_at_ms: l.joinedAtMs ?? null,
-        left_at_ms: l.leftAtMs ?? null,
-        disconnect_reason: l.disconnectReason ?? null,
-        first_audio_track_at_ms: l.firstAudioTrackAtMs ?? null,
-        audio_track_sid: l.audioTrackSid ?? null,
-        audio_codec: l.audioCodec ?? null,
-        attributes: l.attributes ?? null,
-      });
+      legs.push({ n, room_sid: c.roomSid, ...legRow(l) });
     }
   }
   const result = await executeNamed(db, GROUP_UPSERT_STATEMENT_NAME, sql`
@@ -146,18 +132,7 @@ async function applyChunk(db: Db, chunk: readonly { u: CallUpdate; i: number }[]
       select room_sid, room_name, tenant_id, origin, project, agent_id, attempt_id, run_id, started_at_ms, ended_at_ms
       from fresh where ok
       order by n
-      on conflict (room_sid) do update set
-        room_name = coalesce(excluded.room_name, calls.room_name),
-        tenant_id = coalesce(calls.tenant_id, excluded.tenant_id),
-        origin = coalesce(calls.origin, excluded.origin),
-        project = coalesce(excluded.project, calls.project),
-        agent_id = coalesce(excluded.agent_id, calls.agent_id),
-        attempt_id = coalesce(excluded.attempt_id, calls.attempt_id),
-        run_id = coalesce(excluded.run_id, calls.run_id),
-        started_at_ms = least(calls.started_at_ms, excluded.started_at_ms),
-        ended_at_ms = greatest(calls.ended_at_ms, excluded.ended_at_ms),
-        updated_at = now()
-      where calls.tenant_id is null or excluded.tenant_id is null or calls.tenant_id = excluded.tenant_id
+      ${CALL_MERGE}
       returning room_sid, room_name, tenant_id, channel, end_reason, trunk_id, is_probe
     ),
     l as (
@@ -170,27 +145,7 @@ async function applyChunk(db: Db, chunk: readonly { u: CallUpdate; i: number }[]
         disconnect_reason text, first_audio_track_at_ms bigint, audio_track_sid text, audio_codec text, attributes jsonb)
       where x.room_sid in (select room_sid from c)
       order by x.n
-      on conflict (participant_sid) do update set
-        identity = coalesce(excluded.identity, call_legs.identity),
-        kind = coalesce(nullif(excluded.kind, 'STANDARD'), call_legs.kind, excluded.kind),
-        state = case when call_legs.state = 'DISCONNECTED' then call_legs.state
-                     else coalesce(excluded.state, call_legs.state) end,
-        joined_at_ms = least(call_legs.joined_at_ms, excluded.joined_at_ms),
-        left_at_ms = greatest(call_legs.left_at_ms, excluded.left_at_ms),
-        disconnect_reason = coalesce(nullif(excluded.disconnect_reason, 'UNKNOWN_REASON'), call_legs.disconnect_reason,
-                                     excluded.disconnect_reason),
-        audio_track_sid = case when ${FIRST_AUDIO_IS_NEW} then coalesce(excluded.audio_track_sid, call_legs.audio_track_sid)
-                               else coalesce(call_legs.audio_track_sid, excluded.audio_track_sid) end,
-        audio_codec = case when ${FIRST_AUDIO_IS_NEW} then coalesce(excluded.audio_codec, call_legs.audio_codec)
-                           else coalesce(call_legs.audio_codec, excluded.audio_codec) end,
-        first_audio_track_at_ms = least(call_legs.first_audio_track_at_ms, excluded.first_audio_track_at_ms),
-        attributes = case when excluded.attributes is null then call_legs.attributes
-                          when call_legs.attributes is null then excluded.attributes
-                          when call_legs.state = 'DISCONNECTED' and excluded.state is distinct from 'DISCONNECTED'
-                            then excluded.attributes || call_legs.attributes
-                          else call_legs.attributes || excluded.attributes end,
-        updated_at = now()
-      where call_legs.room_sid = excluded.room_sid
+      ${LEG_MERGE}
       returning room_sid, participant_sid, kind, disconnect_reason, left_at_ms, attributes
     )
     select f.n, f.ok as fresh,
@@ -249,19 +204,7 @@ interface StoredLeg {
 export async function applyInTransaction(db: Db, update: CallUpdate, opts: ApplyOptions): Promise<ApplyResult> {
   const c = update.call;
   const e = update.event;
-  const legs = update.legs.map((l) => ({
-    participant_sid: l.participantSid,
-    identity: l.identity ?? null,
-    kind: l.kind ?? null,
-    state: l.state ?? null,
-    joined_at_ms: l.joinedAtMs ?? null,
-    left_at_ms: l.leftAtMs ?? null,
-    disconnect_reason: l.disconnectReason ?? null,
-    first_audio_track_at_ms: l.firstAudioTrackAtMs ?? null,
-    audio_track_sid: l.audioTrackSid ?? null,
-    audio_codec: l.audioCodec ?? null,
-    attributes: l.attributes ?? null,
-  }));
+  const legs = update.legs.map(legRow);
 
   const result = await executeNamed(db, UPSERT_STATEMENT_NAME, sql`
     with ev as (
@@ -278,19 +221,7 @@ export async function applyInTransaction(db: Db, update: CallUpdate, opts: Apply
       select ${c.roomSid}, ${c.roomName ?? null}, ${c.tenantId}, ${c.origin}, ${c.project ?? null}, ${c.agentId ?? null},
              ${c.attemptId ?? null}, ${c.runId ?? null}, ${c.startedAtMs ?? null}::bigint, ${c.endedAtMs ?? null}::bigint
       where (select ok from fresh)
-      on conflict (room_sid) do update set
-        room_name = coalesce(excluded.room_name, calls.room_name),
-        tenant_id = coalesce(calls.tenant_id, excluded.tenant_id),
-        origin = coalesce(calls.origin, excluded.origin),
-        project = coalesce(excluded.project, calls.project),
-        agent_id = coalesce(excluded.agent_id, calls.agent_id),
-        attempt_id = coalesce(excluded.attempt_id, calls.attempt_id),
-        run_id = coalesce(excluded.run_id, calls.run_id),
-        started_at_ms = least(calls.started_at_ms, excluded.started_at_ms),
-        ended_at_ms = greatest(calls.ended_at_ms, excluded.ended_at_ms),
-        updated_at = now()
-      -- a tenant's report never changes another tenant's call; the webhook and operators may change any
-      where calls.tenant_id is null or excluded.tenant_id is null or calls.tenant_id = excluded.tenant_id
+      ${CALL_MERGE}
       returning room_name, tenant_id, channel, end_reason, trunk_id, is_probe
     ),
     l as (
@@ -302,30 +233,7 @@ export async function applyInTransaction(db: Db, update: CallUpdate, opts: Apply
         participant_sid text, identity text, kind text, state text, joined_at_ms bigint, left_at_ms bigint,
         disconnect_reason text, first_audio_track_at_ms bigint, audio_track_sid text, audio_codec text, attributes jsonb)
       where exists (select 1 from c)
-      on conflict (participant_sid) do update set
-        identity = coalesce(excluded.identity, call_legs.identity),
-        kind = coalesce(nullif(excluded.kind, 'STANDARD'), call_legs.kind, excluded.kind),
-        state = case when call_legs.state = 'DISCONNECTED' then call_legs.state
-                     else coalesce(excluded.state, call_legs.state) end,
-        joined_at_ms = least(call_legs.joined_at_ms, excluded.joined_at_ms),
-        left_at_ms = greatest(call_legs.left_at_ms, excluded.left_at_ms),
-        disconnect_reason = coalesce(nullif(excluded.disconnect_reason, 'UNKNOWN_REASON'), call_legs.disconnect_reason,
-                                     excluded.disconnect_reason),
-        -- sid and codec describe the FIRST audio track: the incoming one wins only when it is earlier
-        audio_track_sid = case when ${FIRST_AUDIO_IS_NEW} then coalesce(excluded.audio_track_sid, call_legs.audio_track_sid)
-                               else coalesce(call_legs.audio_track_sid, excluded.audio_track_sid) end,
-        audio_codec = case when ${FIRST_AUDIO_IS_NEW} then coalesce(excluded.audio_codec, call_legs.audio_codec)
-                           else coalesce(call_legs.audio_codec, excluded.audio_codec) end,
-        first_audio_track_at_ms = least(call_legs.first_audio_track_at_ms, excluded.first_audio_track_at_ms),
-        attributes = case when excluded.attributes is null then call_legs.attributes
-                          when call_legs.attributes is null then excluded.attributes
-                          -- the leaving snapshot is the final word, whichever arrives last
-                          when call_legs.state = 'DISCONNECTED' and excluded.state is distinct from 'DISCONNECTED'
-                            then excluded.attributes || call_legs.attributes
-                          else call_legs.attributes || excluded.attributes end,
-        updated_at = now()
-      -- a participant sid already filed under another room is left alone
-      where call_legs.room_sid = excluded.room_sid
+      ${LEG_MERGE}
       returning participant_sid, kind, disconnect_reason, left_at_ms, attributes
     )
     select (select ok from fresh) as fresh,
@@ -384,9 +292,70 @@ function toDerivationInput(l: StoredLeg): LegForDerivation {
 }
 
 /** The incoming audio track is earlier than the stored one, so its sid/codec describe the first track. */
-const FIRST_AUDIO_IS_NEW = sql.raw(
-  "(excluded.first_audio_track_at_ms is not null and (call_legs.first_audio_track_at_ms is null or excluded.first_audio_track_at_ms < call_legs.first_audio_track_at_ms))",
-);
+const FIRST_AUDIO_IS_NEW_TEXT =
+  "(excluded.first_audio_track_at_ms is not null and (call_legs.first_audio_track_at_ms is null or excluded.first_audio_track_at_ms < call_legs.first_audio_track_at_ms))";
+
+/**
+ * How a call row merges with what is stored, shared by the per-event and the group statement:
+ * known values are never erased, times widen, and a tenant's report never changes another tenant's
+ * call (the webhook and operators, with no tenant, may change any).
+ */
+const CALL_MERGE = sql.raw(`on conflict (room_sid) do update set
+        room_name = coalesce(excluded.room_name, calls.room_name),
+        tenant_id = coalesce(calls.tenant_id, excluded.tenant_id),
+        origin = coalesce(calls.origin, excluded.origin),
+        project = coalesce(excluded.project, calls.project),
+        agent_id = coalesce(excluded.agent_id, calls.agent_id),
+        attempt_id = coalesce(excluded.attempt_id, calls.attempt_id),
+        run_id = coalesce(excluded.run_id, calls.run_id),
+        started_at_ms = least(calls.started_at_ms, excluded.started_at_ms),
+        ended_at_ms = greatest(calls.ended_at_ms, excluded.ended_at_ms),
+        updated_at = now()
+      where calls.tenant_id is null or excluded.tenant_id is null or calls.tenant_id = excluded.tenant_id`);
+
+/**
+ * How a leg merges, shared by both statements. The audio track sid and codec describe the FIRST
+ * audio track (the incoming one wins only when it is earlier); the leaving snapshot of attributes is
+ * the final word whichever arrives last; a participant sid already filed under another room is left alone.
+ */
+const LEG_MERGE = sql.raw(`on conflict (participant_sid) do update set
+        identity = coalesce(excluded.identity, call_legs.identity),
+        kind = coalesce(nullif(excluded.kind, 'STANDARD'), call_legs.kind, excluded.kind),
+        state = case when call_legs.state = 'DISCONNECTED' then call_legs.state
+                     else coalesce(excluded.state, call_legs.state) end,
+        joined_at_ms = least(call_legs.joined_at_ms, excluded.joined_at_ms),
+        left_at_ms = greatest(call_legs.left_at_ms, excluded.left_at_ms),
+        disconnect_reason = coalesce(nullif(excluded.disconnect_reason, 'UNKNOWN_REASON'), call_legs.disconnect_reason,
+                                     excluded.disconnect_reason),
+        audio_track_sid = case when ${FIRST_AUDIO_IS_NEW_TEXT} then coalesce(excluded.audio_track_sid, call_legs.audio_track_sid)
+                               else coalesce(call_legs.audio_track_sid, excluded.audio_track_sid) end,
+        audio_codec = case when ${FIRST_AUDIO_IS_NEW_TEXT} then coalesce(excluded.audio_codec, call_legs.audio_codec)
+                           else coalesce(call_legs.audio_codec, excluded.audio_codec) end,
+        first_audio_track_at_ms = least(call_legs.first_audio_track_at_ms, excluded.first_audio_track_at_ms),
+        attributes = case when excluded.attributes is null then call_legs.attributes
+                          when call_legs.attributes is null then excluded.attributes
+                          when call_legs.state = 'DISCONNECTED' and excluded.state is distinct from 'DISCONNECTED'
+                            then excluded.attributes || call_legs.attributes
+                          else call_legs.attributes || excluded.attributes end,
+        updated_at = now()
+      where call_legs.room_sid = excluded.room_sid`);
+
+/** A leg as both statements' JSON recordsets read it. */
+function legRow(l: CallUpdate["legs"][number]) {
+  return {
+    participant_sid: l.participantSid,
+    identity: l.identity ?? null,
+    kind: l.kind ?? null,
+    state: l.state ?? null,
+    joined_at_ms: l.joinedAtMs ?? null,
+    left_at_ms: l.leftAtMs ?? null,
+    disconnect_reason: l.disconnectReason ?? null,
+    first_audio_track_at_ms: l.firstAudioTrackAtMs ?? null,
+    audio_track_sid: l.audioTrackSid ?? null,
+    audio_codec: l.audioCodec ?? null,
+    attributes: l.attributes ?? null,
+  };
+}
 
 /**
  * The upsert runs as a NAMED prepared statement: Postgres parses and plans the CTE once per connection
