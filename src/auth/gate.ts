@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { ApiError } from "../http/errors.js";
 import type { AppEnv } from "../http/app-env.js";
-import { authEnabled } from "../services.js";
+import { authEnabled, type Services } from "../services.js";
 import { type AuthContext, allows, OPERATOR, type Permission } from "./context.js";
 import { sha256Hex } from "./static-keys.js";
 import { VK_PREFIX } from "./virtual-keys.js";
@@ -17,8 +17,15 @@ function bearerToken(header: string | undefined): string | null {
  * every caller is the operator, but a valid vk_ key still brings its tenant. `null` = bad credential.
  */
 export const identify = createMiddleware<AppEnv>(async (c, next) => {
-  const services = c.var.services;
-  const token = bearerToken(c.req.header("authorization"));
+  c.set("auth", await authenticate(c.var.services, bearerToken(c.req.header("authorization"))));
+  await next();
+});
+
+/**
+ * The one key verifier: a presented token (from whatever header its route reads it) to the caller's
+ * AuthContext, or UNAUTHENTICATED. Every credential check in Voxgate goes through here.
+ */
+export async function authenticate(services: Services, token: string | null): Promise<AuthContext> {
   let auth: AuthContext | null = null;
   if (token) {
     if (token.startsWith(VK_PREFIX)) auth = await services.virtualKeys.verify(token);
@@ -27,12 +34,11 @@ export const identify = createMiddleware<AppEnv>(async (c, next) => {
   // Auth off: everyone is the operator, except that a presented vk_ key must be valid (a revoked
   // or unknown minted key is refused, never silently upgraded to operator).
   if (!auth && !authEnabled(services) && !token?.startsWith(VK_PREFIX)) auth = OPERATOR;
-  c.set("auth", auth ?? UNAUTHENTICATED);
-  await next();
-});
+  return auth ?? UNAUTHENTICATED;
+}
 
 /** Marker for "auth is on and no valid credential was presented". */
-const UNAUTHENTICATED: AuthContext = { kind: "static", actor: "anonymous", tenantId: null, scopes: [], role: "tenant" };
+export const UNAUTHENTICATED: AuthContext = { kind: "static", actor: "anonymous", tenantId: null, scopes: [], role: "tenant" };
 
 /** The gate, declared on each router: 401 without a valid key, 403 without the permission. */
 export function requireScope(need: Permission) {
