@@ -1,6 +1,7 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { apiKeys } from "../db/schema/index.js";
+import { type TenantScope, tenantCondition } from "./context.js";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
@@ -25,16 +26,23 @@ export async function insertApiKey(db: Db, row: typeof apiKeys.$inferInsert): Pr
   return inserted;
 }
 
-export async function listApiKeys(db: Db, opts: { includeRevoked: boolean }): Promise<ApiKeyRow[]> {
+// Key rows are tenant data like any other: a tenant-bound (admin) key lists, reads and revokes only
+// its own tenant's keys; another tenant's key answers exactly like a missing one.
+
+export async function listApiKeys(db: Db, scope: TenantScope, opts: { includeRevoked: boolean }): Promise<ApiKeyRow[]> {
   return db
     .select()
     .from(apiKeys)
-    .where(opts.includeRevoked ? undefined : isNull(apiKeys.revokedAt))
+    .where(and(tenantCondition(apiKeys.tenantId, scope), opts.includeRevoked ? undefined : isNull(apiKeys.revokedAt)))
     .orderBy(desc(apiKeys.createdAt));
 }
 
-export async function getApiKeyById(db: Db, id: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, id)).limit(1);
+export async function getApiKeyById(db: Db, scope: TenantScope, id: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), tenantCondition(apiKeys.tenantId, scope)))
+    .limit(1);
   return row;
 }
 
@@ -44,13 +52,13 @@ export async function getApiKeyByPrefix(db: Db, keyPrefix: string): Promise<ApiK
 }
 
 /** Soft revoke: sets revoked_at once (a second revoke keeps the first time). */
-export async function revokeApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
+export async function revokeApiKey(db: Db, scope: TenantScope, id: string): Promise<ApiKeyRow | undefined> {
   const [row] = await db
     .update(apiKeys)
     .set({ revokedAt: new Date() })
-    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt), tenantCondition(apiKeys.tenantId, scope)))
     .returning();
-  return row ?? getApiKeyById(db, id);
+  return row ?? getApiKeyById(db, scope, id);
 }
 
 export async function isRevoked(db: Db, id: string): Promise<boolean> {

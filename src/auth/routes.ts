@@ -22,7 +22,11 @@ const booleanQuery = z
   .optional()
   .transform((v) => (v === undefined ? undefined : v === "true" || v === "1"));
 
-/** Endpoints 34-37: virtual API keys. Every route needs admin (a tenant-role key gets 403). */
+/**
+ * Endpoints 34-37: virtual API keys. Every route needs admin (a tenant-role key gets 403), and like
+ * every other route they take the caller's tenant: a tenant-bound admin key mints, lists, reads and
+ * revokes its own tenant's keys only.
+ */
 export function apiKeyRoutes() {
   const r = new Hono<AppEnv>();
   r.use("*", requireScope("admin"));
@@ -58,12 +62,12 @@ export function apiKeyRoutes() {
 
   r.get("/", async (c) => {
     const q = parseOrThrow(z.object({ include_revoked: booleanQuery }), c.req.query());
-    const rows = await listApiKeys(c.var.services.database.db, { includeRevoked: q.include_revoked ?? true });
+    const rows = await listApiKeys(c.var.services.database.db, c.var.auth, { includeRevoked: q.include_revoked ?? true });
     return c.json(rows.map(publicKeyRow));
   });
 
   r.get("/:key_id", async (c) => {
-    const row = await getApiKeyById(c.var.services.database.db, c.req.param("key_id"));
+    const row = await getApiKeyById(c.var.services.database.db, c.var.auth, c.req.param("key_id"));
     if (!row) throw new ApiError("not_found", "no API key with this id");
     return c.json(publicKeyRow(row));
   });
@@ -71,7 +75,7 @@ export function apiKeyRoutes() {
   r.delete("/:key_id", async (c) => {
     const { services } = c.var;
     const row = await services.database.db.transaction(async (tx) => {
-      const revoked = await revokeVirtualKey(tx, services.virtualKeys, c.req.param("key_id"));
+      const revoked = await revokeVirtualKey(tx, services.virtualKeys, c.var.auth, c.req.param("key_id"));
       if (revoked) {
         await recordAudit(tx, c.var.auth, {
           entityType: "api_key",

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import bcrypt from "bcryptjs";
 import type { Db } from "../db/client.js";
-import type { AuthContext, KeyScope } from "./context.js";
+import type { AuthContext, KeyScope, TenantScope } from "./context.js";
 import { type ApiKeyRow, getApiKeyByPrefix, insertApiKey, isRevoked, revokeApiKey } from "./queries.js";
 import { sha256Hex } from "./static-keys.js";
 
@@ -125,8 +125,8 @@ export function contextForRow(row: ApiKeyRow): AuthContext {
   };
 }
 
-export async function revokeVirtualKey(db: Db, verifier: VirtualKeyVerifier | null, id: string) {
-  const row = await revokeApiKey(db, id);
+export async function revokeVirtualKey(db: Db, verifier: VirtualKeyVerifier | null, scope: TenantScope, id: string) {
+  const row = await revokeApiKey(db, scope, id);
   if (row) verifier?.evictKeyId(row.id);
   return row;
 }

@@ -51,7 +51,7 @@ export function registerKeys(program: Command): void {
     .option("--active", "hide revoked keys")
     .action(async (o: { active?: boolean }) => {
       await withStore(async ({ database }) => {
-        const rows = await listApiKeys(database.db, { includeRevoked: !o.active });
+        const rows = await listApiKeys(database.db, OPERATOR, { includeRevoked: !o.active });
         process.stdout.write(`${JSON.stringify(rows.map(publicKeyRow), null, 2)}\n`);
       });
     });
@@ -62,7 +62,7 @@ export function registerKeys(program: Command): void {
     .action(async (keyId: string) => {
       await withStore(async ({ database }) => {
         const row = await database.db.transaction(async (tx) => {
-          const revoked = await revokeVirtualKey(tx, null, keyId);
+          const revoked = await revokeVirtualKey(tx, null, OPERATOR, keyId);
           if (revoked) {
             await recordAudit(tx, CLI_ACTOR, {
               entityType: "api_key",
