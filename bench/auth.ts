@@ -1,10 +1,21 @@
 /**
- * bench:auth — requests/s on an authenticated route with a vk_ key vs a static key vs auth off,
- * same run, same route (GET /v1/api-keys/{missing id}: the gate, then one primary-key lookup).
- * Target: vk_ ≥ 0.9 × static (bcrypt runs once per key, not per request).
+ * bench:auth, two modes.
+ *
+ * `npm run bench:auth` (throughput): requests/s on an authenticated route with a vk_ key vs a static
+ * key vs auth off, same run, same route (GET /v1/api-keys/{missing id}: the gate, then one lookup).
+ * Target: vk_ ≥ 0.9 × static.
+ *
+ * `npm run bench:auth -- flood`: a valid vk_ key's p95 on GET /v1/costs while BENCH_FLOOD_RATE (200)
+ * wrong tokens/s, at most 32 in flight, are sent with a known key's public prefix, as a ratio to the
+ * same key's idle p95 measured in the same run. Two floods: the prefix of a current key and that of a
+ * legacy row (stored before key digests, bcrypt hash only). Target: flood p95 ≤ 2 × idle p95.
  */
+import { randomUUID } from "node:crypto";
 import autocannon from "autocannon";
-import { mintVirtualKey } from "../src/auth/virtual-keys.js";
+import bcrypt from "bcryptjs";
+import pg from "pg";
+import { Pool } from "undici";
+import { mintVirtualKey, randomBase62 } from "../src/auth/virtual-keys.js";
 import { openDatabase } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { createBenchDatabase, fmt, startServer } from "./support.js";
@@ -26,23 +37,21 @@ async function load(url: string, key: string | null): Promise<number> {
   return result.requests.average;
 }
 
-async function main() {
-  const bench = await createBenchDatabase("auth");
-  const database = await openDatabase({ url: bench.url });
+async function mintBenchKey(url: string): Promise<string> {
+  const database = await openDatabase({ url });
   await runMigrations(database);
-  const { plaintext } = await mintVirtualKey(database.db, {
-    name: "bench",
-    tenantId: null,
-    issuedBy: "bench",
-    scopes: ["*"],
-    role: "admin",
-  });
+  const { plaintext } = await mintVirtualKey(database.db, { name: "bench", tenantId: null, issuedBy: "bench", scopes: ["*"], role: "admin" });
   await database.close();
+  return plaintext;
+}
 
+async function throughput() {
+  const bench = await createBenchDatabase("auth");
+  const plaintext = await mintBenchKey(bench.url);
   const withAuth = await startServer({ DATABASE_URL: bench.url, VOXGATE_API_KEY: STATIC_KEY });
   const noAuth = await startServer({ DATABASE_URL: bench.url, VOXGATE_API_KEY: undefined });
   try {
-    await load(withAuth.baseUrl, plaintext); // warm-up: the one bcrypt compare, JIT
+    await load(withAuth.baseUrl, plaintext); // warm-up: first verification, JIT
     // Interleaved rounds, medians: background load on a shared 2-core machine drifts over time.
     const runs = { off: [] as number[], static: [] as number[], vk: [] as number[] };
     for (let i = 0; i < ROUNDS; i++) {
@@ -50,7 +59,6 @@ async function main() {
       runs.static.push(await load(withAuth.baseUrl, STATIC_KEY));
       runs.vk.push(await load(withAuth.baseUrl, plaintext));
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
     const off = median(runs.off);
     const staticRps = median(runs.static);
     const vkRps = median(runs.vk);
@@ -65,4 +73,128 @@ async function main() {
   }
 }
 
-await main();
+// ---------------------------------------------------------------------------------------------
+// flood mode
+
+const FLOOD_RATE = Number(process.env.BENCH_FLOOD_RATE ?? 200);
+const FLOOD_IN_FLIGHT = 32;
+const FLOOD_S = Number(process.env.BENCH_DURATION_S ?? 8);
+/** The valid key's probe: one GET /v1/costs every PROBE_INTERVAL_MS, one at a time. */
+const PROBE_INTERVAL_MS = 20;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+function p95(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(0.95 * s.length) - 1)] ?? 0;
+}
+
+/** A row as a key minted before digests existed: bcrypt hash only (the columns every schema version has). */
+async function insertLegacyKey(url: string): Promise<string> {
+  const plaintext = `vk_${randomBase62(44)}`;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query("INSERT INTO api_keys (id, name, key_prefix, key_hash, scopes, role) VALUES ($1, 'legacy', $2, $3, $4, 'admin')", [
+    `key_${randomUUID().replaceAll("-", "")}`,
+    plaintext.slice(0, 15),
+    await bcrypt.hash(plaintext, 10),
+    ["*"],
+  ]);
+  await client.end();
+  return plaintext;
+}
+
+interface Phase {
+  p95: number;
+  p50: number;
+  probes: number;
+  floodSent: number;
+  floodStatuses: Record<string, number>;
+}
+
+/** Probes the valid key for FLOOD_S seconds, with or without a flood of wrong tokens for `prefix`. */
+async function phase(baseUrl: string, validKey: string, floodPrefix: string | null): Promise<Phase> {
+  const probePool = new Pool(baseUrl, { connections: 1 });
+  const floodPool = new Pool(baseUrl, { connections: FLOOD_IN_FLIGHT });
+  const started = performance.now();
+  const until = started + FLOOD_S * 1000;
+  const statuses: Record<string, number> = {};
+  let sent = 0;
+  let inFlight = 0;
+  const inFlightDone: Promise<void>[] = [];
+  const timer = floodPrefix
+    ? setInterval(() => {
+        const due = Math.floor(((performance.now() - started) / 1000) * FLOOD_RATE);
+        while (sent < due && inFlight < FLOOD_IN_FLIGHT && performance.now() < until) {
+          sent++;
+          inFlight++;
+          const token = floodPrefix + randomBase62(44 + 3 - floodPrefix.length);
+          inFlightDone.push(
+            floodPool
+              .request({ method: "GET", path: "/v1/costs", headers: { authorization: `Bearer ${token}` } })
+              .then(async (res) => {
+                await res.body.dump();
+                statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+              })
+              .catch(() => {
+                statuses.error = (statuses.error ?? 0) + 1;
+              })
+              .finally(() => {
+                inFlight--;
+              }),
+          );
+        }
+      }, 5)
+    : null;
+  const latencies: number[] = [];
+  while (performance.now() < until) {
+    const t0 = performance.now();
+    const res = await probePool.request({ method: "GET", path: "/v1/costs", headers: { authorization: `Bearer ${validKey}` } });
+    await res.body.dump();
+    if (res.statusCode !== 200) throw new Error(`valid key answered ${res.statusCode}`);
+    const ms = performance.now() - t0;
+    latencies.push(ms);
+    if (ms < PROBE_INTERVAL_MS) await new Promise((r) => setTimeout(r, PROBE_INTERVAL_MS - ms));
+  }
+  if (timer) clearInterval(timer);
+  await Promise.allSettled(inFlightDone);
+  await probePool.close();
+  await floodPool.close();
+  return { p95: p95(latencies), p50: median(latencies), probes: latencies.length, floodSent: sent, floodStatuses: statuses };
+}
+
+async function flood() {
+  const bench = await createBenchDatabase("auth_flood");
+  const validKey = await mintBenchKey(bench.url);
+  const legacyKey = await insertLegacyKey(bench.url);
+  const server = await startServer({ DATABASE_URL: bench.url, VOXGATE_API_KEY: STATIC_KEY });
+  try {
+    await phase(server.baseUrl, validKey, null); // warm-up: first verification, JIT
+    const rows: { name: string; p: Phase }[] = [];
+    // Interleaved: idle, flood on a current key's prefix, flood on a legacy key's prefix; twice.
+    for (let round = 0; round < 2; round++) {
+      rows.push({ name: "idle", p: await phase(server.baseUrl, validKey, null) });
+      rows.push({ name: "flood: prefix of a current key", p: await phase(server.baseUrl, validKey, validKey.slice(0, 15)) });
+      rows.push({ name: "flood: prefix of a legacy bcrypt key", p: await phase(server.baseUrl, validKey, legacyKey.slice(0, 15)) });
+    }
+    const idle = median(rows.filter((r) => r.name === "idle").map((r) => r.p.p95));
+    console.log(
+      `bench:auth flood  valid vk_ key: GET /v1/costs one at a time every ${PROBE_INTERVAL_MS} ms; flood ${FLOOD_RATE} wrong tokens/s (≤ ${FLOOD_IN_FLIGHT} in flight), ${FLOOD_S}s phases, Postgres`,
+    );
+    for (const { name, p } of rows) {
+      const flooded = p.floodSent > 0 ? `, flood sent ${fmt(p.floodSent / FLOOD_S, 0)}/s answered ${JSON.stringify(p.floodStatuses)}` : "";
+      console.log(
+        `  ${name.padEnd(38)} p50 ${fmt(p.p50, 2)} ms  p95 ${fmt(p.p95, 2)} ms  = ${fmt(p.p95 / idle, 2)} × idle p95 (${p.probes} probes${flooded})`,
+      );
+    }
+    console.log(`  baseline: idle p95 ${fmt(idle, 2)} ms (median of the idle phases); target: flood p95 ≤ 2 × idle p95`);
+    const metrics = await fetch(`${server.baseUrl}/v1/metrics`, { headers: { authorization: `Bearer ${STATIC_KEY}` } }).then((r) => r.text());
+    const failures = metrics.split("\n").filter((l) => l.startsWith("voxgate_auth_failures_total"));
+    if (failures.length > 0) console.log(`  server: ${failures.join("; ")}`);
+  } finally {
+    await server.stop();
+    await bench.drop();
+  }
+}
+
+if (process.argv.includes("flood") || process.env.BENCH_AUTH_MODE === "flood") await flood();
+else await throughput();
