@@ -1,4 +1,5 @@
 import type { AuthContext } from "./auth/context.js";
+import { AuthFailures } from "./auth/failures.js";
 import { type StaticKey, staticKeysFromConfig } from "./auth/static-keys.js";
 import { VirtualKeyVerifier } from "./auth/virtual-keys.js";
 import { RateCardStore } from "./billing/rate-card-store.js";
@@ -34,6 +35,8 @@ export interface Services {
   /** Static keys by SHA-256 digest; empty map + no vk_ gate = auth off. */
   staticKeys: Map<string, StaticKey>;
   virtualKeys: VirtualKeyVerifier;
+  /** Refused credentials: counted for /v1/metrics, logged at warn at most once per interval. */
+  authFailures: AuthFailures;
   /** Rate card + price catalog in memory; rating reads snapshot(), rule changes call refresh(). */
   rateCard: RateCardStore;
   /** Provider API keys at rest (AES-256-GCM under VOXGATE_SECRET or its fallbacks); loaded on first use. */
@@ -67,6 +70,7 @@ export function createServices(input: ServicesInput): Services {
     startedAt: Date.now(),
     staticKeys: staticKeysFromConfig(input.config, input.env.VOXGATE_API_KEY),
     virtualKeys: new VirtualKeyVerifier(input.database.db),
+    authFailures: new AuthFailures(input.log),
     rateCard: new RateCardStore(input.database.db, input.config),
     secrets: new SecretBox({ secret: input.env.VOXGATE_SECRET, previous: input.env.VOXGATE_SECRET_PREVIOUS, home: input.env.HOME }),
     upstreams: new UpstreamPools(trustedUpstreamHosts(input.config)),
@@ -89,6 +93,7 @@ export function authEnabled(services: Services): boolean {
 export async function startWorkers(services: Services): Promise<void> {
   await services.rateCard.refresh();
   services.workers.push({ name: "provider-upstreams", stop: () => services.upstreams.close() });
+  services.workers.push({ name: "legacy-key-bcrypt", stop: () => services.virtualKeys.legacy.close() });
   try {
     await reencryptProviderKeys(services);
   } catch (err) {

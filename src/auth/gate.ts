@@ -4,7 +4,7 @@ import type { AppEnv } from "../http/app-env.js";
 import { authEnabled, type Services } from "../services.js";
 import { type AuthContext, allows, OPERATOR, type Permission } from "./context.js";
 import { sha256Hex } from "./static-keys.js";
-import { VK_PREFIX } from "./virtual-keys.js";
+import { VK_PREFIX, vkPrefixOf } from "./virtual-keys.js";
 
 function bearerToken(header: string | undefined): string | null {
   if (!header) return null;
@@ -27,14 +27,17 @@ export const identify = createMiddleware<AppEnv>(async (c, next) => {
  */
 export async function authenticate(services: Services, token: string | null): Promise<AuthContext> {
   let auth: AuthContext | null = null;
+  const virtual = token?.startsWith(VK_PREFIX) === true;
   if (token) {
-    if (token.startsWith(VK_PREFIX)) auth = await services.virtualKeys.verify(token);
+    if (virtual) auth = await services.virtualKeys.verify(token);
     else auth = services.staticKeys.get(sha256Hex(token))?.context ?? null;
   }
   // Auth off: everyone is the operator, except that a presented vk_ key must be valid (a revoked
   // or unknown minted key is refused, never silently upgraded to operator).
-  if (!auth && !authEnabled(services) && !token?.startsWith(VK_PREFIX)) auth = OPERATOR;
-  return auth ?? UNAUTHENTICATED;
+  if (!auth && !authEnabled(services) && !virtual) auth = OPERATOR;
+  if (auth) return auth;
+  if (token) services.authFailures.record(virtual ? "virtual" : "static", virtual ? vkPrefixOf(token) : null);
+  return UNAUTHENTICATED;
 }
 
 /** Marker for "auth is on and no valid credential was presented". */

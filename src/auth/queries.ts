@@ -1,4 +1,4 @@
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { and, desc, eq, isNull, or } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { apiKeys } from "../db/schema/index.js";
 import { type TenantScope, tenantCondition } from "./context.js";
@@ -46,9 +46,21 @@ export async function getApiKeyById(db: Db, scope: TenantScope, id: string): Pro
   return row;
 }
 
-export async function getApiKeyByPrefix(db: Db, keyPrefix: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.keyPrefix, keyPrefix)).limit(1);
-  return row;
+/**
+ * The rows a presented vk_ token can be, in one round trip: the row of its digest, and a row minted
+ * before digests (no digest yet) that has its prefix. Both probes are unique-index lookups.
+ */
+export async function findKeyRowsForToken(db: Db, digest: string, keyPrefix: string): Promise<ApiKeyRow[]> {
+  return db
+    .select()
+    .from(apiKeys)
+    .where(or(eq(apiKeys.keyDigest, digest), and(eq(apiKeys.keyPrefix, keyPrefix), isNull(apiKeys.keyDigest))))
+    .limit(2);
+}
+
+/** A legacy (bcrypt) row verified once gets its digest; from then on it is found like any other. */
+export async function storeKeyDigest(db: Db, id: string, digest: string): Promise<void> {
+  await db.update(apiKeys).set({ keyDigest: digest }).where(and(eq(apiKeys.id, id), isNull(apiKeys.keyDigest)));
 }
 
 /** Soft revoke: sets revoked_at once (a second revoke keeps the first time). */

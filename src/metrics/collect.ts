@@ -60,6 +60,19 @@ export async function metricsExposition(services: Services, scope: TenantScope, 
     { name: "voxgate_request_ttfb_seconds", help: "Time to first byte over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(ttfb) },
     { name: "voxgate_request_total_latency_seconds", help: "Total request latency over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(latency) },
   ];
+  if (scope.tenantId === null) {
+    // Operator only: refused credentials are about the whole service, not one tenant's traffic.
+    const failures = services.authFailures.counts();
+    families.push({
+      name: "voxgate_auth_failures_total",
+      help: "Presented API keys that were refused (unknown, revoked, malformed or throttled), per credential kind, since this process started.",
+      type: "counter",
+      samples: [
+        { labels: { credential: "static" }, value: failures.static },
+        { labels: { credential: "virtual" }, value: failures.virtual },
+      ],
+    });
+  }
   if (diag) {
     families.push(
       {

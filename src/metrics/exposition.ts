@@ -3,7 +3,7 @@
  * without _sum/_count children, and the spec forbids them. One family = HELP, TYPE, then samples.
  */
 
-export type MetricType = "gauge" | "summary";
+export type MetricType = "gauge" | "counter" | "summary";
 
 export interface MetricSample {
   labels?: Record<string, string>;

@@ -1,8 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Writable } from "node:stream";
 import { asc } from "drizzle-orm";
-import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parseEnv } from "../../src/config/env.js";
 import { parseConfigText } from "../../src/config/load.js";
@@ -10,6 +8,7 @@ import { nodeSamples } from "../../src/db/schema/index.js";
 import { createApp } from "../../src/http/app.js";
 import { createServices, type Services, startWorkers, stopWorkers } from "../../src/services.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
+import { captureLogger } from "../support/log.js";
 
 const USER = "scraper";
 const PASSWORD = "p@ss:w/rd";
@@ -41,17 +40,6 @@ async function exporter(handler: (req: IncomingMessage, res: ServerResponse) => 
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   const port = (server.address() as AddressInfo).port;
   return { server, hits, auth, base: `http://127.0.0.1:${port}`, port };
-}
-
-function captureLogger() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(String(chunk));
-      cb();
-    },
-  });
-  return { log: pino({ level: "info" }, stream), lines };
 }
 
 async function waitFor(check: () => Promise<boolean>, ms = 10_000) {

@@ -3,7 +3,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import { parseEnv } from "../../src/config/env.js";
 import { parseConfigText } from "../../src/config/load.js";
 import { createApp } from "../../src/http/app.js";
-import { silentLogger } from "../../src/logging.js";
+import { type Logger, silentLogger } from "../../src/logging.js";
 import { createServices, type Services, startWorkers, stopWorkers } from "../../src/services.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 
@@ -27,13 +27,13 @@ export interface CallOptions {
 
 /**
  * A Voxgate app over a fresh database of its own. `yaml` is a voxgate.yaml text; `env` overrides
- * variables (VOXGATE_API_KEY, LIVEKIT_*…) without touching process.env.
+ * variables (VOXGATE_API_KEY, LIVEKIT_*…) without touching process.env; `log` replaces the silent logger.
  */
-export async function createTestApp(opts: { yaml?: string; env?: Record<string, string> } = {}): Promise<TestApp> {
+export async function createTestApp(opts: { yaml?: string; env?: Record<string, string>; log?: Logger } = {}): Promise<TestApp> {
   const rawEnv = { ...opts.env };
   const config = parseConfigText(opts.yaml ?? "", "test.yaml", rawEnv);
   const testDb = await createTestDatabase();
-  const services = createServices({ database: testDb.database, config, env: parseEnv(rawEnv), log: silentLogger });
+  const services = createServices({ database: testDb.database, config, env: parseEnv(rawEnv), log: opts.log ?? silentLogger });
   await startWorkers(services);
   const app = createApp(services);
   let server: ServerType | null = null;
