@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
+import { staticKeysFromConfig } from "./auth/static-keys.js";
 import { type Env, parseEnv } from "./config/env.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { type Database, DEFAULT_DB_PATH, type DatabaseTarget, openDatabase } from "./db/client.js";
@@ -38,6 +39,8 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   const loaded = loadConfig({ explicitPath: env.VOXGATE_CONFIG, env: rawEnv, home: env.HOME });
   if (loaded.path) log.info({ config: loaded.path }, "configuration loaded");
   else log.info("no voxgate.yaml found (searched ./, ~/.config/voxgate/, /etc/voxgate/): starting with no providers or models");
+  // Bad static keys (too short, vk_, twice) stop startup before the store is touched.
+  staticKeysFromConfig(loaded.config, env);
 
   const database: Database = await openDatabase(databaseTarget(loaded, env));
   log.info({ kind: database.kind, location: database.location }, "database opened");

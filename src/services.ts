@@ -68,7 +68,7 @@ export function createServices(input: ServicesInput): Services {
     env: input.env,
     log: input.log,
     startedAt: Date.now(),
-    staticKeys: staticKeysFromConfig(input.config, input.env.VOXGATE_API_KEY),
+    staticKeys: staticKeysFromConfig(input.config, input.env),
     virtualKeys: new VirtualKeyVerifier(input.database.db),
     authFailures: new AuthFailures(input.log),
     rateCard: new RateCardStore(input.database.db, input.config),
@@ -84,7 +84,7 @@ export function createServices(input: ServicesInput): Services {
   };
 }
 
-/** Auth is on as soon as any static key is configured (auth.api_keys or VOXGATE_API_KEY). */
+/** Auth is on as soon as any static key is configured (auth.api_keys, VOXGATE_API_KEY or VOXGATE_INGEST_KEY). */
 export function authEnabled(services: Services): boolean {
   return services.staticKeys.size > 0;
 }

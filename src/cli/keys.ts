@@ -80,9 +80,17 @@ export function registerKeys(program: Command): void {
 
   keys
     .command("new-static")
-    .description("print a strong random static key (the collector's ingest key; never starts with vk_)")
+    .description(
+      "print a strong random static key (never starts with vk_). Put it in VOXGATE_INGEST_KEY for the key agents push with (ingest scope only), or in VOXGATE_API_KEY for the operator's own key (scope *, admin: never give it to agents)",
+    )
     .action(() => {
+      // stdout is the key alone (for $(…)); which variable it belongs in goes to stderr.
       process.stdout.write(`vgk_${randomBase62(43)}\n`);
+      process.stderr.write(
+        "Agents: put this key in VOXGATE_INGEST_KEY on the collector (scope ingest only) and give it to agents\n" +
+          "(on the agent side it travels in VOXGATE_API_KEY, with VOXGATE_COLLECTOR_URL).\n" +
+          "Operator: VOXGATE_API_KEY on the collector is the operator's own key (scope *: admin, billing, rate card); never give it to agents.\n",
+      );
     });
 }
 

@@ -7,7 +7,10 @@ import { z } from "zod";
 const envSchema = z.object({
   VOXGATE_CONFIG: z.string().min(1).optional(),
   VOXGATE_DB_PATH: z.string().min(1).optional(),
+  /** The operator's static key, scope `*`. */
   VOXGATE_API_KEY: z.string().min(1).optional(),
+  /** One or more comma-separated static keys with the ingest scope only: what agents are given. */
+  VOXGATE_INGEST_KEY: z.string().min(1).optional(),
   VOXGATE_SECRET: z.string().min(1).optional(),
   /** Comma-separated earlier secrets, still accepted for decryption while keys are re-encrypted. */
   VOXGATE_SECRET_PREVIOUS: z.string().min(1).optional(),

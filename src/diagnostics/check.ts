@@ -5,6 +5,7 @@ import type { Config } from "../config/schema.js";
 import type { Database } from "../db/client.js";
 import { diagGates, diagRuns } from "../db/schema/index.js";
 import { type GateResult, verdictOf } from "./gates.js";
+import { type StaticKey, staticKeysFromConfig } from "../auth/static-keys.js";
 
 const COLLECTOR_TIMEOUT_MS = 5000;
 
@@ -23,12 +24,7 @@ export async function localGates(config: Config, env: Env, database: Database): 
       ? { gateId: "providers", status: "PASS", detail: `${providerCount} provider(s) in voxgate.yaml` }
       : { gateId: "providers", status: "WARN", detail: "no providers in voxgate.yaml" },
   );
-  const hasKeys = config.auth.api_keys.length > 0 || Boolean(env.VOXGATE_API_KEY);
-  gates.push(
-    hasKeys
-      ? { gateId: "auth", status: "PASS", detail: "API keys configured" }
-      : { gateId: "auth", status: "WARN", detail: "no API keys: authentication is off" },
-  );
+  gates.push(authGate(config, env));
   const livekit = Boolean((env.LIVEKIT_API_KEY && env.LIVEKIT_API_SECRET) || (config.livekit?.api_key && config.livekit.api_secret));
   gates.push(
     livekit
@@ -36,6 +32,30 @@ export async function localGates(config: Config, env: Env, database: Database): 
       : { gateId: "livekit_webhook", status: "WARN", detail: "no LiveKit credentials: the webhook answers 503" },
   );
   return gates;
+}
+
+/**
+ * Static keys: valid (startup would refuse them otherwise), and in collector mode (Postgres) at least
+ * one key that agents can be given without handing them the operator's `*` key.
+ */
+export function authGate(config: Config, env: Env): GateResult {
+  let keys: StaticKey[];
+  try {
+    keys = [...staticKeysFromConfig(config, env).values()];
+  } catch (err) {
+    return { gateId: "auth", status: "FAIL", detail: (err as Error).message };
+  }
+  if (keys.length === 0) return { gateId: "auth", status: "WARN", detail: "no API keys: authentication is off" };
+  const collectorMode = Boolean(env.DATABASE_URL || config.database?.url);
+  const forAgents = keys.some(({ context: { scopes } }) => !scopes.includes("*") && !scopes.includes("admin") && (scopes.includes("ingest") || scopes.includes("write")));
+  if (collectorMode && !forAgents) {
+    return {
+      gateId: "auth",
+      status: "WARN",
+      detail: "collector mode with only `*`/admin keys: agents would hold an admin key; set VOXGATE_INGEST_KEY (npx voxgate keys new-static) and give agents that key",
+    };
+  }
+  return { gateId: "auth", status: "PASS", detail: `${keys.length} static API key(s) configured` };
 }
 
 /**

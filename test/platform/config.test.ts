@@ -75,14 +75,14 @@ rate_limiting:
   openai: { requests_per_minute: 3000 }
 auth:
   api_keys:
-    - ops-key-123
-    - { key: read-key-123, scopes: [read] }
-    - { key: acme-key-123, scopes: [read, write], tenant_id: acme }
+    - ops-key-0123456789ab
+    - { key: read-key-0123456789ab, scopes: [read] }
+    - { key: acme-key-0123456789ab, scopes: [read, write], tenant_id: acme }
 `,
       "design.yaml",
       {},
     );
-    const keys = [...staticKeysFromConfig(config, "env-key-123").values()].map((k) => k.context);
+    const keys = [...staticKeysFromConfig(config, { VOXGATE_API_KEY: "env-key-0123456789ab" }).values()].map((k) => k.context);
     expect(keys.map((k) => [k.scopes, k.tenantId])).toEqual([
       [["*"], null],
       [["read"], null],
@@ -93,7 +93,7 @@ auth:
 
   it("refuses a static key starting with vk_", () => {
     const config = parseConfigText("auth: { api_keys: [vk_not_allowed] }\n", "k.yaml", {});
-    expect(() => staticKeysFromConfig(config, undefined)).toThrow(/must not start with "vk_"/);
-    expect(() => staticKeysFromConfig(parseConfigText("", "k.yaml", {}), "vk_env")).toThrow(ConfigError);
+    expect(() => staticKeysFromConfig(config, {})).toThrow(/must not start with "vk_"/);
+    expect(() => staticKeysFromConfig(parseConfigText("", "k.yaml", {}), { VOXGATE_API_KEY: "vk_env" })).toThrow(ConfigError);
   });
 });
