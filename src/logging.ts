@@ -28,11 +28,18 @@ export function createLogger(level: string = "info"): Logger {
 
 export const silentLogger: Logger = pino({ level: "silent" });
 
-/** A secret shortened for display: "sk-a…9xQz". Short secrets show nothing but their length class. */
+/** Keys shorter than this show nothing of themselves when masked. */
+export const MASK_MIN_LENGTH = 20;
+
+/**
+ * A secret shortened for display: at most its last 4 characters ("…9xQz"), nothing of a secret
+ * shorter than MASK_MIN_LENGTH ("****"). A prefix is never shown: for many vendors it is most of
+ * what tells keys apart.
+ */
 export function maskSecret(secret: string | null | undefined): string | null {
   if (!secret) return null;
-  if (secret.length <= 12) return "****";
-  return `${secret.slice(0, 4)}…${secret.slice(-4)}`;
+  if (secret.length < MASK_MIN_LENGTH) return "****";
+  return `…${secret.slice(-4)}`;
 }
 
 /** user:password@ in a URL becomes ***@ so targets can be logged. */

@@ -15,16 +15,25 @@ export const confirmQuery = z.strictObject({
     .transform((v) => v === "true" || v === "1"),
 });
 
+/** 403 for a tenant-bound key: what follows is operator-global configuration. */
+function operatorOnly(message: string) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (c.var.auth.tenantId !== null) throw new ApiError("forbidden", message);
+    await next();
+  });
+}
+
 /**
  * Providers, models and projects are operator-global configuration: a tenant-bound key may read
- * them but not change them (nor make the service call a provider with a stored key).
+ * models and projects but not change them (nor make the service call a provider with a stored key).
  */
-export const requireUntenanted = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.var.auth.tenantId !== null) {
-    throw new ApiError("forbidden", "providers, models and projects are operator configuration; a tenant-bound key cannot change them");
-  }
-  await next();
-});
+export const requireUntenanted = operatorOnly("providers, models and projects are operator configuration; a tenant-bound key cannot change them");
+
+/**
+ * Provider setup (ids, types, base URLs, masked keys, connectivity) is the operator's: a tenant-bound
+ * key gets 403 on every provider route, reads included (docs/auth.md).
+ */
+export const requireOperatorForProviders = operatorOnly("provider setup is the operator's; a tenant-bound key cannot read or change providers");
 
 export function yamlForbidden(kind: string, id: string, verb: string): ApiError {
   return new ApiError("forbidden", `${kind} ${id} is defined in voxgate.yaml (source yaml) and cannot be ${verb} through the API; edit the file`);

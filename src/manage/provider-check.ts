@@ -1,7 +1,7 @@
 import { type LookupAddress, lookup as dnsLookup } from "node:dns";
 import { Pool } from "undici";
 import type { ProviderType } from "../config/schema.js";
-import { bareHost, isBlockedAddress } from "./url-policy.js";
+import { bareHost, isBlockedAddress, isMetadataAddress } from "./url-policy.js";
 import { VENDORS } from "./vendors.js";
 
 /** Pools kept open at once; the least recently created is closed beyond this (tests of many hosts). */
@@ -14,7 +14,16 @@ export interface ProviderTestResult {
   status: "ok" | "failed";
   latency_ms: number;
   message?: string;
+  /** Why a test failed (refused, closed, HTTP status, timeout): for the server log, never the answer. */
+  detail?: string;
 }
+
+/**
+ * The one answer for a test that reached the network and failed. Refused, closed, timed out and each
+ * HTTP status are told apart in the log only: telling them apart in the answer would let a key with
+ * write scope scan the ports of permitted hosts.
+ */
+export const PROVIDER_TEST_FAILED = "the provider did not answer the test successfully; the server log has the reason";
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
@@ -35,7 +44,8 @@ export class UpstreamPools {
         dnsLookup(hostname, { ...options }, (err, address, family) => {
           if (err) return callback(err, address as string, family);
           const list = Array.isArray(address) ? address : [{ address, family }];
-          if (!trusted && list.some((a) => isBlockedAddress(a.address))) {
+          // Metadata addresses are refused even for trusted names (a trusted name re-pointed by DNS).
+          if (list.some((a) => isMetadataAddress(a.address)) || (!trusted && list.some((a) => isBlockedAddress(a.address)))) {
             const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to a blocked address`);
             e.code = "EBLOCKEDADDRESS";
             return callback(e, address as string, family);
@@ -74,7 +84,8 @@ function scrub(text: string, apiKey: string): string {
 
 /**
  * The health check of endpoints 27 and 28: one authenticated GET of the vendor's cheapest listing
- * (e.g. {base_url}/models). ok on 2xx; anything else is `failed` with a reason that never holds the key.
+ * (e.g. {base_url}/models). ok on 2xx; anything else is `failed` with the one neutral message and, for
+ * the log, a detail that never holds the key.
  */
 export async function testProvider(
   pools: UpstreamPools,
@@ -103,19 +114,16 @@ export async function testProvider(
     await res.body.dump({ limit: 1 << 20 }).catch(() => {});
     const latency = elapsed();
     if (res.statusCode >= 200 && res.statusCode < 300) return { status: "ok", latency_ms: latency };
-    if (res.statusCode >= 300 && res.statusCode < 400) {
-      return { status: "failed", latency_ms: latency, message: `provider answered a redirect (HTTP ${res.statusCode}); redirects are not followed` };
-    }
-    if (res.statusCode === 401 || res.statusCode === 403) {
-      return { status: "failed", latency_ms: latency, message: `provider rejected the credential (HTTP ${res.statusCode})` };
-    }
-    return { status: "failed", latency_ms: latency, message: `provider answered HTTP ${res.statusCode}` };
+    let detail = `provider answered HTTP ${res.statusCode}`;
+    if (res.statusCode >= 300 && res.statusCode < 400) detail = `provider answered a redirect (HTTP ${res.statusCode}); redirects are not followed`;
+    if (res.statusCode === 401 || res.statusCode === 403) detail = `provider rejected the credential (HTTP ${res.statusCode})`;
+    return { status: "failed", latency_ms: latency, message: PROVIDER_TEST_FAILED, detail };
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { name?: string };
     const reason =
       e.name === "TimeoutError" || e.name === "AbortError" || e.code === "UND_ERR_HEADERS_TIMEOUT" || e.code === "UND_ERR_CONNECT_TIMEOUT"
         ? `no answer within ${timeoutMs} ms`
         : `${e.code ?? e.name ?? "error"}: ${e.message}`;
-    return { status: "failed", latency_ms: elapsed(), message: scrub(`request failed: ${reason}`, input.apiKey) };
+    return { status: "failed", latency_ms: elapsed(), message: PROVIDER_TEST_FAILED, detail: scrub(`request failed: ${reason}`, input.apiKey) };
   }
 }

@@ -1,11 +1,11 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { requireScope } from "../auth/gate.js";
 import { ApiError, parseOrThrow } from "../http/errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { readJson } from "../http/body.js";
 import { SecretDecryptError } from "../secrets/box.js";
-import { confirmQuery, requireUntenanted } from "./common.js";
-import { testProvider } from "./provider-check.js";
+import { confirmQuery, requireOperatorForProviders } from "./common.js";
+import { type ProviderTestResult, testProvider } from "./provider-check.js";
 import {
   checkedBaseUrl,
   createProvider,
@@ -18,17 +18,24 @@ import {
 } from "./providers.js";
 import { findEffectiveProvider, listEffectiveProviders, providerApiKey } from "./registry.js";
 
-const read = requireScope("read");
-const write = [requireScope("write"), requireUntenanted] as const;
+const read = [requireScope("read"), requireOperatorForProviders] as const;
+const write = [requireScope("write"), requireOperatorForProviders] as const;
+
+/** A test's answer without its detail; the detail (why it failed) goes to the log. */
+function answerTest(c: Context<AppEnv>, providerId: string | null, result: ProviderTestResult) {
+  const { detail, ...answer } = result;
+  if (detail) c.var.log.warn({ provider_id: providerId ?? undefined, detail, actor: c.var.auth.actor }, "provider test failed");
+  return c.json(answer);
+}
 
 /** Endpoints 23-28: providers and their connectivity tests. */
 export function providerTestRoutes() {
   const r = new Hono<AppEnv>();
 
-  r.get("/v1/providers", read, async (c) =>
+  r.get("/v1/providers", ...read, async (c) =>
     c.json({ providers: (await listEffectiveProviders(c.var.services)).map(providerView) }),
   );
-  r.get("/v1/providers/:provider_id", read, async (c) => {
+  r.get("/v1/providers/:provider_id", ...read, async (c) => {
     const p = await findEffectiveProvider(c.var.services, c.req.param("provider_id"));
     if (!p) throw new ApiError("not_found", `no provider ${c.req.param("provider_id")}`);
     return c.json(providerView(p));
@@ -53,7 +60,7 @@ export function providerTestRoutes() {
     const { services } = c.var;
     const body = parseOrThrow(testProviderBody, await readJson(c, services.config.serve.body_limit_bytes));
     const baseUrl = checkedBaseUrl(services, body.provider_type, body.base_url);
-    return c.json(await testProvider(services.upstreams, { type: body.provider_type, apiKey: body.api_key, baseUrl }));
+    return answerTest(c, null, await testProvider(services.upstreams, { type: body.provider_type, apiKey: body.api_key, baseUrl }));
   });
 
   // 27: the stored provider, with its stored (decrypted) key.
@@ -68,7 +75,7 @@ export function providerTestRoutes() {
       if (!(err instanceof SecretDecryptError)) throw err;
       return c.json({ status: "failed", latency_ms: 0, message: `stored api_key cannot be decrypted: ${err.message}` });
     }
-    return c.json(await testProvider(services.upstreams, { type: p.providerType, apiKey, baseUrl: p.baseUrl }));
+    return answerTest(c, p.providerId, await testProvider(services.upstreams, { type: p.providerType, apiKey, baseUrl: p.baseUrl }));
   });
 
   return r;

@@ -10,8 +10,8 @@ import { providerAad } from "../secrets/box.js";
 import type { Services } from "../services.js";
 import { entityId, hasSpaceOrControl, yamlForbidden } from "./common.js";
 import { type EffectiveProvider, listEffectiveModels } from "./registry.js";
-import { BASE_URL_HOSTS_KEY, bareHost, checkBaseUrl, listedHosts } from "./url-policy.js";
-import { VENDORS, vendorDefaultHost } from "./vendors.js";
+import { BASE_URL_HOSTS_KEY, bareHost, checkBaseUrl, originOf, trustedUpstreamHosts } from "./url-policy.js";
+import { VENDORS } from "./vendors.js";
 
 export const MAX_API_KEY_LENGTH = 4096;
 
@@ -69,7 +69,7 @@ export function checkedBaseUrl(services: Services, type: ProviderType, raw: stri
     }
     return null;
   }
-  return checkBaseUrl(raw, listedHosts(services.config.serve.provider_base_url_hosts)).url;
+  return checkBaseUrl(raw, trustedUpstreamHosts(services.config)).url;
 }
 
 export async function createProvider(services: Services, auth: AuthContext, body: z.infer<typeof createProviderBody>) {
@@ -101,24 +101,27 @@ async function changeableProvider(services: Services, providerId: string, verb: 
 
 /**
  * Endpoint 25's host rule: moving base_url without supplying a new key would send the stored key
- * to the new host, so that host must be the current one, the vendor's default, or listed.
+ * to the new place, so it must be where the key was entered for (the current origin: scheme, host
+ * and port together, so not another port nor plain http), the vendor's default origin, or a host
+ * the operator trusts (listed in serve.provider_base_url_hosts or used by a provider in voxgate.yaml).
  */
 function checkHostMove(services: Services, row: ProviderRow, newType: ProviderType, newUrl: string | null) {
   const oldType = (PROVIDER_TYPES as readonly string[]).includes(row.providerType) ? (row.providerType as ProviderType) : newType;
-  const hostOf = (url: string | null, type: ProviderType) => (url ? bareHost(new URL(url).hostname) : vendorDefaultHost(type));
-  const target = hostOf(newUrl, newType);
-  const permitted = new Set(
-    [hostOf(row.baseUrl, oldType), vendorDefaultHost(newType), ...listedHosts(services.config.serve.provider_base_url_hosts)].filter(
-      (h): h is string => Boolean(h),
-    ),
+  const vendorOrigin = (type: ProviderType) => {
+    const base = VENDORS[type].defaultBaseUrl;
+    return base ? originOf(base) : null;
+  };
+  const target = newUrl ? originOf(newUrl) : vendorOrigin(newType);
+  if (!target) return;
+  const current = row.baseUrl ? originOf(row.baseUrl) : vendorOrigin(oldType);
+  if (target === current || target === vendorOrigin(newType)) return;
+  const host = bareHost(new URL(target).hostname);
+  if (trustedUpstreamHosts(services.config).has(host)) return;
+  throw new ApiError(
+    "unpermitted_base_url",
+    `base_url ${target} is not permitted without a new api_key: the stored key was entered for ${current ?? "no origin"}; use that origin (same scheme, host and port), the vendor's default, or list the host in ${BASE_URL_HOSTS_KEY}`,
+    { reason: "host_not_permitted", host, origin: target, config_key: BASE_URL_HOSTS_KEY },
   );
-  if (target && !permitted.has(target)) {
-    throw new ApiError(
-      "unpermitted_base_url",
-      `base_url host ${target} is not permitted without a new api_key: use the current host, the vendor's default host, or list it in ${BASE_URL_HOSTS_KEY}`,
-      { reason: "host_not_permitted", host: target, config_key: BASE_URL_HOSTS_KEY },
-    );
-  }
 }
 
 export async function updateProvider(

@@ -10,11 +10,14 @@ import { createProject, createProjectBody, deleteProject, listProjectsWithStats,
 import { providerTestRoutes } from "./provider-routes.js";
 import { listEffectiveModels, listEffectiveProjects, listEffectiveProviders, findEffectiveProject, stackModelIds } from "./registry.js";
 import type { Services } from "../services.js";
+import type { TenantScope } from "../auth/context.js";
 
 const read = requireScope("read");
 const write = [requireScope("write"), requireUntenanted] as const;
 
-async function statusProviders(services: Services) {
+/** The status view of providers: operator keys only; a tenant key sees `{}` (provider setup is the operator's). */
+async function statusProviders(services: Services, auth: TenantScope) {
+  if (auth.tenantId !== null) return {};
   return Object.fromEntries(
     (await listEffectiveProviders(services)).map((p) => [p.providerId, { configured: p.configured, type: p.location }]),
   );
@@ -31,7 +34,7 @@ export function manageRoutes() {
   r.get("/v1/status", read, async (c) => {
     const { services } = c.var;
     const [providers, models, projects] = await Promise.all([
-      statusProviders(services),
+      statusProviders(services, c.var.auth),
       listEffectiveModels(services),
       listEffectiveProjects(services),
     ]);
@@ -40,7 +43,7 @@ export function manageRoutes() {
 
   r.get("/api/status", read, async (c) => {
     const { services } = c.var;
-    const [providers, models] = await Promise.all([statusProviders(services), listEffectiveModels(services)]);
+    const [providers, models] = await Promise.all([statusProviders(services, c.var.auth), listEffectiveModels(services)]);
     const f = services.config.fallbacks;
     return c.json({
       providers,

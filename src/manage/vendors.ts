@@ -45,9 +45,3 @@ export const VENDORS: Record<ProviderType, VendorProfile> = {
   // Self-hosted OpenAI-compatible servers (vLLM, Ollama, LocalAI, speaches): base_url is required.
   openai_compatible: { defaultBaseUrl: null, healthPath: "/models", authHeaders: bearer, location: "local" },
 };
-
-/** The vendor's own default host for a type (null for self-hosted). */
-export function vendorDefaultHost(type: ProviderType): string | null {
-  const base = VENDORS[type].defaultBaseUrl;
-  return base ? new URL(base).hostname : null;
-}

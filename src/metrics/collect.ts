@@ -36,11 +36,19 @@ export async function metricsExposition(services: Services, scope: TenantScope, 
     s.count === 0 ? [] : METRIC_QUANTILES.map((q) => ({ labels: { quantile: String(q) }, value: quantile(s, q) / 1000 }));
 
   // Configured providers without traffic are a known zero; providers seen in traffic are listed too.
-  const providerLines = { ...Object.fromEntries(providers.filter((p) => p.configured).map((p) => [p.providerId, { cost: 0, requests: 0 }])), ...costs.by_provider };
+  // A tenant key sees only providers of its own traffic: provider setup is the operator's.
+  const operator = scope.tenantId === null;
+  const configured = operator ? providers.filter((p) => p.configured) : [];
+  const providerLines = { ...Object.fromEntries(configured.map((p) => [p.providerId, { cost: 0, requests: 0 }])), ...costs.by_provider };
 
   const families: MetricFamily[] = [
     { name: "voxgate_uptime_seconds", help: "Seconds since this Voxgate process started.", type: "gauge", samples: [{ value: (now.getTime() - services.startedAt) / 1000 }] },
-    { name: "voxgate_providers_configured", help: "Providers with credentials (or self-hosted) in the effective registry.", type: "gauge", samples: [{ value: providers.filter((p) => p.configured).length }] },
+    {
+      name: "voxgate_providers_configured",
+      help: "Providers with credentials (or self-hosted) in the effective registry (operator keys only).",
+      type: "gauge",
+      samples: operator ? [{ value: configured.length }] : [],
+    },
     {
       name: "voxgate_cost_usd_total",
       help: "Provider cost in USD over the rolling trailing 24 hours (a gauge, not a counter); period=today, and again per provider and per project.",
@@ -60,7 +68,7 @@ export async function metricsExposition(services: Services, scope: TenantScope, 
     { name: "voxgate_request_ttfb_seconds", help: "Time to first byte over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(ttfb) },
     { name: "voxgate_request_total_latency_seconds", help: "Total request latency over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(latency) },
   ];
-  if (scope.tenantId === null) {
+  if (operator) {
     // Operator only: refused credentials are about the whole service, not one tenant's traffic.
     const failures = services.authFailures.counts();
     families.push({

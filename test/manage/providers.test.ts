@@ -29,7 +29,7 @@ describe("providers over loopback stubs (endpoints 23-28)", () => {
     });
     expect(res.status).toBe(200);
     const body = await json(res);
-    expect(body).toMatchObject({ provider_id: "local-llm", source: "db", api_key_masked: "sk-s…cdef" });
+    expect(body).toMatchObject({ provider_id: "local-llm", source: "db", api_key_masked: "…cdef" });
     expect(JSON.stringify(body)).not.toContain(KEY);
 
     const [row] = await t.services.database.db.select().from(providers).where(eq(providers.providerId, "local-llm"));
@@ -48,7 +48,7 @@ describe("providers over loopback stubs (endpoints 23-28)", () => {
       ["gpu-box", "yaml"],
       ["local-llm", "db"],
     ]);
-    expect(parsed.providers[3]).toMatchObject({ api_key_masked: "sk-s…cdef", base_url: stub.url("/ok/v1") });
+    expect(parsed.providers[3]).toMatchObject({ api_key_masked: "…cdef", base_url: stub.url("/ok/v1") });
 
     const audit = await t.services.database.db.select().from(auditLog).where(eq(auditLog.entityId, "local-llm"));
     expect(JSON.stringify(audit)).not.toContain(KEY);
@@ -130,7 +130,7 @@ describe("providers over loopback stubs (endpoints 23-28)", () => {
     const res = await t.call("PATCH", "/v1/providers/local-llm", { key: WRITER, body: { api_key: NEW } });
     expect(res.status).toBe(200);
     const body = await json(res);
-    expect(body).toMatchObject({ provider_id: "local-llm", updated: true, base_url: stub.url("/ok/v1"), api_key_masked: "sk-r…mnop" });
+    expect(body).toMatchObject({ provider_id: "local-llm", updated: true, base_url: stub.url("/ok/v1"), api_key_masked: "…mnop" });
     expect(JSON.stringify(body)).not.toContain(NEW);
     stub.hits.length = 0;
     await t.call("POST", "/v1/providers/local-llm/test", { key: WRITER });
@@ -150,7 +150,7 @@ describe("providers over loopback stubs (endpoints 23-28)", () => {
     expect(JSON.stringify(await unknown.json())).toContain("deepgram");
   });
 
-  it("tenant-bound and read-only keys cannot change or test providers", async () => {
+  it("tenant-bound and read-only keys cannot change or test providers; tenant keys cannot read them either", async () => {
     const body = { provider_id: "t1", provider_type: "openai", api_key: "sk-abcdefabcdefabcdef" };
     expect((await t.call("POST", "/v1/providers", { key: ACME_WRITER, body })).status).toBe(403);
     expect((await t.call("POST", "/v1/providers", { key: READER, body })).status).toBe(403);
@@ -159,7 +159,8 @@ describe("providers over loopback stubs (endpoints 23-28)", () => {
     expect((await t.call("DELETE", "/v1/providers/local-llm?confirm=true", { key: ACME_WRITER })).status).toBe(403);
     expect((await t.call("POST", "/v1/providers/local-llm/test", { key: ACME_WRITER })).status).toBe(403);
     expect((await t.call("POST", "/v1/providers/local-llm/test", { key: READER })).status).toBe(403);
-    expect((await t.call("GET", "/v1/providers", { key: ACME_WRITER })).status).toBe(200);
+    expect((await t.call("GET", "/v1/providers", { key: ACME_WRITER })).status).toBe(403);
+    expect((await t.call("GET", "/v1/providers", { key: READER })).status).toBe(200);
   });
 
   it("DELETE previews the provider and the db models that use it; confirm removes both", async () => {
@@ -286,11 +287,17 @@ describe("yaml providers are operator-trusted", () => {
     const res = await json(await t.call("POST", "/v1/providers/ollama/test", { key: WRITER }));
     expect(res).toMatchObject({ status: "ok" });
     expect(stub.hits.map((h) => h.path)).toEqual(["/ok/v1/models"]);
-    // …while the API still refuses localhost for a new provider.
+    // A host the operator's own voxgate.yaml uses is trusted for new providers too (issue 8.3)…
     const create = await t.call("POST", "/v1/providers", {
       key: WRITER,
-      body: { provider_id: "sneaky", provider_type: "openai_compatible", base_url: stub.url("/ok/v1").replace("127.0.0.1", "localhost") },
+      body: { provider_id: "second", provider_type: "openai_compatible", base_url: stub.url("/ok/v2").replace("127.0.0.1", "localhost") },
     });
-    expect(create.status).toBe(400);
+    expect(create.status).toBe(200);
+    // …but not another loopback name no provider uses.
+    const other = await t.call("POST", "/v1/providers", {
+      key: WRITER,
+      body: { provider_id: "sneaky", provider_type: "openai_compatible", base_url: stub.url("/ok/v1") },
+    });
+    expect(other.status).toBe(400);
   });
 });

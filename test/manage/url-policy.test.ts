@@ -17,23 +17,25 @@ function reason(raw: string, allowed: string[] = []): string | null {
 }
 
 describe("checkBaseUrl", () => {
-  it("accepts ordinary https and private-network hosts, normalised without a trailing slash", () => {
+  it("accepts ordinary https hosts and trusted private hosts, normalised without a trailing slash", () => {
     expect(checkBaseUrl("https://api.openai.com/v1/", new Set()).url).toBe("https://api.openai.com/v1");
-    expect(checkBaseUrl("http://10.0.0.7:8000/v1", new Set()).url).toBe("http://10.0.0.7:8000/v1");
+    expect(checkBaseUrl("http://10.0.0.7:8000/v1", new Set(["10.0.0.7"])).url).toBe("http://10.0.0.7:8000/v1");
     expect(checkBaseUrl("HTTPS://API.Example.COM", new Set())).toEqual({ url: "https://api.example.com", host: "api.example.com" });
   });
 
   it("names the reason for each refusal", () => {
     expect(reason("http://127.0.0.1/")).toBe("blocked_address");
     expect(reason("http://[::1]:8000/")).toBe("blocked_address");
-    expect(reason("http://[fe80::1]/")).toBe("blocked_address");
-    expect(reason("http://169.254.169.254/")).toBe("blocked_address");
-    expect(reason("http://[fd00:ec2::254]/")).toBe("blocked_address");
+    expect(reason("http://[fe80::1]/")).toBe("metadata_address");
+    expect(reason("http://169.254.169.254/")).toBe("metadata_address");
+    expect(reason("http://[fd00:ec2::254]/")).toBe("metadata_address");
+    expect(reason("http://10.0.0.7:8000/v1")).toBe("blocked_address");
     expect(reason("http://LOCALHOST/")).toBe("blocked_address");
     expect(reason("http://a.localhost/")).toBe("blocked_address");
     expect(reason("http://2130706433/")).toBe("ip_form");
     expect(reason("http://0x7f.0.0.1/")).toBe("ip_form");
-    expect(reason("http://0251.0376.0251.0376/")).toBe("ip_form");
+    // 169.254.169.254 in octal: refused as metadata before its odd form is even looked at.
+    expect(reason("http://0251.0376.0251.0376/")).toBe("metadata_address");
     expect(reason("http://u:p@host.example/")).toBe("userinfo");
     expect(reason("http://@host.example/")).toBe("userinfo");
     expect(reason("http://host.example/#x")).toBe("fragment");
@@ -48,15 +50,17 @@ describe("checkBaseUrl", () => {
     expect(reason("http://127.0.0.1:11434/v1", ["127.0.0.1"])).toBeNull();
     expect(reason("http://[::1]:8000/v1", ["[::1]:8000"])).toBeNull();
     expect(reason("http://localhost:8000/v1", ["http://localhost:8000"])).toBeNull();
-    // Listing one host does not open another.
-    expect(reason("http://169.254.169.254/", ["127.0.0.1"])).toBe("blocked_address");
+    // Listing one host does not open another, and listing a metadata address opens nothing.
+    expect(reason("http://10.0.0.8/", ["127.0.0.1"])).toBe("blocked_address");
+    expect(reason("http://169.254.169.254/", ["169.254.169.254"])).toBe("metadata_address");
   });
 
   it("treats IPv4-mapped IPv6 forms of blocked addresses as blocked", () => {
     expect(isBlockedAddress("::ffff:127.0.0.1")).toBe(true);
     expect(isBlockedAddress("::ffff:7f00:1")).toBe(true);
     expect(isBlockedAddress("::ffff:a9fe:a9fe")).toBe(true);
-    expect(isBlockedAddress("10.1.2.3")).toBe(false);
+    expect(isBlockedAddress("10.1.2.3")).toBe(true);
+    expect(isBlockedAddress("93.184.216.34")).toBe(false);
   });
 });
 
@@ -72,8 +76,8 @@ describe("connect-time guard and timeout", () => {
     const untrusted = new UpstreamPools(new Set());
     const blocked = await testProvider(untrusted, { type: "openai_compatible", apiKey: "sk-x-0123456789abcdef", baseUrl: `http://localhost:${port}/v1` });
     expect(blocked.status).toBe("failed");
-    expect(blocked.message).toContain("blocked address");
-    expect(blocked.message).not.toContain("sk-x-0123456789abcdef");
+    expect(blocked.detail).toContain("blocked address");
+    expect(JSON.stringify(blocked)).not.toContain("sk-x-0123456789abcdef");
     expect(hits).toBe(0);
 
     const trusted = new UpstreamPools(new Set(["127.0.0.1"]));
@@ -91,7 +95,7 @@ describe("connect-time guard and timeout", () => {
     const port = (server.address() as AddressInfo).port;
     const pools = new UpstreamPools(new Set(["127.0.0.1"]));
     const res = await testProvider(pools, { type: "openai_compatible", apiKey: "k", baseUrl: `http://127.0.0.1:${port}` }, 200);
-    expect(res).toMatchObject({ status: "failed", message: expect.stringContaining("no answer within 200 ms") });
+    expect(res).toMatchObject({ status: "failed", detail: expect.stringContaining("no answer within 200 ms") });
     await pools.close();
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
