@@ -15,6 +15,7 @@ import { VERSION } from "../version.js";
 import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
 import { requestLog } from "./request-log.js";
+import { securityHeaders } from "./security-headers.js";
 
 /**
  * The one Hono app: public API (/v1), dashboard API (/api) and web app (/) on one port.
@@ -28,6 +29,7 @@ export function createApp(services: Services): Hono<AppEnv> {
     await next();
   });
   app.use(requestLog);
+  app.use(securityHeaders);
 
   app.get("/health", (c) =>
     c.json({

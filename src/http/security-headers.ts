@@ -1,0 +1,47 @@
+import { createMiddleware } from "hono/factory";
+import { secureHeaders } from "hono/secure-headers";
+import type { AppEnv } from "./app-env.js";
+
+/**
+ * The web app's Content-Security-Policy. Strict, and what a Vite + React build lives with: Vite emits
+ * external module scripts and CSS files (no inline script or style element), React sets styles
+ * through the CSSOM (not governed by style-src), uPlot draws on canvas. Everything comes from this
+ * origin; nothing may frame the app. A dashboard change that needs an inline <script> or <style>, a
+ * style="…" attribute in index.html, eval, or another origin has to change this policy (and say why).
+ */
+export const WEB_APP_CSP = {
+  defaultSrc: ["'self'"],
+  scriptSrc: ["'self'"],
+  styleSrc: ["'self'"],
+  imgSrc: ["'self'", "data:"],
+  fontSrc: ["'self'"],
+  connectSrc: ["'self'"],
+  workerSrc: ["'self'"],
+  manifestSrc: ["'self'"],
+  objectSrc: ["'none'"],
+  baseUri: ["'none'"],
+  formAction: ["'self'"],
+  frameAncestors: ["'none'"],
+};
+
+/** JSON answers are never rendered as documents: nothing may load from or frame them. */
+const API_CSP = { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] };
+
+// Shared by both: nosniff, X-Frame-Options DENY, Referrer-Policy no-referrer (hono's defaults plus
+// those). HSTS is left to the TLS terminator: sent from here it would also bind the operator's
+// other subdomains.
+const common = { xFrameOptions: "DENY", referrerPolicy: "no-referrer", xContentTypeOptions: "nosniff", strictTransportSecurity: false } as const;
+const apiHeaders = secureHeaders({ ...common, contentSecurityPolicy: API_CSP });
+const webHeaders = secureHeaders({ ...common, contentSecurityPolicy: WEB_APP_CSP });
+
+const isApiPath = (path: string) => path.startsWith("/v1/") || path.startsWith("/api/") || path === "/v1" || path === "/api" || path === "/health";
+
+/**
+ * Security headers on every answer, errors included. API answers (/v1, /api, /health) are also
+ * `Cache-Control: no-store`: they hold tenant data, and one of them is a minted key's only plaintext.
+ */
+export const securityHeaders = createMiddleware<AppEnv>(async (c, next) => {
+  const api = isApiPath(c.req.path);
+  await (api ? apiHeaders : webHeaders)(c, next);
+  if (api) c.res.headers.set("Cache-Control", "no-store");
+});
