@@ -42,7 +42,3 @@ export function maskSecret(secret: string | null | undefined): string | null {
   return `…${secret.slice(-4)}`;
 }
 
-/** user:password@ in a URL becomes ***@ so targets can be logged. */
-export function maskUrlCredentials(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1***@");
-}

@@ -1,5 +1,3 @@
-import { maskUrlCredentials } from "../logging.js";
-
 /** The scrape sources Voxgate knows (spec: media-server, media-sip, host-exporter). */
 export const SCRAPE_SOURCES = ["livekit-server", "livekit-sip", "host-exporter"] as const;
 export type ScrapeSource = (typeof SCRAPE_SOURCES)[number];
@@ -15,7 +13,7 @@ export interface ScrapeTarget {
   url: URL;
   /** `Basic …` from the URL's user:password (percent-decoded), or null. Never logged. */
   authorization: string | null;
-  /** The URL as given, credentials masked as ***: safe to log. */
+  /** The parsed URL with its credentials replaced by ***: safe to log. */
   display: string;
 }
 
@@ -64,7 +62,8 @@ function parseEntry(entry: string): ScrapeTarget | { reason: string } {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") return { reason: "url must be http or https" };
   let authorization: string | null = null;
-  if (url.username !== "" || url.password !== "") {
+  const hadCredentials = url.username !== "" || url.password !== "";
+  if (hadCredentials) {
     try {
       const user = decodeURIComponent(url.username);
       const password = decodeURIComponent(url.password);
@@ -76,10 +75,19 @@ function parseEntry(entry: string): ScrapeTarget | { reason: string } {
     url.password = "";
   }
   url.hash = "";
-  return { source: source as ScrapeSource, node, url, authorization, display: maskUrlCredentials(rawUrl) };
+  // Built from the parsed URL (credentials already removed), never by editing the raw text: a raw
+  // `@` inside the password would otherwise leave the rest of it in the log.
+  const display = `${url.protocol}//${hadCredentials ? "***@" : ""}${url.host}${url.pathname}${url.search}`;
+  return { source: source as ScrapeSource, node, url, authorization, display };
 }
 
-/** An entry for a log line: credentials of any URL inside it masked, whatever else is wrong with it. */
+/**
+ * A malformed entry for a log line: it did not parse, so everything from the scheme to the LAST `@`
+ * (where a URL's credentials end, whatever characters the password holds) is masked.
+ */
 function maskEntry(entry: string): string {
-  return entry.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/?#\s]*@/gi, "$1***@");
+  const at = entry.lastIndexOf("@");
+  const scheme = entry.indexOf("://");
+  if (at === -1) return entry;
+  return scheme !== -1 && scheme < at ? `${entry.slice(0, scheme + 3)}***${entry.slice(at)}` : `***${entry.slice(at)}`;
 }
