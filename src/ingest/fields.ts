@@ -13,8 +13,12 @@ export const MAX_METADATA_BYTES = 16 * 1024;
 /** Epoch-ms window accepted for `_ms` fields: seconds- and microseconds-scale values fall outside. */
 export const MIN_EPOCH_MS = Date.UTC(2000, 0, 1);
 export const MAX_EPOCH_MS = Date.UTC(2100, 0, 1);
-/** How far ahead of the collector's clock a request timestamp may be (agent clock skew). */
-export const MAX_FUTURE_SKEW_MS = 24 * 3600 * 1000;
+/**
+ * How far ahead of the collector's clock a row may be dated (agent clock skew). Spend windows end at
+ * now, so a row dated further ahead would count in no window yet and surprise every one later.
+ */
+export const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
+const SKEW_TEXT = `more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of the collector's clock (the clock-skew allowance)`;
 /** Below this magnitude a numeric timestamp is epoch seconds; at or above, epoch ms (DESIGN.md). */
 export const SECONDS_MS_BOUNDARY = 1e11;
 
@@ -52,7 +56,7 @@ export const int32 = z.number().int().nonnegative().max(2_147_483_647);
 export const int53 = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 
 /**
- * Epoch milliseconds: an integer in [2000-01-01, collector clock + a day]. Seconds-scale values
+ * Epoch milliseconds: an integer in [2000-01-01, collector clock + the skew allowance]. Seconds-scale values
  * fall below the window and microseconds-scale values far above it, so both are rejected.
  */
 export const epochMs = z
@@ -61,7 +65,7 @@ export const epochMs = z
   .superRefine((v, ctx) => {
     if (v < MIN_EPOCH_MS) ctx.addIssue({ code: "custom", message: "must be epoch milliseconds (this looks like seconds, or is before 2000)" });
     else if (v > MAX_EPOCH_MS) ctx.addIssue({ code: "custom", message: "must be epoch milliseconds (this looks like microseconds)" });
-    else if (v > Date.now() + MAX_FUTURE_SKEW_MS) ctx.addIssue({ code: "custom", message: "is more than a day ahead of the collector's clock" });
+    else if (v > Date.now() + MAX_FUTURE_SKEW_MS) ctx.addIssue({ code: "custom", message: `is ${SKEW_TEXT}` });
   });
 
 /** ISO-8601 string, or epoch seconds (< 1e11) / epoch ms as a number; bounded to [2000, now + skew]. */
@@ -71,8 +75,12 @@ export const flexibleTimestamp = z.union([z.string().max(64), z.number().finite(
     ctx.addIssue({ code: "custom", message: "not an ISO-8601 timestamp or epoch number" });
     return z.NEVER;
   }
-  if (ms < MIN_EPOCH_MS || ms > Date.now() + MAX_FUTURE_SKEW_MS) {
-    ctx.addIssue({ code: "custom", message: "timestamp out of range (before 2000 or more than a day ahead)" });
+  if (ms < MIN_EPOCH_MS) {
+    ctx.addIssue({ code: "custom", message: "timestamp out of range (before 2000)" });
+    return z.NEVER;
+  }
+  if (ms > Date.now() + MAX_FUTURE_SKEW_MS) {
+    ctx.addIssue({ code: "custom", message: `timestamp is ${SKEW_TEXT}` });
     return z.NEVER;
   }
   return new Date(Math.round(ms));

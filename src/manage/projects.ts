@@ -7,7 +7,7 @@ import { ApiError } from "../http/errors.js";
 import type { Services } from "../services.js";
 import { entityId, yamlForbidden } from "./common.js";
 import { type EffectiveProject, findEffectiveProject, listEffectiveProjects, projectFromRow } from "./registry.js";
-import { projectCostsToday, projectsToday, todaySince } from "./stats.js";
+import { projectCostsToday, projectsToday, todayWindow } from "./stats.js";
 
 /** budget_status: ok below 80 % of daily_budget, warning from 80 %, exceeded from 100 %. */
 export const BUDGET_WARNING_RATIO = 0.8;
@@ -80,7 +80,7 @@ export function projectView(p: EffectiveProject) {
 /** Endpoint 18 and GET /api/projects: every project plus its rolling-24 h cost and requests. */
 export async function listProjectsWithStats(services: Services, scope: TenantScope) {
   const all = await listEffectiveProjects(services);
-  const stats = await projectsToday(services.database.db, { ...scope, projectIds: all.map((p) => p.id), since: todaySince() });
+  const stats = await projectsToday(services.database.db, { ...scope, projectIds: all.map((p) => p.id), window: todayWindow() });
   return {
     projects: all.map(projectView),
     stats: Object.fromEntries(all.map((p) => [p.id, stats.get(p.id) ?? { cost_today: 0, requests_today: 0 }])),
@@ -91,7 +91,7 @@ export async function listProjectsWithStats(services: Services, scope: TenantSco
 export async function projectDetail(services: Services, scope: TenantScope, projectId: string) {
   const p = await findEffectiveProject(services, projectId);
   if (!p) throw new ApiError("not_found", `no project ${projectId}`);
-  const costs = await projectCostsToday(services.database.db, { ...scope, projectId, since: todaySince() });
+  const costs = await projectCostsToday(services.database.db, { ...scope, projectId, window: todayWindow() });
   return {
     ...projectView(p),
     project_id: p.id,

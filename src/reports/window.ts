@@ -6,13 +6,21 @@ export const COST_PERIODS = ["today", "week", "month", "all"] as const;
 export const LATENCY_PERIODS = ["today", "week", "month"] as const;
 export type Period = (typeof COST_PERIODS)[number];
 
+/**
+ * The one rolling window: [now - period, now]. Every spend figure (costs, metrics, a project's
+ * today_spend and budget_status) ends at now; rows dated ahead of now count once their time comes.
+ */
+export function rollingWindow(period: Exclude<Period, "all">, now: Date): { from: Date; to: Date } {
+  return { from: new Date(now.getTime() - PERIOD_SECONDS[period] * 1000), to: now };
+}
+
 /** A time range served from one source: raw request rows, hour rollups or day rollups. [from, to). */
 export interface Segment {
   source: "raw" | "hour" | "day";
   /** null = unbounded below (period all). */
   from: Date | null;
-  /** null = unbounded above (the raw tail of period all includes future-dated rows). */
-  to: Date | null;
+  /** The end of the range (every window ends at now). */
+  to: Date;
   /** Raw tails of rolling windows include `now` itself. */
   toInclusive: boolean;
 }
@@ -28,7 +36,7 @@ export function windowSegments(period: Period, now: Date): Segment[] {
   const end = now.getTime();
   const start = period === "all" ? null : end - PERIOD_SECONDS[period] * 1000;
   const he = floorTo(end, HOUR_MS);
-  const tail: Segment = { source: "raw", from: new Date(he), to: period === "all" ? null : now, toInclusive: true };
+  const tail: Segment = { source: "raw", from: new Date(he), to: now, toInclusive: true };
   if (start === null) {
     const de = floorTo(he, DAY_MS);
     const out: Segment[] = [{ source: "day", from: null, to: new Date(de), toInclusive: false }];

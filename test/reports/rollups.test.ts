@@ -91,7 +91,7 @@ describe("rollup windows equal raw aggregates", () => {
             const raw = await queryRows<{ provider: string; cost: string; n: string }>(
               db,
               sql`SELECT provider, sum(coalesce(cost_usd, 0))::text AS cost, count(*) AS n FROM requests WHERE true
-                ${start ? sql`AND ts >= ${start.toISOString()}::timestamptz AND ts <= ${now.toISOString()}::timestamptz` : sql``}
+                ${start ? sql`AND ts >= ${start.toISOString()}::timestamptz` : sql``} AND ts <= ${now.toISOString()}::timestamptz
                 ${tenantId ? sql`AND tenant_id = ${tenantId}` : sql``} ${project ? sql`AND project = ${project}` : sql``}
                 GROUP BY provider`,
             );
