@@ -192,7 +192,7 @@ async function rawBaseline(url: string, seconds: number) {
           `INSERT INTO sessions (id, project, room_name, agent_id, started_at, ended_at, modalities, request_count, total_cost_usd)
            SELECT id, 'bench', 'bench-room', 'bench-agent', ts, ts, string_to_array(m, ','), n, cost
            FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::int[], $5::numeric[]) AS u(id, ts, m, n, cost)
-           ON CONFLICT (id) DO UPDATE SET request_count = sessions.request_count + excluded.request_count,
+           ON CONFLICT (id, tenant_id) DO UPDATE SET request_count = sessions.request_count + excluded.request_count,
              total_cost_usd = sessions.total_cost_usd + excluded.total_cost_usd`,
           [
             list.map(([id]) => id),

@@ -40,6 +40,15 @@ export function tenantCondition(column: AnyPgColumn, scope: TenantScope): SQL | 
   return scope.tenantId === null ? undefined : sql`${column} = ${scope.tenantId}`;
 }
 
+/**
+ * Rows that belong to exactly this tenant (null: the untenanted, operator rows). How the rows of one
+ * tenant's entity are found whoever reads them (a session's requests, turns and dead air), so an
+ * operator's view of tenant b's session never shows tenant a's rows filed under the same id.
+ */
+export function ownedBy(column: AnyPgColumn, tenantId: string | null): SQL {
+  return tenantId === null ? sql`${column} is null` : sql`${column} = ${tenantId}`;
+}
+
 /** The slice of AuthContext that query functions need. */
 export interface TenantScope {
   tenantId: string | null;

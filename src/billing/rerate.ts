@@ -157,11 +157,13 @@ async function applyBatch(db: Db, updates: { row: RowSel; rating: Rating }[]): P
   const values = sql.join(
     updates.map(
       ({ row, rating }) =>
-        sql`(${row.id}::uuid, ${money(rating.ratedPriceUsd)}::numeric, ${rating.rateRule}::text, ${rating.pricing}::text, ${money(rating.costUsd)}::numeric)`,
+        sql`(${row.id}::uuid, ${row.tenantId}::text, ${money(rating.ratedPriceUsd)}::numeric, ${rating.rateRule}::text, ${rating.pricing}::text, ${money(rating.costUsd)}::numeric)`,
     ),
     sql`, `,
   );
-  const v = sql`(values ${values}) as v(id, price, rule, pricing, cost)`;
+  const v = sql`(values ${values}) as v(id, tenant_id, price, rule, pricing, cost)`;
+  // A request is its id within its tenant (ids are unique per tenant, not globally).
+  const same = sql`r.id = v.id and r.tenant_id is not distinct from v.tenant_id`;
   // Deadlocks with concurrent ingest (rollup rows locked in another order) are retried.
   await withRetry(() =>
     db.transaction(async (tx) => {
@@ -171,12 +173,12 @@ async function applyBatch(db: Db, updates: { row: RowSel; rating: Rating }[]): P
         sql`select r.ts, r.tenant_id, r.project, r.provider, r.model_id, r.modality, r.is_probe,
                    coalesce(v.price, 0) - coalesce(r.rated_price_usd, 0) as dp,
                    coalesce(v.cost, r.cost_usd, 0) - coalesce(r.cost_usd, 0) as dc
-              from requests r join ${v} on r.id = v.id`,
+              from requests r join ${v} on ${same}`,
       );
       await tx.execute(sql`
         update requests r set rated_price_usd = v.price, rate_rule = v.rule, pricing = v.pricing,
                cost_usd = coalesce(r.cost_usd, v.cost)
-          from ${v} where r.id = v.id`);
+          from ${v} where ${same}`);
     }),
   );
 }

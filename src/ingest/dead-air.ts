@@ -15,7 +15,7 @@ export const deadAirSchema = z.object({
   room_name: shortText.nullish(),
 });
 
-/** Stores dead-air events of one tenant; (session_id, started_at_ms) makes re-sent rows no-ops. */
+/** Stores dead-air events of one tenant; (session_id, started_at_ms) within the tenant makes re-sent rows no-ops. */
 export async function storeDeadAir(db: Db, tenantId: string | null, batch: unknown[]): Promise<TimelineResult> {
   const { valid, skipped, skippedCount } = validateRows(deadAirSchema, batch);
   const seen = new Set<string>();
@@ -46,7 +46,7 @@ export async function storeDeadAir(db: Db, tenantId: string | null, batch: unkno
               sql`INSERT INTO dead_air_events (tenant_id, session_id, room_name, started_at_ms, duration_ms, threshold_used_ms)
                   SELECT tenant_id, session_id, room_name, started_at_ms, duration_ms, threshold_used_ms
                   FROM json_populate_recordset(NULL::dead_air_events, ${JSON.stringify(rows)}::json)
-                  ON CONFLICT (session_id, started_at_ms) DO NOTHING
+                  ON CONFLICT (session_id, started_at_ms, tenant_id) DO NOTHING
                   RETURNING id`,
             );
             await learnSessionRooms(tx, tenantId, namedRooms(unique));

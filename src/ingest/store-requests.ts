@@ -75,19 +75,22 @@ const columnList = sql.raw(REQUEST_COLUMNS.join(", "));
 /**
  * The same columns read from the JSON rows, except that a record from a room whose call is marked
  * probe traffic (load-test trunk) is stored as probe too: the webhook may have marked the call before
- * the agent's records arrive (the reverse order is handled when the call is marked).
+ * the agent's records arrive (the reverse order is handled when the call is marked). Only calls of the
+ * record's own tenant, or of no tenant (the operator's webhook and trunks), count: room names are
+ * the caller's to choose, so another tenant's call could otherwise hide this tenant's latency.
  */
 const selectList = sql.raw(
   REQUEST_COLUMNS.map((c) =>
     c === "is_probe"
-      ? `(src.is_probe OR (src.room_name IS NOT NULL AND EXISTS (SELECT 1 FROM calls c WHERE c.room_name = src.room_name AND c.is_probe))) AS is_probe`
+      ? `(src.is_probe OR (src.room_name IS NOT NULL AND EXISTS (SELECT 1 FROM calls c WHERE c.room_name = src.room_name AND c.is_probe
+            AND (c.tenant_id IS NULL OR c.tenant_id = src.tenant_id)))) AS is_probe`
       : `src.${c}`,
   ).join(", "),
 );
 
 /**
  * Stores a batch of request rows of one tenant in ONE transaction and one round trip for the data:
- * a multi-row insert (json_populate_recordset, ON CONFLICT (id) DO NOTHING) whose RETURNING feeds
+ * a multi-row insert (json_populate_recordset, ON CONFLICT (id, tenant_id) DO NOTHING) whose RETURNING feeds
  * the session upsert in the same statement, then the rollups from exactly the rows inserted.
  * Returns the rows actually inserted. Rows are sorted by id so concurrent overlapping batches take
  * row locks in the same order (no deadlock); deadlocks that still happen are retried.
@@ -120,21 +123,22 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
  * Name of the prepared statement below: its text is constant (tenant and payload are parameters), so
  * Postgres parses and plans the CTE once per connection, not once per batch. Bump on any text change.
  */
-const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v1";
+const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v2";
 
 /**
  * The insert, and the fold of newly inserted rows into their sessions (created on first sight).
  * Only rows the insert returned count, so a duplicate never counts twice. Money is summed in SQL;
  * a session's project is the first non-`default` project its records name; a new session without
- * a room in its records takes the room its turns or dead-air rows already named. A session owned
- * by another tenant is never touched (the WHERE on the conflict update).
+ * a room in its records takes the room its turns or dead-air rows already named. Ids are unique per
+ * tenant (the conflict targets include tenant_id, NULLS NOT DISTINCT): another tenant's request or
+ * session with the same id is neither touched nor reported as a duplicate.
  */
 function insertWithSessions(tenantId: string | null, payload: string) {
   return sql`
     WITH ins AS (
       INSERT INTO requests (${columnList})
       SELECT ${selectList} FROM json_populate_recordset(NULL::requests, ${payload}::json) AS src
-      ON CONFLICT (id) DO NOTHING
+      ON CONFLICT (id, tenant_id) DO NOTHING
       RETURNING id, ts, session_id, project, room_name, agent_id, modality, cost_usd, is_probe
     ), upserted AS (
       INSERT INTO sessions AS s (id, tenant_id, project, room_name, agent_id, started_at, ended_at,
@@ -151,7 +155,7 @@ function insertWithSessions(tenantId: string | null, payload: string) {
       WHERE r.session_id IS NOT NULL
       GROUP BY r.session_id
       ORDER BY r.session_id
-      ON CONFLICT (id) DO UPDATE SET
+      ON CONFLICT (id, tenant_id) DO UPDATE SET
         started_at = least(s.started_at, excluded.started_at),
         ended_at = greatest(s.ended_at, excluded.ended_at),
         modalities = ARRAY(SELECT DISTINCT m FROM unnest(s.modalities || excluded.modalities) AS m ORDER BY m),
@@ -161,7 +165,6 @@ function insertWithSessions(tenantId: string | null, payload: string) {
         project = CASE WHEN s.project = 'default' THEN excluded.project ELSE s.project END,
         agent_id = coalesce(s.agent_id, excluded.agent_id),
         updated_at = now()
-      WHERE s.tenant_id IS NOT DISTINCT FROM excluded.tenant_id
     )
     SELECT id, is_probe FROM ins`;
 }

@@ -1,23 +1,24 @@
 import { and, asc, eq } from "drizzle-orm";
-import { type TenantScope, tenantCondition } from "../auth/context.js";
+import { ownedBy } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { deadAirEvents, requests, turns } from "../db/schema/index.js";
 import { moneyNumber, type SessionDbRow, sessionRow } from "./queries.js";
 
 /**
  * The dashboard's session drill-downs (/api/sessions/{id}/turns|dead-air|transcript|replay).
- * Each takes a session row the caller was already allowed to read (getSession), so tenant scoping
- * happened once; the row queries still carry the tenant condition so nothing can leak across.
+ * Each takes a session row the caller was already allowed to read (findSessions), and reads only
+ * rows of that session's own tenant: an operator looking at tenant b's session never sees rows
+ * tenant a filed under the same session id.
  */
 
 /** Most rows of one kind a drill-down returns; `truncated` says when a session has more. */
 export const DRILLDOWN_ROWS_MAX = 5000;
 
-export async function sessionTurns(db: Db, scope: TenantScope, session: SessionDbRow) {
+export async function sessionTurns(db: Db, session: SessionDbRow) {
   const rows = await db
     .select()
     .from(turns)
-    .where(and(eq(turns.sessionId, session.id), tenantCondition(turns.tenantId, scope)))
+    .where(and(eq(turns.sessionId, session.id), ownedBy(turns.tenantId, session.tenantId)))
     .orderBy(asc(turns.turnIndex))
     .limit(DRILLDOWN_ROWS_MAX);
   return rows.map((t) => ({
@@ -32,11 +33,11 @@ export async function sessionTurns(db: Db, scope: TenantScope, session: SessionD
   }));
 }
 
-export async function sessionDeadAir(db: Db, scope: TenantScope, session: SessionDbRow) {
+export async function sessionDeadAir(db: Db, session: SessionDbRow) {
   const rows = await db
     .select()
     .from(deadAirEvents)
-    .where(and(eq(deadAirEvents.sessionId, session.id), tenantCondition(deadAirEvents.tenantId, scope)))
+    .where(and(eq(deadAirEvents.sessionId, session.id), ownedBy(deadAirEvents.tenantId, session.tenantId)))
     .orderBy(asc(deadAirEvents.startedAtMs))
     .limit(DRILLDOWN_ROWS_MAX);
   return rows.map((d) => ({
@@ -51,8 +52,8 @@ export async function sessionDeadAir(db: Db, scope: TenantScope, session: Sessio
  * The conversation as who-spoke-when. Voxgate stores no utterance text (plain-text transcripts
  * were a known gap in gateways like it), so every entry's `text` is null and `text_stored` false.
  */
-export async function sessionTranscript(db: Db, scope: TenantScope, session: SessionDbRow) {
-  const ts = await sessionTurns(db, scope, session);
+export async function sessionTranscript(db: Db, session: SessionDbRow) {
+  const ts = await sessionTurns(db, session);
   const entries = ts.flatMap((t) => {
     const caller = { turn_index: t.turn_index, speaker: "caller" as const, start_ms: t.caller_speak_start_ms, end_ms: t.caller_speak_end_ms, text: null };
     if (t.agent_speak_start_ms === null) return [caller];
@@ -67,16 +68,16 @@ type ReplayEvent =
   | { at_ms: number; kind: "dead_air"; duration_ms: number; threshold_used_ms: number };
 
 /** Everything that happened in the session on one epoch-ms time line, for the dashboard's replay. */
-export async function sessionReplay(db: Db, scope: TenantScope, session: SessionDbRow) {
+export async function sessionReplay(db: Db, session: SessionDbRow) {
   const [reqs, ts, dead] = await Promise.all([
     db
       .select()
       .from(requests)
-      .where(and(eq(requests.sessionId, session.id), tenantCondition(requests.tenantId, scope)))
+      .where(and(eq(requests.sessionId, session.id), ownedBy(requests.tenantId, session.tenantId)))
       .orderBy(asc(requests.ts))
       .limit(DRILLDOWN_ROWS_MAX),
-    sessionTurns(db, scope, session),
-    sessionDeadAir(db, scope, session),
+    sessionTurns(db, session),
+    sessionDeadAir(db, session),
   ]);
   const events: ReplayEvent[] = [];
   for (const r of reqs) {

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, gte, isNotNull, ne, notInArray, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, isNotNull, ne, type SQL, sql } from "drizzle-orm";
 import { OPERATOR } from "../auth/context.js";
 import { MODALITIES, type Modality } from "../config/schema.js";
 import type { Db } from "../db/client.js";
@@ -39,15 +39,17 @@ export async function latencyReport(db: Db, opts: { room?: string; since?: Date 
     };
   }
   const since = opts.since;
-  const probeRooms = db.select({ room: calls.roomName }).from(calls).where(and(eq(calls.isProbe, true), isNotNull(calls.roomName)));
-  const probeSessions = db.select({ id: sessions.id }).from(sessions).where(sql`${sessions.roomName} in (${probeRooms})`);
-
+  // A probe call hides the turns of its own tenant's room, or of every tenant for an untenanted call
+  // (the operator's webhook and load-test trunks); never another tenant's (room names are the caller's to choose).
+  const probeCall = (room: SQL, tenant: SQL) =>
+    sql`exists (select 1 from ${calls} c where c.is_probe and c.room_name = ${room} and (c.tenant_id is null or c.tenant_id = ${tenant}))`;
   const e2e = emptySketch();
   const turnWhere: (SQL | undefined)[] = [
     isNotNull(turns.responseSpeedMs),
     since ? gte(turns.callerSpeakStartMs, since.getTime()) : undefined,
-    or(sql`${turns.roomName} is null`, sql`${turns.roomName} not in (${probeRooms})`),
-    notInArray(turns.sessionId, probeSessions),
+    sql`not ${probeCall(sql`${turns.roomName}`, sql`${turns.tenantId}`)}`,
+    sql`not exists (select 1 from ${sessions} s where s.id = ${turns.sessionId} and s.tenant_id is not distinct from ${turns.tenantId}
+          and ${probeCall(sql`s.room_name`, sql`s.tenant_id`)})`,
   ];
   let lastTurn = 0;
   for (;;) {

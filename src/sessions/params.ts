@@ -44,6 +44,16 @@ export function isLookupSafe(s: string): boolean {
   return s.length > 0 && s.length <= MAX_IDENTIFIER_LENGTH && !/[\u0000-\u001f\u007f]/.test(s);
 }
 
+/**
+ * `?tenant=` of the session reads: absent → undefined (no narrowing), empty → null (the untenanted
+ * session), else the tenant id; false when it cannot name a stored tenant (answered like a missing id).
+ */
+export function sessionTenantQuery(raw: string | undefined): string | null | undefined | false {
+  if (raw === undefined) return undefined;
+  if (raw === "") return null;
+  return isLookupSafe(raw) ? raw : false;
+}
+
 const integerString = (name: string, min: number, max: number) =>
   z
     .string()

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gte, type SQL, sql } from "drizzle-orm";
-import { type TenantScope, tenantCondition } from "../auth/context.js";
+import { ownedBy, type TenantScope, tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { requests, sessions } from "../db/schema/index.js";
 import type { SessionCursor } from "./params.js";
@@ -67,24 +67,35 @@ export async function listSessions(db: Db, a: ListSessionsArgs): Promise<{ rows:
   };
 }
 
-/** One session the caller may see, or undefined (missing and another tenant's look the same). */
-export async function getSession(db: Db, a: TenantScope & { id: string }): Promise<SessionDbRow | undefined> {
-  const [row] = await db
+/** A session id as the caller addresses it: `tenant` narrows an operator's lookup (null = untenanted). */
+export interface SessionLookup extends TenantScope {
+  id: string;
+  tenant?: string | null;
+}
+
+/** Most sessions one id can name for an operator (each tenant may use it once); enough to list the tenants. */
+const SESSIONS_PER_ID_MAX = 20;
+
+/**
+ * The sessions with this id the caller may see: none (missing and another tenant's look the same),
+ * one, or for an operator several, when tenants used the same id (session ids are unique per tenant).
+ */
+export async function findSessions(db: Db, a: SessionLookup): Promise<SessionDbRow[]> {
+  return db
     .select()
     .from(sessions)
-    .where(and(eq(sessions.id, a.id), tenantCondition(sessions.tenantId, a)))
-    .limit(1);
-  return row;
+    .where(and(eq(sessions.id, a.id), tenantCondition(sessions.tenantId, a), a.tenant === undefined ? undefined : ownedBy(sessions.tenantId, a.tenant)))
+    .orderBy(sql`${sessions.tenantId} nulls first`)
+    .limit(SESSIONS_PER_ID_MAX);
 }
 
 /**
  * Session detail: the row plus `by_modality` ({<modality>: {cost, request_count}}, cost summed in
- * SQL from requests.cost_usd) and `providers` (distinct, sorted), both from the requests table.
+ * SQL from requests.cost_usd) and `providers` (distinct, sorted), both from the session's own
+ * requests (its tenant's, whoever reads it).
  */
-export async function getSessionDetail(db: Db, a: TenantScope & { id: string }) {
-  const row = await getSession(db, a);
-  if (!row) return undefined;
-  const scope = and(eq(requests.sessionId, row.id), tenantCondition(requests.tenantId, a));
+export async function getSessionDetail(db: Db, row: SessionDbRow) {
+  const scope = and(eq(requests.sessionId, row.id), ownedBy(requests.tenantId, row.tenantId));
   const [byModality, providerRows] = await Promise.all([
     db
       .select({

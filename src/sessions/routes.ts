@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { requireScope } from "../auth/gate.js";
-import { parseOrThrow } from "../http/errors.js";
+import { ApiError, parseOrThrow } from "../http/errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { nodeRoutes } from "../nodes/routes.js";
 import { sessionDeadAir, sessionReplay, sessionTranscript, sessionTurns } from "./drilldowns.js";
@@ -11,9 +11,10 @@ import {
   roomLatencyQuery,
   roomNotFound,
   sessionListQuery,
+  sessionTenantQuery,
   sessionNotFound,
 } from "./params.js";
-import { getSession, getSessionDetail, listSessions, sessionRow } from "./queries.js";
+import { findSessions, getSessionDetail, listSessions, sessionRow } from "./queries.js";
 import { roomLatency } from "./room-latency.js";
 
 type Ctx = Context<AppEnv>;
@@ -31,12 +32,10 @@ export function sessionRoutes() {
   r.get("/v1/sessions/:session_id", read, detailHandler);
   r.get("/api/sessions/:session_id", read, detailHandler);
 
-  r.get("/api/sessions/:session_id/turns", read, async (c) => c.json(await sessionTurns(db(c), c.var.auth, await visibleSession(c))));
-  r.get("/api/sessions/:session_id/dead-air", read, async (c) => c.json(await sessionDeadAir(db(c), c.var.auth, await visibleSession(c))));
-  r.get("/api/sessions/:session_id/transcript", read, async (c) =>
-    c.json(await sessionTranscript(db(c), c.var.auth, await visibleSession(c))),
-  );
-  r.get("/api/sessions/:session_id/replay", read, async (c) => c.json(await sessionReplay(db(c), c.var.auth, await visibleSession(c))));
+  r.get("/api/sessions/:session_id/turns", read, async (c) => c.json(await sessionTurns(db(c), await visibleSession(c))));
+  r.get("/api/sessions/:session_id/dead-air", read, async (c) => c.json(await sessionDeadAir(db(c), await visibleSession(c))));
+  r.get("/api/sessions/:session_id/transcript", read, async (c) => c.json(await sessionTranscript(db(c), await visibleSession(c))));
+  r.get("/api/sessions/:session_id/replay", read, async (c) => c.json(await sessionReplay(db(c), await visibleSession(c))));
 
   r.get("/v1/rooms/:room/latency", read, async (c) => {
     const q = parseOrThrow(roomLatencyQuery, c.req.query());
@@ -69,18 +68,24 @@ async function listHandler(c: Ctx) {
 }
 
 async function detailHandler(c: Ctx) {
-  const id = c.req.param("session_id") ?? "";
-  if (!costTracking(c) || !isLookupSafe(id)) throw sessionNotFound();
-  const detail = await getSessionDetail(db(c), { tenantId: c.var.auth.tenantId, id });
-  if (!detail) throw sessionNotFound();
-  return c.json(detail);
+  return c.json(await getSessionDetail(db(c), await visibleSession(c)));
 }
 
-/** The session row when the caller may see it; otherwise the one 404 (missing = another tenant's). */
+/**
+ * The session row when the caller may see it; otherwise the one 404 (missing = another tenant's).
+ * Session ids are unique per tenant, so an operator may find several: `?tenant=<tenant_id>` (empty
+ * for the untenanted one) picks one, and without it an id two tenants used is a 409 naming them.
+ */
 async function visibleSession(c: Ctx) {
   const id = c.req.param("session_id") ?? "";
-  if (!costTracking(c) || !isLookupSafe(id)) throw sessionNotFound();
-  const row = await getSession(db(c), { tenantId: c.var.auth.tenantId, id });
+  const tenant = sessionTenantQuery(c.req.query("tenant"));
+  if (!costTracking(c) || !isLookupSafe(id) || tenant === false) throw sessionNotFound();
+  const rows = await findSessions(db(c), { tenantId: c.var.auth.tenantId, id, tenant });
+  const [row] = rows;
   if (!row) throw sessionNotFound();
+  if (rows.length > 1) {
+    const tenants = rows.map((r) => r.tenantId);
+    throw new ApiError("conflict", `session id ${id} was used by ${rows.length} tenants; add ?tenant=<tenant_id> (?tenant= for the untenanted one)`, { tenants });
+  }
   return row;
 }

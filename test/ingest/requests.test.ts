@@ -212,12 +212,14 @@ describe("POST /v1/ingest (endpoint 42)", () => {
     expect(Number(s?.ended)).toBe(t0 + 5000);
   });
 
-  it("never modifies a session owned by another tenant", async () => {
+  it("never modifies a session owned by another tenant: the same id is the other tenant's own session", async () => {
     await ingest([record({ session_id: "s-owned", cost_usd: 1 })], GLOBEX);
     const before = await rows(db(), sql`SELECT * FROM sessions WHERE id = 's-owned'`);
     const r = record({ session_id: "s-owned", cost_usd: 5, tenant_id: "globex" });
     expect((await ingest([r], ACME)).body.accepted).toBe(1);
-    expect(await rows(db(), sql`SELECT * FROM sessions WHERE id = 's-owned'`)).toEqual(before);
+    expect(await rows(db(), sql`SELECT * FROM sessions WHERE id = 's-owned' AND tenant_id = 'globex'`)).toEqual(before);
+    const [acme] = await rows<{ request_count: number }>(db(), sql`SELECT request_count FROM sessions WHERE id = 's-owned' AND tenant_id = 'acme'`);
+    expect(acme?.request_count).toBe(1);
     const [row] = await rows(db(), sql`SELECT tenant_id FROM requests WHERE id = ${r.id}`);
     expect(row).toEqual({ tenant_id: "acme" });
   });

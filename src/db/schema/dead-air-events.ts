@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { bigint, bigserial, index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { tstz } from "./columns.js";
 
-/** A stretch of silence on a call. Idempotent on (session_id, started_at_ms). */
+/** A stretch of silence on a call. Idempotent on (session_id, started_at_ms) within a tenant. */
 export const deadAirEvents = pgTable(
   "dead_air_events",
   {
@@ -16,7 +16,7 @@ export const deadAirEvents = pgTable(
     createdAt: tstz().notNull().default(sql`now()`),
   },
   (t) => [
-    unique("dead_air_session_start_uq").on(t.sessionId, t.startedAtMs),
+    unique("dead_air_session_start_tenant_uq").on(t.sessionId, t.startedAtMs, t.tenantId).nullsNotDistinct(),
     index("dead_air_room_idx").on(t.tenantId, t.roomName),
     // Operators (no tenant) look a room up by name alone: GET /v1/rooms/{room}/latency.
     index("dead_air_room_name_idx").on(t.roomName),

@@ -1,12 +1,16 @@
 import { sql } from "drizzle-orm";
-import { bigint, boolean, doublePrecision, index, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, doublePrecision, index, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
 import { money, tstz } from "./columns.js";
 
-/** One STT/LLM/TTS call, as recorded by the gateway or ingested from an agent. */
+/**
+ * One STT/LLM/TTS call, as recorded by the gateway or ingested from an agent. The id is the
+ * agent's idempotency key within its tenant: (id, tenant_id) is unique, NULL (operator rows) counting
+ * as one more tenant, so no tenant can squat, or learn of, another tenant's ids.
+ */
 export const requests = pgTable(
   "requests",
   {
-    id: uuid().primaryKey(),
+    id: uuid().notNull(),
     ts: tstz().notNull(),
     tenantId: text(),
     project: text().notNull().default("default"),
@@ -40,6 +44,7 @@ export const requests = pgTable(
     createdAt: tstz().notNull().default(sql`now()`),
   },
   (t) => [
+    unique("requests_id_tenant_uq").on(t.id, t.tenantId).nullsNotDistinct(),
     index("requests_ts_idx").on(t.ts),
     index("requests_tenant_ts_idx").on(t.tenantId, t.ts),
     index("requests_project_ts_idx").on(t.project, t.ts),

@@ -1,12 +1,16 @@
 import { sql } from "drizzle-orm";
-import { index, integer, pgTable, text } from "drizzle-orm/pg-core";
+import { index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { money, tstz } from "./columns.js";
 
-/** A conversation: the session_id minted by the agent-side gateway; upserted by ingest. */
+/**
+ * A conversation: the session_id minted by the agent-side gateway; upserted by ingest. Session ids
+ * are unique per tenant ((id, tenant_id), NULL = the operator's rows as one more tenant): two tenants
+ * using one id have two sessions, never a shared one.
+ */
 export const sessions = pgTable(
   "sessions",
   {
-    id: text().primaryKey(),
+    id: text().notNull(),
     tenantId: text(),
     project: text().notNull().default("default"),
     roomName: text(),
@@ -19,6 +23,7 @@ export const sessions = pgTable(
     updatedAt: tstz().notNull().default(sql`now()`),
   },
   (t) => [
+    unique("sessions_id_tenant_uq").on(t.id, t.tenantId).nullsNotDistinct(),
     index("sessions_tenant_started_idx").on(t.tenantId, t.startedAt),
     index("sessions_started_idx").on(t.startedAt),
     index("sessions_room_idx").on(t.roomName),

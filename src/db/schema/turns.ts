@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { bigint, bigserial, index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { tstz } from "./columns.js";
 
-/** One conversational turn (caller speaks, agent answers). Idempotent on (session_id, turn_index). */
+/** One conversational turn (caller speaks, agent answers). Idempotent on (session_id, turn_index) within a tenant. */
 export const turns = pgTable(
   "turns",
   {
@@ -21,7 +21,7 @@ export const turns = pgTable(
     createdAt: tstz().notNull().default(sql`now()`),
   },
   (t) => [
-    unique("turns_session_turn_uq").on(t.sessionId, t.turnIndex),
+    unique("turns_session_turn_tenant_uq").on(t.sessionId, t.turnIndex, t.tenantId).nullsNotDistinct(),
     index("turns_room_seq_idx").on(t.tenantId, t.roomName, t.seq),
     // Operators (no tenant) look a room up by name alone: GET /v1/rooms/{room}/latency.
     index("turns_room_name_seq_idx").on(t.roomName, t.seq),
