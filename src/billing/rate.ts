@@ -28,8 +28,12 @@ export interface Rating {
   ratedPriceUsd: number | null;
   /** Audit token: cost_plus:<n>, fixed:<n>/<unit>, tokens:<in>/<out>/<cached>/<unit>; null when unpriced. */
   rateRule: string | null;
-  /** priced; unknown (catalog lacks the model); unrated (catalog matched it but holds no rate). */
-  pricing: "priced" | "unknown" | "unrated";
+  /**
+   * priced; self_priced (a tenant-bound record rated on the cost the tenant reported, the collector
+   * having no cost of its own for it); unknown (catalog lacks the model); unrated (catalog matched it
+   * but holds no rate).
+   */
+  pricing: "priced" | "self_priced" | "unknown" | "unrated";
 }
 
 /** A rule of the merged card: a seed rule (no id) or a database override. */
@@ -196,39 +200,47 @@ export function catalogCost(e: CatalogEntry, r: RatingInput): number | null {
   return formAmount({ kind: "fixed", fixed: price, unit: e.modality === "stt" ? "minute" : "1k_char" }, r);
 }
 
+/** The collector's own cost of a record: the most specific `sets: cost` rule, else the catalog list price; null when it has neither. */
+function collectorCost(res: Resolution, entry: CatalogEntry | null, input: RatingInput): number | null {
+  const costRule = res.cost;
+  if (!costRule) return entry ? catalogCost(entry, input) : null;
+  if (costRule.form.kind !== "markup") return formAmount(costRule.form, input);
+  const list = entry ? catalogCost(entry, input) : null;
+  return list === null ? null : list * costRule.form.markup;
+}
+
 /**
  * Rates one request: (record, rate card, catalog) → cost, rated price, audit token, pricing status. Pure.
  *
- * Cost: the given cost_usd, else the most specific `sets: cost` rule (markup multiplies the catalog
- * cost), else the catalog list price. Price: the most specific `sets: price` rule (markup multiplies
- * the cost; fixed and token legs price the units directly), else cost × default markup.
- * When no price can be formed the record is "unknown" (catalog lacks the model) or "unrated"
- * (catalog matched it with no rate): never a silent zero.
+ * Cost basis. Untenanted (operator) records: the reported cost_usd, else the collector's own cost (the
+ * most specific `sets: cost` rule, markup multiplying the catalog cost, else the catalog list price).
+ * Tenant-bound records (tenantId set: the tenant wrote them with its own key): the collector's own cost
+ * whenever it has one, so a tenant cannot set its own price by reporting a cost; only when the
+ * collector has none is the reported cost the basis, and the record is "self_priced". The recorded
+ * cost (costUsd) is always the reported one when given (kept for reconcile), else the collector's.
+ * Price: the most specific `sets: price` rule (markup multiplies the basis; fixed and token legs price
+ * the units directly), else basis × default markup. When no price can be formed the record is
+ * "unknown" (catalog lacks the model) or "unrated" (catalog matched it with no rate): never a silent zero.
  */
 export function rateRequest(input: RatingInput, card: RateCard, catalog: Catalog): Rating {
   const res = resolveRules(card, input);
   const entry = lookupCatalog(catalog, input.modelId, input.provider, input.modality);
   const given = input.costUsd;
-  let cost: number | null = given !== null && Number.isFinite(given) && given >= 0 ? given : null;
-  if (cost === null) {
-    const costRule = res.cost;
-    if (costRule) {
-      if (costRule.form.kind !== "markup") cost = formAmount(costRule.form, input);
-      else if (entry) {
-        const list = catalogCost(entry, input);
-        cost = list === null ? null : list * costRule.form.markup;
-      }
-    } else if (entry) cost = catalogCost(entry, input);
-  }
+  const reported = given !== null && Number.isFinite(given) && given >= 0 ? given : null;
+  const tenantBound = input.tenantId !== null;
+  const own = reported === null || tenantBound ? collectorCost(res, entry, input) : null;
+  const basis = tenantBound ? (own ?? reported) : (reported ?? own);
+  let cost = reported ?? own;
 
   let price: number | null;
   let token: string;
   const rule = res.price;
+  const onBasis = rule === null || rule.form.kind === "markup";
   if (rule === null) {
-    price = cost === null ? null : cost * card.defaultMarkup;
+    price = basis === null ? null : basis * card.defaultMarkup;
     token = indexOf(card).defaultToken;
   } else {
-    price = rule.form.kind === "markup" ? (cost === null ? null : cost * rule.form.markup) : formAmount(rule.form, input);
+    price = rule.form.kind === "markup" ? (basis === null ? null : basis * rule.form.markup) : formAmount(rule.form, input);
     token = rule.token;
   }
   // Absurd units (ingest should bound them) must not produce a value the money column cannot hold.
@@ -236,5 +248,6 @@ export function rateRequest(input: RatingInput, card: RateCard, catalog: Catalog
   if (price !== null && !(price < MAX_MONEY_USD)) price = null;
   const costUsd = cost === null ? null : roundMoney(cost);
   if (price === null) return { costUsd, ratedPriceUsd: null, rateRule: null, pricing: entry ? "unrated" : "unknown" };
-  return { costUsd, ratedPriceUsd: roundMoney(price), rateRule: token, pricing: "priced" };
+  const selfPriced = tenantBound && onBasis && own === null;
+  return { costUsd, ratedPriceUsd: roundMoney(price), rateRule: token, pricing: selfPriced ? "self_priced" : "priced" };
 }

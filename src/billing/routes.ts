@@ -199,6 +199,7 @@ export function billingRoutes() {
         last_seen: new Date(g.lastSeen).toISOString(),
         unknown_requests: g.unknownRequests,
         unrated_requests: g.unratedRequests,
+        self_priced_requests: g.selfPricedRequests,
       })),
     });
   });

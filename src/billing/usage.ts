@@ -91,8 +91,9 @@ export interface GapsQuery extends TenantScope {
 }
 
 /**
- * Models that ran and could not be priced, heaviest (most requests) first. Only billable rows count:
- * not errors, and some units moved.
+ * Models that ran and could not be priced by the collector, heaviest (most requests) first: unknown and
+ * unrated rows, and self-priced rows (a tenant's records rated on the cost the tenant reported, for
+ * want of a collector cost). Only billable rows count: not errors, and some units moved.
  */
 export async function pricingGaps(db: Db, q: GapsQuery) {
   return db
@@ -106,11 +107,12 @@ export async function pricingGaps(db: Db, q: GapsQuery) {
       lastSeen: sql<string>`max(${r.ts})`,
       unknownRequests: sql<number>`(count(*) filter (where ${r.pricing} = 'unknown'))::int`,
       unratedRequests: sql<number>`(count(*) filter (where ${r.pricing} = 'unrated'))::int`,
+      selfPricedRequests: sql<number>`(count(*) filter (where ${r.pricing} = 'self_priced'))::int`,
     })
     .from(r)
     .where(
       and(
-        sql`${r.pricing} in ('unknown', 'unrated')`,
+        sql`${r.pricing} in ('unknown', 'unrated', 'self_priced')`,
         sql`${r.status} <> 'error'`,
         sql`(coalesce(${r.inputUnits}, 0) > 0 or coalesce(${r.outputUnits}, 0) > 0)`,
         tenantCondition(r.tenantId, q),

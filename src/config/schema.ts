@@ -147,8 +147,13 @@ export const configSchema = z.looseObject({
     .default({ stt: [], llm: [], tts: [] }),
   rate_limiting: z.record(z.string(), z.looseObject({ requests_per_minute: z.number().int().positive() })).default({}),
   cost_tracking: z
-    .looseObject({ enabled: z.boolean().default(true), db_path: z.string().min(1).optional() })
-    .default({ enabled: true }),
+    .looseObject({
+      enabled: z.boolean().default(true),
+      db_path: z.string().min(1).optional(),
+      /** How far back a tenant-bound key may date a request record (docs/billing.md); operator keys may backfill. */
+      backdate_horizon_days: z.number().positive().max(36_500).default(7),
+    })
+    .default({ enabled: true, backdate_horizon_days: 7 }),
   auth: z.looseObject({ api_keys: z.array(apiKeyEntry).default([]) }).default({ api_keys: [] }),
   serve: z
     .looseObject({

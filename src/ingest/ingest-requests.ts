@@ -21,15 +21,19 @@ export interface IngestResult {
   skipped_records: SkippedRow[];
 }
 
-/** Validates, rates and stores one batch for the caller's tenant (never a body tenant_id). */
+/**
+ * Validates, rates and stores one batch for the caller's tenant (never a body tenant_id). A
+ * tenant-bound key may not date records further back than cost_tracking.backdate_horizon_days.
+ */
 export async function ingestRequests(services: Services, tenantId: string | null, batch: unknown[]): Promise<IngestResult> {
   const { card, catalog } = services.rateCard.snapshot();
+  const notBefore = tenantId === null ? null : Date.now() - services.config.cost_tracking.backdate_horizon_days * 86_400_000;
   const skipped: SkippedRow[] = [];
   let skippedCount = 0;
   let duplicates = 0;
   const byId = new Map<string, RequestRow>();
   batch.forEach((raw, index) => {
-    const check = toRequestRow(raw, tenantId, card, catalog);
+    const check = toRequestRow(raw, tenantId, card, catalog, notBefore);
     if (!check.ok) {
       skippedCount++;
       if (skipped.length < MAX_LISTED_SKIPS) skipped.push({ index, id: rawId(raw), reason: check.reason });

@@ -65,12 +65,17 @@ const roundOrNull = (v: number | null | undefined): number | null => (v == null 
 /**
  * Validates and normalizes one record into a requests row: specific and generic units both filled
  * (stt generic units are minutes), provider defaulted from the model_id prefix, rated with the
- * collector's card. Pure: the same input and card give the same row.
+ * collector's card. `notBefore` (epoch ms) is the back-dating horizon of tenant-bound keys: an older
+ * record is skipped, so a tenant cannot change a period already invoiced (null: no horizon, operator
+ * keys backfill history). Pure: the same input, card and horizon give the same row.
  */
-export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCard, catalog: Catalog): RecordCheck {
+export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCard, catalog: Catalog, notBefore: number | null = null): RecordCheck {
   const checked = parseRecord(raw);
   if (!checked.ok) return checked;
   const r = checked.record;
+  if (notBefore !== null && r.timestamp.getTime() < notBefore) {
+    return { ok: false, reason: "timestamp: older than the back-dating horizon for tenant keys (cost_tracking.backdate_horizon_days); the operator may backfill it" };
+  }
   const slash = r.model_id.indexOf("/");
   const provider = r.provider ?? (slash > 0 ? r.model_id.slice(0, slash) : null);
   if (!provider) return { ok: false, reason: "provider: required when model_id has no <provider>/ prefix" };

@@ -194,6 +194,7 @@ describe("GET /v1/billing/rate-card/gaps (endpoint 14)", () => {
         last_seen: "2026-10-10T00:00:00.000Z",
         unknown_requests: 0,
         unrated_requests: 3,
+        self_priced_requests: 0,
       },
       {
         model_id: "mystery/a",
@@ -205,6 +206,7 @@ describe("GET /v1/billing/rate-card/gaps (endpoint 14)", () => {
         last_seen: "2026-10-12T08:00:00.000Z",
         unknown_requests: 3,
         unrated_requests: 0,
+        self_priced_requests: 0,
       },
     ]);
   });

@@ -20,7 +20,8 @@ describe("re-rating a window (voxgate rates rerate)", () => {
   beforeAll(async () => {
     tdb = await createTestDatabase();
     const db = tdb.database.db;
-    const base = { ts: new Date("2026-10-05T10:15:00Z"), provider: "deepgram", modality: "stt", modelId: "deepgram/nova-3", tenantId: "acme", project: "default" };
+    // Operator (untenanted) rows: their recorded cost is the basis (tenant-bound rows use the collector's own cost, see rate.test.ts).
+    const base = { ts: new Date("2026-10-05T10:15:00Z"), provider: "deepgram", modality: "stt", modelId: "deepgram/nova-3", tenantId: null, project: "default" };
     // Rated at write time with the default markup 1.25 over a $0.01 cost.
     const rows = [
       { ...base, id: randomUUID(), costUsd: "0.01", ratedPriceUsd: "0.0125", rateRule: "cost_plus:1.25", audioSeconds: 60 },
