@@ -52,8 +52,8 @@ describe("GET /v1/audit-log (endpoint 32)", () => {
     expect(upd).toMatchObject({ actor: expect.stringMatching(/^static:/), tenant_id: null, before: { name: "One" }, after: { name: "Uno" } });
     expect(new Date(upd?.ts ?? "").toISOString()).toBe(upd?.ts);
     const prov = entries.find((e) => e.action === "update" && e.entity_type === "provider");
-    expect(prov?.before?.api_key_masked).toBe("sk-a…6789");
-    expect(prov?.after?.api_key_masked).toBe("sk-a…89-2");
+    expect(prov?.before?.api_key_masked).toBe("…6789");
+    expect(prov?.after?.api_key_masked).toBe("…89-2");
   });
 
   it("filters by entity_type, entity_id and action; limit within 1-500", async () => {

@@ -103,7 +103,8 @@ describe("POST /v1/ingest (endpoint 42)", () => {
     const iso = record({ timestamp: new Date(when).toISOString() });
     const secs = record({ timestamp: when / 1000 });
     const ms = record({ timestamp: when });
-    expect((await ingest([iso, secs, ms])).body.accepted).toBe(3);
+    // An operator key: a tenant-bound key may not date records further back than the horizon (docs/billing.md).
+    expect((await ingest([iso, secs, ms], OPS)).body.accepted).toBe(3);
     const got = await rows<{ ms: string }>(
       db(),
       sql`SELECT (extract(epoch from ts) * 1000)::bigint::text AS ms FROM requests WHERE id IN (${iso.id}, ${secs.id}, ${ms.id})`,
@@ -139,7 +140,8 @@ describe("POST /v1/ingest (endpoint 42)", () => {
 
   it("re-rates every record with the collector's card, overwriting rated_price_usd and rate_rule", async () => {
     const r = record({ cost_usd: 0.002, rated_price_usd: 99, rate_rule: "agent-made" });
-    await ingest([r]);
+    // An operator key: its reported cost is the basis (a tenant key's is not, see test/security/tenant-pricing).
+    await ingest([r], OPS);
     const [row] = await rows<{ cost_usd: string; rated_price_usd: string; rate_rule: string; pricing: string }>(
       db(),
       sql`SELECT cost_usd::text, rated_price_usd::text, rate_rule, pricing FROM requests WHERE id = ${r.id}`,
@@ -193,7 +195,7 @@ describe("POST /v1/ingest (endpoint 42)", () => {
   });
 
   it("upserts sessions: bounds, modalities, counts and cost summed in SQL, room and project", async () => {
-    const t0 = Date.UTC(2026, 5, 1, 12, 0, 0);
+    const t0 = Math.floor(Date.now() / 1000) * 1000 - 3600_000;
     await ingest([
       record({ session_id: "s-agg", timestamp: t0, cost_usd: 0.1, project: "support", room_name: "room-1" }),
       record({ session_id: "s-agg", timestamp: t0 + 5000, modality: "stt", model_id: "deepgram/nova-3", cost_usd: 0.2 }),

@@ -60,7 +60,8 @@ describe("the voxgate process", () => {
     const fresh = await runCli(["keys", "new-static"], baseEnv());
     expect(fresh.stdout.trim()).toMatch(/^[A-Za-z0-9_]{40,}$/);
     expect(fresh.stdout.startsWith("vk_")).toBe(false);
-  });
+    // Six CLI processes, each compiling the sources with tsx: generous on a shared, busy machine.
+  }, 120_000);
 
   it("a configuration error stops startup with the variable and key named", async () => {
     const dir = mkdtempSync(join(tmpdir(), "vg-badcfg-"));
