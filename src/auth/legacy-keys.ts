@@ -6,10 +6,13 @@ import { Worker } from "node:worker_threads";
  * bcrypt once, then carries its digest. bcrypt is the one expensive step a wrong token could force,
  * so it is bounded: it runs on a worker thread (never on the event loop that serves valid keys),
  * one compare at a time, at most LEGACY_QUEUE_MAX waiting; a prefix is compared once at a time and,
- * after a failed compare, at most once per LEGACY_RETRY_MS. Anything beyond is refused unchecked.
+ * after failed compares, not again for LEGACY_RETRY_MS, doubling with each further failure up to
+ * LEGACY_RETRY_MAX_MS (a sustained flood on one prefix costs one compare per 30 s). Anything beyond
+ * is refused unchecked.
  */
 export const LEGACY_QUEUE_MAX = 16;
 export const LEGACY_RETRY_MS = 1000;
+export const LEGACY_RETRY_MAX_MS = 30_000;
 const MAX_TRACKED_PREFIXES = 10_000;
 
 export type LegacyCheck = "ok" | "wrong" | "throttled";
@@ -24,6 +27,8 @@ parentPort.on("message", (m) => {
   parentPort.postMessage({ id: m.id, ok });
 });`;
 
+const retryAfter = (failures: number) => Math.min(LEGACY_RETRY_MS * 2 ** (failures - 1), LEGACY_RETRY_MAX_MS);
+
 interface Pending {
   resolve: (ok: boolean) => void;
   reject: (err: Error) => void;
@@ -34,14 +39,14 @@ export class LegacyKeyGate {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private readonly busyPrefixes = new Set<string>();
-  private readonly failedAt = new Map<string, number>();
+  private readonly failures = new Map<string, { at: number; count: number }>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** True while a token for this prefix would be refused unchecked (callers skip the lookup then). */
   throttled(prefix: string): boolean {
-    const failed = this.failedAt.get(prefix);
-    return this.busyPrefixes.has(prefix) || (failed !== undefined && this.now() - failed < LEGACY_RETRY_MS);
+    const f = this.failures.get(prefix);
+    return this.busyPrefixes.has(prefix) || (f !== undefined && this.now() - f.at < retryAfter(f.count));
   }
 
   async check(token: string, prefix: string, hash: string): Promise<LegacyCheck> {
@@ -49,10 +54,13 @@ export class LegacyKeyGate {
     this.busyPrefixes.add(prefix);
     try {
       const ok = await this.compare(token, hash);
-      if (ok) this.failedAt.delete(prefix);
+      if (ok) this.failures.delete(prefix);
       else {
-        if (this.failedAt.size >= MAX_TRACKED_PREFIXES) this.failedAt.clear();
-        this.failedAt.set(prefix, this.now());
+        const f = this.failures.get(prefix);
+        // A failure long after the last one starts the back-off again.
+        const count = f && this.now() - f.at < 2 * LEGACY_RETRY_MAX_MS ? f.count + 1 : 1;
+        if (this.failures.size >= MAX_TRACKED_PREFIXES) this.failures.clear();
+        this.failures.set(prefix, { at: this.now(), count });
       }
       return ok ? "ok" : "wrong";
     } finally {

@@ -1,6 +1,6 @@
 import bcrypt from "bcryptjs";
 import { afterAll, describe, expect, it } from "vitest";
-import { LEGACY_QUEUE_MAX, LEGACY_RETRY_MS, LegacyKeyGate } from "../../src/auth/legacy-keys.js";
+import { LEGACY_QUEUE_MAX, LEGACY_RETRY_MAX_MS, LEGACY_RETRY_MS, LegacyKeyGate } from "../../src/auth/legacy-keys.js";
 
 // The bound on bcrypt work for rows minted before digests (issue 9.2's migration path).
 describe("LegacyKeyGate", () => {
@@ -25,6 +25,21 @@ describe("LegacyKeyGate", () => {
     expect(await gate.check(right, "vk_burst", hash)).toBe("throttled");
     clock += LEGACY_RETRY_MS;
     expect(await gate.check(right, "vk_burst", hash)).toBe("ok");
+  });
+
+  it("backs off further with each failed compare of a prefix, up to a cap", async () => {
+    const p = "vk_backoff";
+    let wait = LEGACY_RETRY_MS;
+    for (let i = 0; i < 8; i++) {
+      expect(await gate.check(`wrong-${i}`, p, hash)).toBe("wrong");
+      clock += wait - 1;
+      expect(gate.throttled(p)).toBe(true);
+      clock += 1;
+      expect(gate.throttled(p)).toBe(false);
+      wait = Math.min(wait * 2, LEGACY_RETRY_MAX_MS);
+    }
+    expect(await gate.check(right, p, hash)).toBe("ok");
+    expect(gate.throttled(p)).toBe(false);
   });
 
   it("bounds the queue across prefixes", async () => {
