@@ -1,3 +1,4 @@
+import { MAX_MONEY_USD, roundMoney } from "../money.js";
 import type { Modality } from "../config/schema.js";
 import { type Catalog, type CatalogEntry, lookupCatalog } from "./catalog.js";
 import { formFits, type PricingForm, type RuleDef, ruleToken, scopeKey, specificity, UNIT_SIZE } from "./rule-form.js";
@@ -68,14 +69,6 @@ export interface CardIndex {
   defaultToken: string;
   /** modality → model → provider → tenant → plan → resolution. */
   memo: Record<Modality, Map<string, Map<string, Map<string, Map<string, Resolution>>>>>;
-}
-
-/** Money precision: 10 decimal places (numeric(20,10) in the database), rounded half away from zero. */
-export const MONEY_DECIMALS = 10;
-/** numeric(20,10) holds up to 10 integer digits: a larger amount is out of range, never stored. */
-export const MAX_MONEY_USD = 1e10;
-export function roundMoney(n: number): number {
-  return Math.abs(n) < 5e5 ? Math.round(n * 1e10) / 1e10 : Number(n.toFixed(MONEY_DECIMALS));
 }
 
 /** A seed rule as a card rule. */

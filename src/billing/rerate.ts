@@ -3,7 +3,7 @@ import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
 import { withRetry } from "../db/errors.js";
 import { adjustRollupMoney } from "../rollups/adjust.js";
-import { formatMoneyUnits, toMoneyUnits } from "./money.js";
+import { formatMoneyShort, moneyNumber, moneyText, parseMoney } from "../money.js";
 import type { Catalog, RateCard, Rating, RatingInput } from "./rate.js";
 import { rateRequest } from "./rate.js";
 
@@ -41,8 +41,8 @@ export interface RerateReport {
 type RowSel = Awaited<ReturnType<typeof selectBatch>>[number];
 
 // Money in the report is added as integers of 1e-10 USD (BigInt): no float drift over millions of rows.
-const toUnits = toMoneyUnits;
-export const formatUnits = formatMoneyUnits;
+const toUnits = parseMoney;
+const formatUnits = formatMoneyShort;
 
 function selectBatch(db: Db, where: SQL | undefined, after: { ts: Date; id: string } | null, limit: number) {
   const r = requests;
@@ -84,7 +84,7 @@ function toInput(row: RowSel): RatingInput {
     audioSeconds: row.audioSeconds,
     characters: row.characters,
     // The recorded cost is history: it stays. Only a row with no recorded cost is costed anew.
-    costUsd: row.costUsd === null ? null : Number(row.costUsd),
+    costUsd: row.costUsd === null ? null : moneyNumber(row.costUsd),
   };
 }
 
@@ -153,11 +153,10 @@ export async function rerateWindow(db: Db, rates: { card: RateCard; catalog: Cat
 
 /** Updates changed rows and moves the same money deltas into every rollup table, atomically. */
 async function applyBatch(db: Db, updates: { row: RowSel; rating: Rating }[]): Promise<void> {
-  const money = (n: number | null) => (n === null ? null : n.toFixed(10));
   const values = sql.join(
     updates.map(
       ({ row, rating }) =>
-        sql`(${row.id}::uuid, ${row.tenantId}::text, ${money(rating.ratedPriceUsd)}::numeric, ${rating.rateRule}::text, ${rating.pricing}::text, ${money(rating.costUsd)}::numeric)`,
+        sql`(${row.id}::uuid, ${row.tenantId}::text, ${moneyText(rating.ratedPriceUsd)}::numeric, ${rating.rateRule}::text, ${rating.pricing}::text, ${moneyText(rating.costUsd)}::numeric)`,
     ),
     sql`, `,
   );

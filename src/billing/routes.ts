@@ -1,3 +1,4 @@
+import { moneyNumber } from "../money.js";
 import { Hono } from "hono";
 import { z } from "zod";
 import { requireScope } from "../auth/gate.js";
@@ -60,7 +61,7 @@ export function defaultWindow(now = new Date()): { from: Date; to: Date } {
   };
 }
 
-const usd = (s: string) => Number(s);
+const usd = moneyNumber;
 
 /** Endpoints 9-17: usage, rate card, models, quotes, gaps, override rules. */
 export function billingRoutes() {

@@ -1,3 +1,4 @@
+import { moneyText } from "../money.js";
 import { eq } from "drizzle-orm";
 import type { AuthContext } from "../auth/context.js";
 import { randomBase62 } from "../auth/virtual-keys.js";
@@ -62,7 +63,7 @@ function rowToRule(row: RuleRow): CardRule {
 
 function ruleColumns(def: RuleDef) {
   const f = def.form;
-  const money = (n: number | undefined) => (n === undefined ? null : n.toFixed(10));
+  const money = moneyText;
   return {
     scopeKey: scopeKey(def),
     tenant: def.tenant,

@@ -2,7 +2,7 @@ import { and, type SQL, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
-import { sumMoney } from "./money.js";
+import { moneyNumber, sumMoney } from "../money.js";
 
 /**
  * Read-path queries of endpoints 9, 11 and 14. Money is summed in SQL as numeric (exact at 10
@@ -163,5 +163,5 @@ export async function recordedByModel(db: Db, q: { provider: string; from?: Date
     )
     .groupBy(r.modelId)
     .orderBy(r.modelId);
-  return rows.map((x) => ({ ...x, costUsd: Number(x.costUsd) }));
+  return rows.map((x) => ({ ...x, costUsd: moneyNumber(x.costUsd) }));
 }

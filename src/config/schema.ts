@@ -1,3 +1,4 @@
+import { roundMoney } from "../money.js";
 import { z } from "zod";
 import { pricingFormProblems, scopeKey, toRuleDef } from "../billing/rule-form.js";
 
@@ -56,7 +57,7 @@ const usd = (max: number) =>
     .finite()
     .nonnegative()
     .max(max)
-    .refine((n) => Number(n.toFixed(10)) === n, "at most 10 decimal places (money is stored as numeric(20,10))");
+    .refine((n) => roundMoney(n) === n, "at most 10 decimal places (money is stored as numeric(20,10))");
 
 // Scope values end up in the scope key `tenant|plan|modality|provider|model`, in logs and in SQL
 // parameters: a plain identifier alphabet keeps them unambiguous (no `|`, quotes, spaces or `;`).

@@ -1,3 +1,4 @@
+import { moneyText } from "../money.js";
 import { z } from "zod";
 import { type Catalog, type RateCard, type Rating, type RatingInput, rateRequest } from "../billing/rate.js";
 import type { RequestRow } from "../rollups/apply.js";
@@ -174,8 +175,3 @@ function safeRate(input: RatingInput, card: RateCard, catalog: Catalog): Rating 
   }
 }
 
-/** numeric(20,10) text: rounded to the column's 10 decimals, never exponent notation. */
-export function moneyText(value: number | null): string | null {
-  if (value === null || !Number.isFinite(value)) return null;
-  return value.toFixed(10);
-}

@@ -1,3 +1,4 @@
+import { moneyNumber } from "../money.js";
 import { and, count, gte, inArray, lte, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
@@ -36,7 +37,7 @@ export async function projectsToday(
       ),
     )
     .groupBy(requests.project);
-  for (const r of rows) out.set(r.project, { cost_today: Number(r.cost), requests_today: Number(r.n) });
+  for (const r of rows) out.set(r.project, { cost_today: moneyNumber(r.cost), requests_today: Number(r.n) });
   return out;
 }
 
@@ -66,10 +67,10 @@ export async function projectCostsToday(db: Db, args: TenantScope & { projectId:
   const out: ProjectCostsToday = { total: 0, requests: 0, by_provider: {}, by_model: {} };
   for (const r of rows) {
     if (r.kind === "total") {
-      out.total = Number(r.cost);
+      out.total = moneyNumber(r.cost);
       out.requests = Number(r.n);
     } else if (r.key !== null) {
-      (r.kind === "provider" ? out.by_provider : out.by_model)[r.key] = Number(r.cost);
+      (r.kind === "provider" ? out.by_provider : out.by_model)[r.key] = moneyNumber(r.cost);
     }
   }
   return out;

@@ -1,3 +1,4 @@
+import { moneyNumber } from "../money.js";
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
@@ -18,8 +19,6 @@ export interface CostReport {
   by_project: Record<string, CostLine>;
 }
 
-/** numeric → JSON number at the edge, rounded to the schema's 10 decimals. */
-export const moneyNumber = (v: string | number | null): number => Math.round(Number(v ?? 0) * 1e10) / 1e10;
 
 interface GroupRow {
   provider: string | null;

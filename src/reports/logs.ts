@@ -2,7 +2,7 @@ import { and, desc, eq } from "drizzle-orm";
 import { tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
-import { moneyNumber } from "./costs.js";
+import { moneyNumber } from "../money.js";
 import type { ReportScope } from "./sources.js";
 
 /** GET /v1/logs limits (spec Limits table). */

@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import type { requests } from "../db/schema/index.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
-import { scaledToString, toScaled } from "./decimal.js";
+import { formatMoney, parseMoney } from "../money.js";
 import { mergeSketchSql } from "./sketch-json.js";
 import { executeNamed } from "../db/named.js";
 
@@ -81,8 +81,8 @@ function aggregateHourly(rows: RequestRow[]): Map<string, RollupAcc> {
     }
     acc.requests += 1;
     if (row.status === "error") acc.errors += 1;
-    acc.cost += toScaled(row.costUsd);
-    acc.rated += toScaled(row.ratedPriceUsd);
+    acc.cost += parseMoney(row.costUsd);
+    acc.rated += parseMoney(row.ratedPriceUsd);
     acc.inputUnits += row.inputUnits ?? 0;
     acc.outputUnits += row.outputUnits ?? 0;
     if (row.ttfbMs !== null && row.ttfbMs !== undefined) addSample(acc.ttfb, row.ttfbMs);
@@ -166,8 +166,8 @@ function jsonRow(a: RollupAcc) {
     is_probe: a.isProbe,
     requests: a.requests,
     errors: a.errors,
-    cost_usd: scaledToString(a.cost),
-    rated_price_usd: scaledToString(a.rated),
+    cost_usd: formatMoney(a.cost),
+    rated_price_usd: formatMoney(a.rated),
     input_units: a.inputUnits,
     output_units: a.outputUnits,
     ttfb_count: a.ttfb.count,

@@ -2,7 +2,8 @@ import { and, asc, eq } from "drizzle-orm";
 import { ownedBy } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { deadAirEvents, requests, turns } from "../db/schema/index.js";
-import { moneyNumber, type SessionDbRow, sessionRow } from "./queries.js";
+import { moneyNumber } from "../money.js";
+import { type SessionDbRow, sessionRow } from "./queries.js";
 
 /**
  * The dashboard's session drill-downs (/api/sessions/{id}/turns|dead-air|transcript|replay).

@@ -1,16 +1,11 @@
 import { and, asc, desc, eq, gte, type SQL, sql } from "drizzle-orm";
 import { ownedBy, type TenantScope, tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
+import { moneyNumber } from "../money.js";
 import { requests, sessions } from "../db/schema/index.js";
 import type { SessionCursor } from "./params.js";
 
 export type SessionDbRow = typeof sessions.$inferSelect;
-
-/** Money at the JSON edge: numeric string → number, 10 decimals kept. */
-export function moneyNumber(v: string | null | undefined): number {
-  if (v === null || v === undefined) return 0;
-  return Math.round(Number(v) * 1e10) / 1e10;
-}
 
 /** The public session row (spec "Session row"), plus room_name and agent_id. */
 export function sessionRow(r: SessionDbRow) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { aggregateRows, ALL_PROJECTS, DAY_MS, HOUR_MS, ROLLUP_GRAINS, type RequestRow, rollupKey } from "../../src/rollups/apply.js";
-import { toScaled } from "../../src/rollups/decimal.js";
+import { parseMoney as toScaled } from "../../src/money.js";
 import { sketchOf } from "../../src/stats/summary.js";
 
 /** Rows over three days, two tenants, three projects, two models, probe and error rows, missing fields. */
