@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../../src/db/client.js";
-import { requests } from "../../src/db/schema/index.js";
-import { applyRequestRollups, type RequestRow } from "../../src/rollups/apply.js";
+import { storeRequestRows } from "../../src/ingest/store-requests.js";
+import type { RequestRow } from "../../src/rollups/apply.js";
 
 export const KEYS = {
   ops: "ops-key-0123456789",
@@ -38,12 +38,17 @@ export function row(over: Partial<RequestRow> & { agoMs: number; now?: number })
   };
 }
 
-/** Inserts rows through Drizzle and folds them into rollups in one transaction, as ingest does. */
+/**
+ * Stores rows through ingest's own write path (`storeRequestRows`: insert, sessions upsert, probe
+ * marking, rollups in one transaction), one batch per tenant as ingest calls it.
+ */
 export async function insertRequests(db: Db, rows: RequestRow[]): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx.insert(requests).values(rows);
-    await applyRequestRollups(tx, rows);
-  });
+  const byTenant = new Map<string | null, RequestRow[]>();
+  for (const r of rows) {
+    const tenant = r.tenantId ?? null;
+    byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), r]);
+  }
+  for (const [tenant, batch] of byTenant) await storeRequestRows(db, tenant, batch);
 }
 
 export const MIN = 60_000;
