@@ -39,6 +39,7 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   const loaded = loadConfig({ explicitPath: env.VOXGATE_CONFIG, env: rawEnv, home: env.HOME });
   if (loaded.path) log.info({ config: loaded.path }, "configuration loaded");
   else log.info("no voxgate.yaml found (searched ./, ~/.config/voxgate/, /etc/voxgate/): starting with no providers or models");
+  for (const warning of loaded.warnings) log.warn(warning);
   // Bad static keys (too short, vk_, twice) stop startup before the store is touched.
   staticKeysFromConfig(loaded.config, env);
 

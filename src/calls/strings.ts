@@ -1,19 +1,13 @@
 import { z } from "zod";
+import { isStorableText, UNSTORABLE_MESSAGE } from "../http/storable.js";
 import { MAX_ID_LENGTH, MAX_TEXT_LENGTH } from "./limits.js";
 
-/**
- * Strings Postgres can store: no NUL (text columns refuse it) and no lone UTF-16 surrogate (jsonb
- * refuses "\ud800"). JSON.parse lets both through, so they are refused here as 422, never a 500.
- */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** Lone surrogates anywhere in a string, for making a signed webhook payload storable. */
+const LONE_SURROGATES = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, "g");
-
-export function storable(s: string): boolean {
-  return !s.includes("\u0000") && !LONE_SURROGATE.test(s);
-}
-
-const storableMessage = "must not contain NUL characters or unpaired surrogates";
+/** Ids and texts of call reports: refused as 422 when Postgres could not store them (src/http/storable.ts). */
+const storable = isStorableText;
+const storableMessage = UNSTORABLE_MESSAGE;
 
 export const idString = z.string().min(1).max(MAX_ID_LENGTH).refine(storable, storableMessage);
 export const textString = z.string().max(MAX_TEXT_LENGTH).refine(storable, storableMessage);

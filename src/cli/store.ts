@@ -9,6 +9,7 @@ import { databaseTarget } from "../server.js";
 export async function openStore(): Promise<{ database: Database; config: Config }> {
   const env = parseEnv();
   const loaded = loadConfig({ explicitPath: env.VOXGATE_CONFIG, home: env.HOME });
+  for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
   const database = await openDatabase(databaseTarget(loaded, env));
   await runMigrations(database);
   return { database, config: loaded.config };

@@ -20,12 +20,20 @@ export interface RequestRecord {
   input_tokens?: number;
   output_tokens?: number;
   cached_input_tokens?: number;
+  /** voicegateway's name for cached prompt tokens; `cached_input_tokens` wins when both are given. */
+  cached_input_units?: number;
   audio_seconds?: number;
   characters?: number;
   input_units?: number;
   output_units?: number;
   metadata?: Record<string, unknown>;
   is_probe?: boolean;
+  /** Agent revision (voicegateway); kept in the row's metadata. */
+  revision?: string | number;
+  /** Turn of the session this request served (voicegateway); kept in the row's metadata. */
+  turn_index?: number;
+  /** Where the agent's own price came from (voicegateway); kept in the row's metadata, not used for rating. */
+  pricing_source?: string;
 }
 
 export interface Turn {

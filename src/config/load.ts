@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
-import { type Config, configSchema } from "./schema.js";
+import { type Config, configSchema, UNUSED_KEYS } from "./schema.js";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -13,6 +13,8 @@ export interface LoadedConfig {
   config: Config;
   /** The file it came from, or null when no voxgate.yaml was found (empty config). */
   path: string | null;
+  /** Keys accepted but not used (voicegw.yaml sections, a shadowed alias): logged once at startup. */
+  warnings: string[];
 }
 
 /** voxgate.yaml search order: VOXGATE_CONFIG, ./voxgate.yaml, ~/.config/voxgate/, /etc/voxgate/. */
@@ -59,11 +61,40 @@ function keyPath(path: (string | number | symbol)[]): string {
 }
 
 function describeIssues(file: string, error: z.ZodError): string {
-  return error.issues.map((i) => `${file}: ${keyPath(i.path as (string | number)[])}: ${i.message}`).join("\n");
+  return error.issues
+    .flatMap((i) => {
+      const path = i.path as (string | number)[];
+      // A typo is named by its own path (`projects.support.budget_actoin`), not its parent's.
+      if (i.code === "unrecognized_keys") return i.keys.map((k) => `${file}: ${keyPath([...path, k])}: unknown key (a typo?)`);
+      return [`${file}: ${keyPath(path)}: ${i.message}`];
+    })
+    .join("\n");
 }
 
-/** Parses YAML text into a validated Config; `file` is used in error messages only. */
-export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): Config {
+const isMapping = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * voicegw.yaml spellings read as Voxgate's: `rate_limits:` is `rate_limiting:` (when both are given,
+ * `rate_limiting` wins and `rate_limits` is reported). Returns the warnings for keys accepted but unused.
+ */
+function fromVoicegw(raw: Record<string, unknown>, file: string): string[] {
+  const warnings: string[] = [];
+  if ("rate_limits" in raw) {
+    if (raw.rate_limiting === undefined) raw.rate_limiting = raw.rate_limits;
+    else warnings.push(`${file}: rate_limits is ignored: rate_limiting is also set and wins`);
+    delete raw.rate_limits;
+  }
+  for (const key of UNUSED_KEYS) {
+    const [section, child] = key.split(".") as [string, string | undefined];
+    const value = raw[section];
+    const present = child === undefined ? value !== undefined : isMapping(value) && value[child] !== undefined;
+    if (present) warnings.push(`${file}: ${key} is not used by Voxgate and is ignored`);
+  }
+  return warnings;
+}
+
+/** Parses YAML text into a validated Config and the warnings to log; `file` is used in messages only. */
+export function parseConfigTextWithWarnings(text: string, file: string, env: NodeJS.ProcessEnv = process.env): { config: Config; warnings: string[] } {
   let raw: unknown;
   try {
     raw = parseYaml(text) ?? {};
@@ -71,16 +102,22 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
     throw new ConfigError(`${file}: invalid YAML: ${(err as Error).message}`);
   }
   if (typeof raw !== "object" || Array.isArray(raw)) throw new ConfigError(`${file}: top level must be a mapping`);
-  const interpolated = interpolateEnv(raw, env, file);
+  const interpolated = interpolateEnv(raw, env, file) as Record<string, unknown>;
+  const warnings = fromVoicegw(interpolated, file);
   const result = configSchema.safeParse(interpolated);
   if (!result.success) throw new ConfigError(describeIssues(file, result.error));
-  return result.data;
+  return { config: result.data, warnings };
+}
+
+/** Parses YAML text into a validated Config; `file` is used in error messages only. */
+export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): Config {
+  return parseConfigTextWithWarnings(text, file, env).config;
 }
 
 /** The one config loader: finds voxgate.yaml (or none) and validates it. */
 export function loadConfig(opts: { explicitPath?: string; env?: NodeJS.ProcessEnv; home?: string } = {}): LoadedConfig {
   const env = opts.env ?? process.env;
   const path = findConfigFile(opts.explicitPath, opts.home);
-  if (!path) return { config: configSchema.parse({}), path: null };
-  return { config: parseConfigText(readFileSync(path, "utf8"), path, env), path };
+  if (!path) return { config: configSchema.parse({}), path: null, warnings: [] };
+  return { ...parseConfigTextWithWarnings(readFileSync(path, "utf8"), path, env), path };
 }

@@ -14,6 +14,7 @@ export const PROVIDER_TYPES = [
   "deepgram",
   "elevenlabs",
   "cartesia",
+  "assemblyai",
   "openai_compatible",
 ] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
@@ -26,18 +27,37 @@ const providerSchema = z.looseObject({
 
 const modelSchema = z.looseObject({
   provider: z.string().min(1),
-  model: z.string().min(1),
+  /** Optional as in voicegw.yaml (local voices such as `local/kokoro`): defaults to the id after `<provider>/`. */
+  model: z.string().min(1).optional(),
   display_name: z.string().optional(),
   default_language: z.string().optional(),
 });
 
-const modelsByModality = z.record(z.string(), modelSchema).default({});
+/** The model name an entry stands for: its `model`, else the part of its id after the first `/`. */
+function withModelName(id: string, m: z.infer<typeof modelSchema>) {
+  const slash = id.indexOf("/");
+  return { ...m, model: m.model ?? (slash >= 0 ? id.slice(slash + 1) : id) };
+}
 
-const projectSchema = z.looseObject({
+const modelsByModality = z
+  .record(z.string(), modelSchema)
+  .default({})
+  .transform((entries) => Object.fromEntries(Object.entries(entries).map(([id, m]) => [id, withModelName(id, m)])));
+
+/**
+ * What a project does when its daily budget is spent (DESIGN.md): `warn`, `block`, or `throttle`
+ * (serve `throttle_stack`). The gateway does not enforce budgets yet, so until it does each action
+ * is reported as configured and spend is never refused (docs/api/manage.md).
+ */
+export const BUDGET_ACTIONS = ["warn", "block", "throttle"] as const;
+export type BudgetAction = (typeof BUDGET_ACTIONS)[number];
+
+const projectSchema = z.strictObject({
   name: z.string().optional(),
   description: z.string().optional(),
   daily_budget: z.number().nonnegative().optional(),
-  budget_action: z.enum(["warn", "block"]).default("warn"),
+  budget_action: z.enum(BUDGET_ACTIONS).default("warn"),
+  throttle_stack: z.string().optional(),
   default_stack: z.string().optional(),
   tags: z.array(z.string()).default([]),
   accent: z.string().optional(),
@@ -120,17 +140,42 @@ function checkSeedRules(rules: RateRuleInput[], ctx: z.RefinementCtx): void {
   });
 }
 
+const keyScopes = z.array(z.enum(["read", "write", "admin", "ingest", "*"])).default(["*"]);
+
+/**
+ * A static key: a bare string, `{key, scopes, tenant_id, name}`, or voicegw.yaml's
+ * `{token, name, scopes}` (the key under `token`; read as `key`). Either way the key must be at least
+ * 16 characters (src/auth/static-keys.ts refuses shorter ones at startup).
+ */
 const apiKeyEntry = z.union([
   z.string().min(1),
   z.strictObject({
     key: z.string().min(1),
-    scopes: z.array(z.enum(["read", "write", "admin", "ingest", "*"])).default(["*"]),
+    scopes: keyScopes,
     tenant_id: z.string().min(1).optional(),
     name: z.string().optional(),
   }),
+  z
+    .strictObject({
+      token: z.string().min(1),
+      scopes: keyScopes,
+      tenant_id: z.string().min(1).optional(),
+      name: z.string().optional(),
+    })
+    .transform(({ token, ...rest }) => ({ key: token, ...rest })),
 ]);
 
-export const configSchema = z.looseObject({
+/**
+ * voicegw.yaml sections (and keys) Voxgate has no use for: accepted, reported once at startup as a
+ * warning naming each key (config/load.ts), never fatal and never silently dropped.
+ */
+export const UNUSED_KEYS = ["latency", "dashboard", "observability", "cost_tracking.daily_budget_alert"] as const;
+const unused = z.unknown().optional();
+
+export const configSchema = z.strictObject({
+  latency: unused,
+  dashboard: unused,
+  observability: unused,
   providers: z.record(z.string(), providerSchema.nullable().transform((p) => p ?? {})).default({}),
   models: z
     .looseObject({ stt: modelsByModality, llm: modelsByModality, tts: modelsByModality })
@@ -148,7 +193,8 @@ export const configSchema = z.looseObject({
     .default({ stt: [], llm: [], tts: [] }),
   rate_limiting: z.record(z.string(), z.looseObject({ requests_per_minute: z.number().int().positive() })).default({}),
   cost_tracking: z
-    .looseObject({
+    .strictObject({
+      daily_budget_alert: unused,
       enabled: z.boolean().default(true),
       db_path: z.string().min(1).optional(),
       /** How far back a tenant-bound key may date a request record (docs/billing.md); operator keys may backfill. */

@@ -16,6 +16,7 @@ import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
 import { requestLog } from "./request-log.js";
 import { securityHeaders } from "./security-headers.js";
+import { refuseUnstorableUrl } from "./storable-url.js";
 
 /**
  * The one Hono app: public API (/v1), dashboard API (/api) and web app (/) on one port.
@@ -41,6 +42,7 @@ export function createApp(services: Services): Hono<AppEnv> {
 
   app.use("/v1/*", identify);
   app.use("/api/*", identify);
+  app.use(refuseUnstorableUrl);
   app.route("/v1/api-keys", apiKeyRoutes());
   app.route("/", ingestRoutes());
   app.route("/", fleetRoutes());

@@ -1,6 +1,7 @@
 import { createGunzip, createInflate } from "node:zlib";
 import type { Context } from "hono";
 import { ApiError } from "./errors.js";
+import { refuseUnstorableJson } from "./storable.js";
 
 /**
  * Reads a request body with the size limit enforced while reading, before any parsing.
@@ -104,7 +105,15 @@ export function parseJsonText(text: string): unknown {
   }
 }
 
-/** The usual way a route reads its JSON body: limit, decompress, strict UTF-8, parse (400 on failure). */
+/**
+ * The usual way a route reads its JSON body: limit, decompress, strict UTF-8, parse (400 on failure),
+ * and any string or key Postgres cannot store (NUL, unpaired surrogate) a 422 naming the field.
+ * Batch ingest and the LiveKit webhook read with the parts above instead: ingest skips such a row
+ * and counts it, the webhook refuses such an id and stores its signed payload made storable.
+ */
 export async function readJson(c: Context, limit: number): Promise<unknown> {
-  return parseJsonText(decodeUtf8(await readBodyBytes(c, limit)));
+  const text = decodeUtf8(await readBodyBytes(c, limit));
+  const value = parseJsonText(text);
+  refuseUnstorableJson(text, value);
+  return value;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isStorableText } from "../http/storable.js";
 
 /** Shared field rules for telemetry rows: bounded strings, finite non-negative numbers, sane clocks. */
 
@@ -22,12 +23,7 @@ const SKEW_TEXT = `more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of the
 /** Below this magnitude a numeric timestamp is epoch seconds; at or above, epoch ms (DESIGN.md). */
 export const SECONDS_MS_BOUNDARY = 1e11;
 
-/** NUL and unpaired surrogates: valid in a JS string, refused by Postgres text/json (a 500 otherwise). */
-const UNPAIRED_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-export function isStorableText(s: string): boolean {
-  return !s.includes("\u0000") && !UNPAIRED_SURROGATE.test(s);
-}
+export { isStorableText };
 
 /** Every string and key inside a JSON value is storable (iterative: no recursion on hostile input). */
 export function isStorableJson(value: unknown): boolean {

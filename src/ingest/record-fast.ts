@@ -27,6 +27,8 @@ export function fastRecord(raw: unknown, now = Date.now()): RequestRecord | null
   for (const key of COUNT_KEYS) if (o[key] != null && !isNonNegative(o[key], Number.MAX_SAFE_INTEGER)) return null;
   for (const key of INT53_KEYS) if (o[key] != null && !(Number.isSafeInteger(o[key]) && (o[key] as number) >= 0)) return null;
   if (o.is_probe != null && typeof o.is_probe !== "boolean") return null;
+  if (o.turn_index != null && !(Number.isSafeInteger(o.turn_index) && (o.turn_index as number) >= 0 && (o.turn_index as number) <= 2_147_483_647)) return null;
+  if (o.revision != null && !isShortText(o.revision) && !(Number.isSafeInteger(o.revision) && (o.revision as number) >= 0)) return null;
   // metadata: only absent/null here; any object goes through the schema (copy, size and text checks).
   if (o.metadata != null) return null;
 
@@ -35,12 +37,12 @@ export function fastRecord(raw: unknown, now = Date.now()): RequestRecord | null
   return record;
 }
 
-const SHORT_TEXT_KEYS = ["fallback_from", "provider", "project", "session_id", "room_name", "agent_id"] as const;
+const SHORT_TEXT_KEYS = ["fallback_from", "provider", "project", "session_id", "room_name", "agent_id", "pricing_source"] as const;
 const NON_NEGATIVE_KEYS = ["ttfb_ms", "total_latency_ms", "audio_seconds"] as const;
-const COUNT_KEYS = ["input_units", "output_units"] as const;
+const COUNT_KEYS = ["input_units", "output_units", "cached_input_units"] as const;
 const INT53_KEYS = ["input_tokens", "output_tokens", "cached_input_tokens", "characters"] as const;
 /** Optional keys copied as given (already checked above); absent keys stay absent, as zod leaves them. */
-const PASSED_KEYS = ["status", "error_message", ...SHORT_TEXT_KEYS, ...NON_NEGATIVE_KEYS, "cost_usd", ...COUNT_KEYS, ...INT53_KEYS, "metadata", "is_probe"] as const;
+const PASSED_KEYS = ["status", "error_message", ...SHORT_TEXT_KEYS, ...NON_NEGATIVE_KEYS, "cost_usd", ...COUNT_KEYS, ...INT53_KEYS, "metadata", "is_probe", "revision", "turn_index"] as const;
 
 function isShortText(v: unknown): v is string {
   return typeof v === "string" && v.length >= 1 && v.length <= MAX_ID_LENGTH && isStorableText(v);

@@ -5,6 +5,7 @@ import type { RequestRow } from "../rollups/apply.js";
 import {
   firstIssue,
   flexibleTimestamp,
+  int32,
   int53,
   isStorableJson,
   longText,
@@ -42,6 +43,8 @@ export const requestRecordSchema = z.object({
   input_tokens: int53.nullish(),
   output_tokens: int53.nullish(),
   cached_input_tokens: int53.nullish(),
+  /** voicegateway's name for cached prompt tokens; `cached_input_tokens` wins when both are given. */
+  cached_input_units: count.nullish(),
   audio_seconds: nonNegative.nullish(),
   characters: int53.nullish(),
   input_units: count.nullish(),
@@ -54,7 +57,14 @@ export const requestRecordSchema = z.object({
     })
     .refine((m) => m == null || isStorableJson(m), { message: "metadata contains NUL or an unpaired surrogate" }),
   is_probe: z.boolean().nullish(),
+  // voicegateway agents send these on each record; kept in the row's metadata (docs/api/ingest.md).
+  revision: z.union([shortText, int53]).nullish(),
+  turn_index: int32.nullish(),
+  pricing_source: shortText.nullish(),
 });
+
+/** Record fields a voicegateway agent sends that Voxgate keeps in the row's `metadata` under the same name. */
+export const METADATA_FIELDS = ["revision", "turn_index", "pricing_source"] as const;
 
 export type RequestRecord = z.infer<typeof requestRecordSchema>;
 
@@ -91,7 +101,7 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
   if (r.modality === "llm") {
     inputTokens = r.input_tokens ?? roundOrNull(r.input_units);
     outputTokens = r.output_tokens ?? roundOrNull(r.output_units);
-    cachedInputTokens = orNull(r.cached_input_tokens);
+    cachedInputTokens = r.cached_input_tokens ?? roundOrNull(r.cached_input_units);
     return finish(inputTokens, outputTokens);
   }
   if (r.modality === "stt") {
@@ -148,11 +158,22 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
       characters,
       inputUnits: genericIn,
       outputUnits: genericOut,
-      metadata: orNull(r.metadata),
+      metadata: withRecordFields(r),
       isProbe: r.is_probe ?? false,
     };
     return { ok: true, row };
   }
+}
+
+/** The record's metadata with `revision`, `turn_index` and `pricing_source` added when sent (the record's fields win). */
+function withRecordFields(r: RequestRecord): Record<string, unknown> | null {
+  let metadata = orNull(r.metadata);
+  for (const key of METADATA_FIELDS) {
+    const value = r[key];
+    if (value == null) continue;
+    metadata = { ...metadata, [key]: value };
+  }
+  return metadata;
 }
 
 /** The well-formed common case skips zod; anything else (and every error reason) is the schema's. */

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { AuthContext, TenantScope } from "../auth/context.js";
 import { recordAudit } from "../audit/record.js";
+import { BUDGET_ACTIONS } from "../config/schema.js";
 import { projects } from "../db/schema/index.js";
 import { ApiError } from "../http/errors.js";
 import type { Services } from "../services.js";
@@ -25,7 +26,7 @@ const projectFields = {
   name: z.string().trim().min(1).max(200),
   description: z.string().max(2000).nullable(),
   daily_budget: z.number().finite().nonnegative().max(1e9).nullable(),
-  budget_action: z.enum(["warn", "block"]),
+  budget_action: z.enum(BUDGET_ACTIONS),
   default_stack: z.string().trim().min(1).max(200).nullable(),
   tags: z.array(z.string().trim().min(1).max(64)).max(50),
   accent: z

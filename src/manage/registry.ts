@@ -1,6 +1,6 @@
 import { asc, eq } from "drizzle-orm";
-import type { Modality, ProviderType } from "../config/schema.js";
-import { MODALITIES, PROVIDER_TYPES } from "../config/schema.js";
+import type { BudgetAction, Modality, ProviderType } from "../config/schema.js";
+import { BUDGET_ACTIONS, MODALITIES, PROVIDER_TYPES } from "../config/schema.js";
 import type { Db } from "../db/client.js";
 import { models, projects, providers } from "../db/schema/index.js";
 import { maskSecret } from "../logging.js";
@@ -39,16 +39,26 @@ export interface EffectiveProject {
   name: string;
   description: string | null;
   dailyBudget: number | null;
-  budgetAction: "warn" | "block";
+  budgetAction: BudgetAction;
   defaultStack: string | null;
   tags: string[];
   accent: string | null;
   source: "yaml" | "db";
 }
 
-/** A provider id that is a vendor name implies its type (`openai: {api_key: …}`). */
+/**
+ * voicegw.yaml's self-hosted provider ids: OpenAI-compatible servers on the operator's own hosts
+ * (status `type: local`, no key needed, free in the catalog).
+ */
+export const SELF_HOSTED_PROVIDER_IDS = ["whisper", "kokoro", "piper", "ollama", "local"] as const;
+
+/**
+ * A provider id that is a vendor name implies its type (`openai: {api_key: …}`, `assemblyai`); the
+ * self-hosted ids above and any other id without a declared type are `openai_compatible` (local).
+ */
 export function inferProviderType(providerId: string, declared: string | undefined): ProviderType {
   if (declared && (PROVIDER_TYPES as readonly string[]).includes(declared)) return declared as ProviderType;
+  if ((SELF_HOSTED_PROVIDER_IDS as readonly string[]).includes(providerId)) return "openai_compatible";
   if ((PROVIDER_TYPES as readonly string[]).includes(providerId)) return providerId as ProviderType;
   return "openai_compatible";
 }
@@ -120,7 +130,7 @@ export function projectFromRow(row: typeof projects.$inferSelect): EffectiveProj
     name: row.name,
     description: row.description,
     dailyBudget: row.dailyBudget === null ? null : Number(row.dailyBudget),
-    budgetAction: row.budgetAction === "block" ? "block" : "warn",
+    budgetAction: (BUDGET_ACTIONS as readonly string[]).includes(row.budgetAction) ? (row.budgetAction as BudgetAction) : "warn",
     defaultStack: row.defaultStack,
     tags: row.tags,
     accent: row.accent,

@@ -42,6 +42,13 @@ export const VENDORS: Record<ProviderType, VendorProfile> = {
     authHeaders: (k) => ({ "x-api-key": k, "cartesia-version": "2024-06-10" }),
     location: "cloud",
   },
+  // Cloud STT (voicegw.yaml's `assemblyai`): the key goes bare in Authorization; listing transcripts proves it.
+  assemblyai: {
+    defaultBaseUrl: "https://api.assemblyai.com/v2",
+    healthPath: "/transcript",
+    authHeaders: (k): Record<string, string> => (k ? { authorization: k } : {}),
+    location: "cloud",
+  },
   // Self-hosted OpenAI-compatible servers (vLLM, Ollama, LocalAI, speaches): base_url is required.
   openai_compatible: { defaultBaseUrl: null, healthPath: "/models", authHeaders: bearer, location: "local" },
 };

@@ -23,6 +23,10 @@ function valid(): Record<string, unknown> {
     output_tokens: 60,
     cached_input_tokens: 0,
     is_probe: false,
+    cached_input_units: 10,
+    revision: "r3",
+    turn_index: 2,
+    pricing_source: "catalog",
     unknown_key: { ignored: true },
   };
 }
@@ -53,6 +57,10 @@ const VARIANTS: Record<string, unknown[]> = {
   output_units: [0, 40, -2, null],
   metadata: [{ a: 1 }, null, [], "x", { big: "x".repeat(17 * 1024) }, { "\u0000": 1 }],
   is_probe: [true, false, null, "true", 0],
+  cached_input_units: [0, 12.5, -1, null, "3"],
+  revision: ["v1", 7, 1.5, -1, "", "\u0000", null, {}],
+  turn_index: [0, 3, 2 ** 31, -1, 1.5, null, "1"],
+  pricing_source: ["catalog", "", "x".repeat(257), null, 3],
 };
 
 /** What the schema decides: the parsed record, or null when it refuses. */
