@@ -36,8 +36,10 @@ const projectSchema = z.looseObject({
   name: z.string().optional(),
   description: z.string().optional(),
   daily_budget: z.number().nonnegative().optional(),
-  budget_action: z.enum(["warn", "block"]).default("warn"),
+  /** throttle: over budget, the gateway serves the project's calls with throttle_stack (a cheaper stack). */
+  budget_action: z.enum(["warn", "block", "throttle"]).default("warn"),
   default_stack: z.string().optional(),
+  throttle_stack: z.string().optional(),
   tags: z.array(z.string()).default([]),
   accent: z.string().optional(),
 });
@@ -123,7 +125,7 @@ const apiKeyEntry = z.union([
   z.string().min(1),
   z.strictObject({
     key: z.string().min(1),
-    scopes: z.array(z.enum(["read", "write", "admin", "ingest", "*"])).default(["*"]),
+    scopes: z.array(z.enum(["read", "write", "admin", "ingest", "infer", "*"])).default(["*"]),
     tenant_id: z.string().min(1).optional(),
     name: z.string().optional(),
   }),
@@ -145,7 +147,29 @@ export const configSchema = z.looseObject({
       tts: z.array(z.string()).default([]),
     })
     .default({ stt: [], llm: [], tts: [] }),
-  rate_limiting: z.record(z.string(), z.looseObject({ requests_per_minute: z.number().int().positive() })).default({}),
+  rate_limiting: z
+    .record(
+      z.string(),
+      z.looseObject({
+        requests_per_minute: z.number().int().positive().optional(),
+        /** Fleet-wide cap on calls in flight to this provider at once (streams included). */
+        concurrent_streams: z.number().int().positive().optional(),
+      }),
+    )
+    .default({}),
+  /** The gateway's own knobs (docs/api/gateway.md); every one has a default. */
+  gateway: z
+    .looseObject({
+      /** An upstream that sends no response headers within this is a failed attempt (fallback applies). */
+      first_byte_timeout_ms: z.number().int().positive().default(60_000),
+      /** Longest a failing provider is skipped (Retry-After is honoured up to this). */
+      max_cooldown_ms: z.number().int().positive().default(30_000),
+      /** Records held in memory waiting for the database; beyond it new records are dropped and counted. */
+      record_queue_limit: z.number().int().positive().default(20_000),
+      /** How often the in-memory routing table, budgets and keys are refreshed from the store. */
+      refresh_interval_ms: z.number().int().positive().default(2_000),
+    })
+    .default({ first_byte_timeout_ms: 60_000, max_cooldown_ms: 30_000, record_queue_limit: 20_000, refresh_interval_ms: 2_000 }),
   cost_tracking: z
     .looseObject({
       enabled: z.boolean().default(true),

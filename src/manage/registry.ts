@@ -39,8 +39,10 @@ export interface EffectiveProject {
   name: string;
   description: string | null;
   dailyBudget: number | null;
-  budgetAction: "warn" | "block";
+  budgetAction: "warn" | "block" | "throttle";
   defaultStack: string | null;
+  /** The stack a throttled project is served with (yaml only). */
+  throttleStack: string | null;
   tags: string[];
   accent: string | null;
   source: "yaml" | "db";
@@ -122,6 +124,7 @@ export function projectFromRow(row: typeof projects.$inferSelect): EffectiveProj
     dailyBudget: row.dailyBudget === null ? null : Number(row.dailyBudget),
     budgetAction: row.budgetAction === "block" ? "block" : "warn",
     defaultStack: row.defaultStack,
+    throttleStack: null,
     tags: row.tags,
     accent: row.accent,
     source: "db",
@@ -138,6 +141,7 @@ export async function listEffectiveProjects(services: Pick<Services, "config" | 
       dailyBudget: p.daily_budget ?? null,
       budgetAction: p.budget_action,
       defaultStack: p.default_stack ?? null,
+      throttleStack: p.throttle_stack ?? null,
       tags: p.tags,
       accent: p.accent ?? null,
       source: "yaml",

@@ -1,0 +1,5 @@
+import type { VendorProtocol } from "../protocol.js";
+import { openaiProtocol } from "./openai.js";
+
+/** Every vendor protocol the gateway serves, each under its own prefix. */
+export const PROTOCOLS: readonly VendorProtocol[] = [openaiProtocol];
