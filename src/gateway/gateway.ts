@@ -28,7 +28,7 @@ export class Gateway {
   private loaded: Promise<void> | null = null;
 
   constructor(
-    private readonly services: Services,
+    readonly services: Services,
     sink?: RecordSink,
   ) {
     const cfg = services.config.gateway;

@@ -2,18 +2,12 @@ import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Context } from "hono";
 import type { Dispatcher } from "undici";
-import { allows } from "../auth/context.js";
-import { UNAUTHENTICATED } from "../auth/gate.js";
-import type { RequestRecord } from "../client/types.js";
-import { authEnabled } from "../services.js";
-import { type Attribution, attributionOf } from "./attribution.js";
+import { admitCaller, planCall } from "./admit.js";
 import { BodyTooLarge, headersOf, nodeBindings, type Outbound, readBody } from "./exchange.js";
 import type { Gateway } from "./gateway.js";
 import { type Attempt, type CallContext, failureOf, recordAttempt } from "./attempt.js";
-import { isLoopback } from "./loopback.js";
 import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
 import { answerError, answerHeaders, openOutbound, passthroughHeaders } from "./respond.js";
-import { fallbackChain, resolveModel, STACK_PREFIX } from "./resolve.js";
 
 /**
  * One proxied call, start to end: loopback rule, key and infer permission, attribution, body, model,
@@ -31,17 +25,10 @@ export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: 
     answerError(out, protocol, status, code, message, requestId, extra, details);
 
   const services = c.var.services;
-  if (!authEnabled(services) && !isLoopback(out.remoteAddress)) {
-    return out.done(fail(403, "loopback_only", "authentication is off: the gateway answers loopback clients only (configure auth.api_keys or VOXGATE_API_KEY)"));
-  }
   const query = new URLSearchParams(queryString(c, node));
-  const auth = await gw.authenticate(protocol.credential(headers, query));
-  if (auth === UNAUTHENTICATED) return out.done(fail(401, "unauthorized", "a valid Voxgate API key is required"));
-  if (!allows(auth, "infer")) return out.done(fail(403, "forbidden", "this key lacks a scope that allows inference (infer or *)"));
-
   const params = c.req.param() as Record<string, string>;
-  const attribution = attributionOf(params, headers);
-  if (!attribution.ok) return out.done(fail(400, "invalid_request", attribution.message));
+  const caller = await admitCaller(gw, protocol, { headers, query, params, remoteAddress: out.remoteAddress });
+  if (!caller.ok) return out.done(fail(caller.status, caller.code, caller.message));
   const encoding = headers["content-encoding"];
   if (encoding && encoding !== "identity") return out.done(fail(415, "invalid_request", `unsupported Content-Encoding: ${encoding}`));
 
@@ -60,37 +47,10 @@ export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: 
     if (err instanceof ProtocolInputError) return out.done(fail(err.status, "invalid_request", err.message));
     throw err;
   }
+  const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId });
+  if (!plan.ok) return out.done(fail(plan.status, plan.code, plan.message, undefined, plan.details));
+  const { ctx, chain, extraHeaders: extra } = plan;
 
-  const table = gw.table;
-  const project = table.projects.get(attribution.value.project);
-  const budget = gw.budgets.decide(project);
-  const speaks = { modality: route.modality, providerTypes: protocol.providerTypes };
-  const throttled = budget === "throttle" && project?.throttleStack ? project.throttleStack : null;
-  const requested = throttled ? `${STACK_PREFIX}${throttled}` : call.model;
-  const resolution = resolveModel(table, speaks, requested, project?.defaultStack ?? null);
-  if (!resolution.ok) {
-    return out.done(fail(404, "model_not_found", `${resolution.reason}; routable models: ${resolution.routable.join(", ") || "(none)"}`, undefined, { routable: resolution.routable }));
-  }
-  const ctx: CallContext = {
-    gw,
-    route,
-    tenantId: auth.tenantId,
-    attribution: attribution.value,
-    startedAt,
-    t0,
-    throttledFrom: throttled ? call.model : null,
-  };
-  if (budget === "block") {
-    recordAttempt(ctx, { id: requestId, target: resolution.target, status: "error", error: "budget_exceeded: the project's daily budget is spent (budget_action block)", units: {} });
-    return out.done(fail(402, "budget_exceeded", `project ${attribution.value.project} has reached its daily budget`));
-  }
-  const extra: Record<string, string> = {};
-  if (budget === "warn") {
-    extra["x-voxgate-budget-warning"] = `project ${attribution.value.project} is over its daily budget`;
-    services.log.warn({ project: attribution.value.project, spend: gw.budgets.spend(attribution.value.project) }, "project over its daily budget (budget_action warn): served");
-  }
-
-  const chain = [resolution.target, ...fallbackChain(table, speaks, resolution.target)];
   let firstFailed: UpstreamTarget | null = null;
   let lastRefusal: { status: number; code: "rate_limited" | "upstream_unavailable" | "upstream_timeout"; message: string; retryAfterMs: number } | null = null;
   for (let i = 0; i < chain.length; i++) {
@@ -197,5 +157,3 @@ function queryString(c: Context, node: ReturnType<typeof nodeBindings>): string 
   const q = url.indexOf("?");
   return q < 0 ? "" : url.slice(q + 1);
 }
-
-export type { Attribution, RequestRecord };

@@ -1,14 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Context } from "hono";
 import { Hono } from "hono";
-import { allows } from "../auth/context.js";
 import { MODALITIES } from "../config/schema.js";
-import { UNAUTHENTICATED } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
-import { authEnabled } from "../services.js";
 import { ATTRIBUTION_PATH } from "./attribution.js";
 import { headersOf, nodeBindings } from "./exchange.js";
-import { isLoopback } from "./loopback.js";
+import { admitCaller } from "./admit.js";
 import { handleProxy } from "./pipeline.js";
 import type { GatewayRoute, InboundRequest, LocalRoute, RoutableView, VendorProtocol } from "./protocol.js";
 import { PROTOCOLS } from "./protocols/index.js";
@@ -50,21 +47,17 @@ async function handleLocal(protocol: VendorProtocol, route: LocalRoute, c: Conte
   const out = openOutbound(c, node);
   const requestId = randomUUID();
   const headers = headersOf(c, node);
-  if (!authEnabled(services) && !isLoopback(out.remoteAddress)) {
-    answerError(out, protocol, 403, "loopback_only", "authentication is off: the gateway answers loopback clients only", requestId);
-    return out.done(undefined);
-  }
   const query = new URL(c.req.url).searchParams;
-  const auth = await gw.authenticate(protocol.credential(headers, query));
-  if (auth === UNAUTHENTICATED) answerError(out, protocol, 401, "unauthorized", "a valid Voxgate API key is required", requestId);
-  else if (!allows(auth, "infer")) answerError(out, protocol, 403, "forbidden", "this key lacks a scope that allows inference (infer or *)", requestId);
+  const params = c.req.param() as Record<string, string>;
+  const caller = await admitCaller(gw, protocol, { headers, query, params, remoteAddress: out.remoteAddress });
+  if (!caller.ok) answerError(out, protocol, caller.status, caller.code, caller.message, requestId);
   else {
     const table = gw.table;
     const routable: RoutableView = {
       models: MODALITIES.flatMap((modality) => routableModels(table, { modality, providerTypes: protocol.providerTypes })),
       stacks: table.stacks,
     };
-    const inbound: InboundRequest = { method: c.req.method, path: route.path, params: c.req.param() as Record<string, string>, query, headers, body: Buffer.alloc(0) };
+    const inbound: InboundRequest = { method: c.req.method, path: route.path, params, query, headers, body: Buffer.alloc(0) };
     const a = route.answer({ inbound, routable });
     const body = typeof a.body === "string" ? Buffer.from(a.body) : a.body;
     out.head(a.status, answerHeaders({ ...a.headers, "content-length": String(body.byteLength) }, { "x-voxgate-request-id": requestId }));
