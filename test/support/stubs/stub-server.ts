@@ -53,7 +53,7 @@ export class StubServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  async start(): Promise<this> {
+  async start(port = 0): Promise<this> {
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
@@ -69,7 +69,7 @@ export class StubServer {
       });
     });
     this.server.keepAliveTimeout = 60_000;
-    await new Promise<void>((r) => this.server?.listen(0, "127.0.0.1", () => r()));
+    await new Promise<void>((r) => this.server?.listen(port, "127.0.0.1", () => r()));
     this.port = (this.server.address() as AddressInfo).port;
     return this;
   }
