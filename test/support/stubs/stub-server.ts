@@ -36,6 +36,8 @@ export type StubHandler = (req: IncomingMessage, res: ServerResponse, hit: StubH
  */
 export class StubServer {
   readonly hits: StubHit[] = [];
+  /** Answers the client (the gateway) cut off before they ended: an aborted upstream. */
+  abortedAnswers = 0;
   private steps: StubStep[] = [];
   fallback: StubStep = {};
   private server: Server | null = null;
@@ -60,6 +62,9 @@ export class StubServer {
       req.on("end", () => {
         const hit: StubHit = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
         this.hits.push(hit);
+        res.once("close", () => {
+          if (!res.writableFinished) this.abortedAnswers++;
+        });
         const step = this.steps.shift() ?? this.fallback;
         if (step.reset) return void req.socket.destroy();
         if (step.hang) return;
@@ -86,6 +91,8 @@ export class StubServer {
 export async function writeEvents(res: ServerResponse, events: string[], step: StubStep): Promise<void> {
   for (let i = 0; i < events.length; i++) {
     if (step.dropAfterEvents !== undefined && i >= step.dropAfterEvents) {
+      // Let what was written reach the socket first: the drop is mid-stream, not before the headers.
+      await new Promise((r) => setTimeout(r, 30));
       res.destroy();
       return;
     }
