@@ -4,6 +4,7 @@ import { trustedUpstreamHosts } from "../manage/url-policy.js";
 import type { Services, Worker } from "../services.js";
 import { type BudgetGate, OPEN_BUDGETS } from "./budget-gate.js";
 import { Cooldowns } from "./cooldown.js";
+import { FleetLimiter, limitsFromConfig } from "./fleet-limiter.js";
 import { type ProviderLimiter, UNLIMITED } from "./limiter.js";
 import { GatewayRecorder, type RecordSink } from "./recorder.js";
 import { EMPTY_TABLE, loadRoutingTable, type RoutingTable } from "./routing-table.js";
@@ -34,6 +35,8 @@ export class Gateway {
     const cfg = services.config.gateway;
     this.upstreams = new GatewayUpstreams(trustedUpstreamHosts(services.config));
     this.cooldowns = new Cooldowns(cfg.max_cooldown_ms);
+    const limits = limitsFromConfig(services.config.rate_limiting);
+    if (limits.size > 0) this.limiter = new FleetLimiter(services.database.db, limits, services.log);
     const collector = services.env.VOXGATE_COLLECTOR_URL;
     this.sidecar = Boolean(collector);
     const chosen = sink ?? (collector ? collectorSink(process.env, collector, services.env.VOXGATE_API_KEY) : ingestSink(services));

@@ -7,11 +7,12 @@ export type LimitDecision = { ok: true; grant: LimitGrant } | { ok: false; retry
 
 /**
  * Outbound limits per provider (rate_limiting.<provider>): requests per minute and concurrent
- * streams. acquire() is synchronous: it answers from in-memory state (tokens leased in batches from
- * the fleet's shared store in the background), never waiting for the database.
+ * streams. acquire() answers from in-memory state (tokens leased in batches from the fleet's shared
+ * store in the background); it returns a promise only when this replica's batch ran out and the next
+ * claim is in flight (once per batch, never per call).
  */
 export interface ProviderLimiter {
-  acquire(providerId: string): LimitDecision;
+  acquire(providerId: string): LimitDecision | Promise<LimitDecision>;
   stop?(): Promise<void>;
 }
 

@@ -57,7 +57,8 @@ export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: 
     const target = chain[i] as UpstreamTarget;
     const last = i === chain.length - 1;
     if (!last && gw.cooldowns.cooling(target.providerId)) continue;
-    const limit = gw.limiter.acquire(target.providerId);
+    const pending = gw.limiter.acquire(target.providerId);
+    const limit = pending instanceof Promise ? await pending : pending;
     if (!limit.ok) {
       lastRefusal = { status: 429, code: "rate_limited", message: `rate limit of provider ${target.providerId} reached (${limit.reason})`, retryAfterMs: limit.retryAfterMs };
       continue;
