@@ -3,6 +3,8 @@ import type { AuthContext } from "../auth/context.js";
 import { trustedUpstreamHosts } from "../manage/url-policy.js";
 import type { Services, Worker } from "../services.js";
 import { type BudgetGate, OPEN_BUDGETS } from "./budget-gate.js";
+import { BudgetTracker } from "./budget-tracker.js";
+import { collectorSpendSource, storeSpendSource } from "./spend-sources.js";
 import { Cooldowns } from "./cooldown.js";
 import { FleetLimiter, limitsFromConfig } from "./fleet-limiter.js";
 import { type ProviderLimiter, UNLIMITED } from "./limiter.js";
@@ -51,6 +53,15 @@ export class Gateway {
   /** Loads the routing table now (first call) and then every gateway.refresh_interval_ms. */
   async start(): Promise<Worker[]> {
     await this.refresh();
+    const collector = this.services.env.VOXGATE_COLLECTOR_URL;
+    const tracker = new BudgetTracker(
+      collector ? collectorSpendSource(collector, this.services.env.VOXGATE_API_KEY) : storeSpendSource(this.services.database.db),
+      () => this.table.projects,
+      this.services.rateCard,
+      this.services.log,
+    );
+    this.budgets = tracker;
+    await tracker.start(this.services.config.gateway.refresh_interval_ms);
     this.recorder.start();
     this.refreshTimer = setInterval(() => void this.refresh(), this.services.config.gateway.refresh_interval_ms);
     this.refreshTimer.unref();
