@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TestApp } from "../support/app.js";
 import { DEFAULT_CHAT_USAGE, openaiChatStub, STREAM_PIECES } from "../support/stubs/openai-chat.js";
 import type { StubServer } from "../support/stubs/stub-server.js";
-import { ACME_KEY, gatewayApp, INGEST_KEY, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, READ_KEY, recordedRows } from "./support.js";
+import { ACME_KEY, GLOBEX_KEY, gatewayApp, INGEST_KEY, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, READ_KEY, recordedRows } from "./support.js";
 
 let stub: StubServer;
 let app: TestApp & { base: string };
@@ -104,13 +104,19 @@ describe("OpenAI chat completions through Voxgate", () => {
     }
   });
 
-  it("records a tenant key's calls under its tenant", async () => {
-    const res = await client(ACME_KEY)
+  it("records a tenant key's calls under its tenant, visible to that tenant only", async () => {
+    const res = await client(ACME_KEY, { "X-Voxgate-Project": "acme-proj" })
       .chat.completions.create({ model: "openai/gpt-4.1-mini", messages: [{ role: "user", content: "x" }] })
       .withResponse();
     const id = res.response.headers.get("x-voxgate-request-id");
     const row = (await recordedRows(app)).find((r) => r.id === id);
     expect(row?.tenant_id).toBe("acme");
+    await client(GLOBEX_KEY, { "X-Voxgate-Project": "globex-proj" }).chat.completions.create({ model: "openai/gpt-4.1-mini", messages: [{ role: "user", content: "y" }] });
+    await app.services.gateway.recorder.flush();
+    const logs = async (key: string) => ((await (await app.call("GET", "/v1/logs?limit=1000", { key })).json()) as { project: string }[]).map((l) => l.project);
+    expect(new Set(await logs(ACME_KEY))).toEqual(new Set(["acme-proj"]));
+    expect(new Set(await logs(GLOBEX_KEY))).toEqual(new Set(["globex-proj"]));
+    expect(await logs(OPERATOR_KEY)).toEqual(expect.arrayContaining(["acme-proj", "globex-proj", "support"]));
   });
 
   it("answers malformed bodies 4xx, never 5xx", async () => {
@@ -133,5 +139,19 @@ describe("recorder", () => {
     const res = await app.call("GET", "/v1/metrics", { key: OPERATOR_KEY });
     const text = await res.text();
     expect(text).toMatch(/^voxgate_gateway_records_dropped_total 0$/m);
+  });
+});
+
+describe("GET /openai/v1/models", () => {
+  it("lists the routable models with their modality, and the configured stacks", async () => {
+    const list = await client().models.list();
+    expect(list.data.map((m) => m.id)).toEqual(["openai/gpt-4.1-mini"]);
+    const raw = (await (await fetch(`${app.base}/openai/v1/models`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } })).json()) as {
+      data: { id: string; modality: string }[];
+      stacks: Record<string, unknown>;
+    };
+    expect(raw.data[0]?.modality).toBe("llm");
+    expect(raw.stacks).toEqual({ fast: { llm: "openai/gpt-4.1-mini" } });
+    expect((await fetch(`${app.base}/openai/v1/models`, { headers: { authorization: `Bearer ${INGEST_KEY}` } })).status).toBe(403);
   });
 });
