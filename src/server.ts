@@ -3,7 +3,7 @@ import { serve, type ServerType } from "@hono/node-server";
 import { staticKeysFromConfig } from "./auth/static-keys.js";
 import { type Env, parseEnv } from "./config/env.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
-import { type Database, DEFAULT_DB_PATH, type DatabaseTarget, openDatabase } from "./db/client.js";
+import { type Database, DEFAULT_DB_PATH, type DatabaseTarget, maskUrl, openDatabase, openMemoryDatabase } from "./db/client.js";
 import { runMigrations } from "./db/migrate.js";
 import { createApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logging.js";
@@ -43,12 +43,19 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   // Bad static keys (too short, vk_, twice) stop startup before the store is touched.
   staticKeysFromConfig(loaded.config, env);
 
-  const database: Database = await openDatabase(databaseTarget(loaded, env));
+  // Sidecar (VOXGATE_COLLECTOR_URL, no database configured): the gateway pushes its records to the
+  // collector, so nothing is stored here; an in-memory store holds only the process's own state.
+  const sidecar = Boolean(env.VOXGATE_COLLECTOR_URL) && !env.DATABASE_URL && !loaded.config.database?.url;
+  const database: Database = sidecar ? await openMemoryDatabase() : await openDatabase(databaseTarget(loaded, env));
+  if (sidecar) log.info({ collector: maskUrl(env.VOXGATE_COLLECTOR_URL ?? "") }, "sidecar mode: gateway records are pushed to the collector; no local database");
   log.info({ kind: database.kind, location: database.location }, "database opened");
   await runMigrations(database);
 
   const services = createServices({ database, config: loaded.config, configPath: loaded.path, env, log });
-  if (services.staticKeys.size === 0) log.warn("no API keys configured: authentication is off (every caller is the operator)");
+  if (services.staticKeys.size === 0) {
+    log.warn("no API keys configured: authentication is off (every caller is the operator)");
+    log.warn("authentication is off: the gateway routes (/openai, /anthropic, …) answer loopback clients only, since they spend the operator's provider money");
+  }
   await startWorkers(services);
 
   const app = createApp(services);

@@ -14,6 +14,7 @@ import { trustedUpstreamHosts } from "./manage/url-policy.js";
 import { SecretBox } from "./secrets/box.js";
 import { reencryptProviderKeys } from "./secrets/rotate.js";
 import { startNodeScraper } from "./nodes/scraper.js";
+import { Gateway } from "./gateway/gateway.js";
 
 /** A background task that must be stopped (and drained) on shutdown. */
 export interface Worker {
@@ -47,6 +48,8 @@ export interface Services {
   callObservations: ObservationQueue;
   /** Group-committing writer of LiveKit webhook events (calls, legs, events). */
   callWriter: CallWriter;
+  /** The gateway's in-memory routing table, upstream pools, recorder, limits and budgets. */
+  gateway: Gateway;
   /** Background workers started by startWorkers; stopped in reverse order on shutdown. */
   workers: Worker[];
 }
@@ -61,7 +64,7 @@ export interface ServicesInput {
 
 export function createServices(input: ServicesInput): Services {
   const loadtestTrunks = loadtestTrunkIds(input.env);
-  return {
+  const services: Omit<Services, "gateway"> & { gateway?: Gateway } = {
     database: input.database,
     config: input.config,
     configPath: input.configPath ?? null,
@@ -82,6 +85,9 @@ export function createServices(input: ServicesInput): Services {
     callWriter: new CallWriter(input.database.db, { loadtestTrunks }),
     workers: [],
   };
+  const full = services as Services;
+  full.gateway = new Gateway(full);
+  return full;
 }
 
 /** Auth is on as soon as any static key is configured (auth.api_keys, VOXGATE_API_KEY or VOXGATE_INGEST_KEY). */
@@ -104,6 +110,8 @@ export async function startWorkers(services: Services): Promise<void> {
   if (scraper) services.workers.push(scraper);
   services.workers.push(services.rateCard.startRefresher((err) => services.log.warn({ err }, "rate card refresh failed; keeping the last card")));
   services.workers.push(services.callObservations);
+  // Registered last so it stops first: the recorder drains before the store closes.
+  services.workers.push(...(await services.gateway.start()));
 }
 
 /** Stops workers in reverse start order; each drains what it holds. */

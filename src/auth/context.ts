@@ -1,12 +1,16 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 
-/** What a key may do. `*` is read+write+ingest (+admin for static and admin-role keys). */
-export const KEY_SCOPES = ["read", "write", "ingest", "admin", "*"] as const;
+/**
+ * What a key may do. `*` is read+write+ingest+infer (+admin for static and admin-role keys). `infer`
+ * (calls through the gateway, which spend provider money) is granted by `*` or `infer` only: neither
+ * read, write, ingest nor admin alone allows it, so the agents' ingest key cannot spend.
+ */
+export const KEY_SCOPES = ["read", "write", "ingest", "infer", "admin", "*"] as const;
 export type KeyScope = (typeof KEY_SCOPES)[number];
 
 /** What a route asks for. ingest = telemetry writes only; write = those plus configuration changes. */
-export type Permission = "read" | "write" | "ingest" | "admin";
+export type Permission = "read" | "write" | "ingest" | "infer" | "admin";
 
 export interface AuthContext {
   /** none: auth is off (self-hosted default); static: a config key; virtual: a minted vk_ key. */
@@ -26,6 +30,7 @@ export function allows(auth: AuthContext, need: Permission): boolean {
   const s = auth.scopes;
   const canAdmin = s.includes("admin") || (s.includes("*") && auth.role !== "tenant");
   if (need === "admin") return canAdmin;
+  if (need === "infer") return s.includes("*") || s.includes("infer");
   if (canAdmin || s.includes("*")) return true;
   if (need === "read") return s.includes("read");
   if (need === "write") return s.includes("write");

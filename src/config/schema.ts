@@ -45,9 +45,9 @@ const modelsByModality = z
   .transform((entries) => Object.fromEntries(Object.entries(entries).map(([id, m]) => [id, withModelName(id, m)])));
 
 /**
- * What a project does when its daily budget is spent (DESIGN.md): `warn`, `block`, or `throttle`
- * (serve `throttle_stack`). The gateway does not enforce budgets yet, so until it does each action
- * is reported as configured and spend is never refused (docs/api/manage.md).
+ * What a project does when its daily budget is spent (DESIGN.md): `warn` (served, with a header),
+ * `block` (the gateway refuses new calls with 402 budget_exceeded) or `throttle` (served by the
+ * project's `throttle_stack`). docs/api/gateway.md.
  */
 export const BUDGET_ACTIONS = ["warn", "block", "throttle"] as const;
 export type BudgetAction = (typeof BUDGET_ACTIONS)[number];
@@ -57,8 +57,9 @@ const projectSchema = z.strictObject({
   description: z.string().optional(),
   daily_budget: z.number().nonnegative().optional(),
   budget_action: z.enum(BUDGET_ACTIONS).default("warn"),
-  throttle_stack: z.string().optional(),
   default_stack: z.string().optional(),
+  /** throttle: over budget, the gateway serves the project's calls with throttle_stack (a cheaper stack). */
+  throttle_stack: z.string().optional(),
   tags: z.array(z.string()).default([]),
   accent: z.string().optional(),
 });
@@ -140,7 +141,7 @@ function checkSeedRules(rules: RateRuleInput[], ctx: z.RefinementCtx): void {
   });
 }
 
-const keyScopes = z.array(z.enum(["read", "write", "admin", "ingest", "*"])).default(["*"]);
+const keyScopes = z.array(z.enum(["read", "write", "admin", "ingest", "infer", "*"])).default(["*"]);
 
 /**
  * A static key: a bare string, `{key, scopes, tenant_id, name}`, or voicegw.yaml's
@@ -191,7 +192,29 @@ export const configSchema = z.strictObject({
       tts: z.array(z.string()).default([]),
     })
     .default({ stt: [], llm: [], tts: [] }),
-  rate_limiting: z.record(z.string(), z.looseObject({ requests_per_minute: z.number().int().positive() })).default({}),
+  rate_limiting: z
+    .record(
+      z.string(),
+      z.looseObject({
+        requests_per_minute: z.number().int().positive().optional(),
+        /** Fleet-wide cap on calls in flight to this provider at once (streams included). */
+        concurrent_streams: z.number().int().positive().optional(),
+      }),
+    )
+    .default({}),
+  /** The gateway's own knobs (docs/api/gateway.md); every one has a default. */
+  gateway: z
+    .looseObject({
+      /** An upstream that sends no response headers within this is a failed attempt (fallback applies). */
+      first_byte_timeout_ms: z.number().int().positive().default(60_000),
+      /** Longest a failing provider is skipped (Retry-After is honoured up to this). */
+      max_cooldown_ms: z.number().int().positive().default(30_000),
+      /** Records held in memory waiting for the database; beyond it new records are dropped and counted. */
+      record_queue_limit: z.number().int().positive().default(20_000),
+      /** How often the in-memory routing table, budgets and keys are refreshed from the store. */
+      refresh_interval_ms: z.number().int().positive().default(2_000),
+    })
+    .default({ first_byte_timeout_ms: 60_000, max_cooldown_ms: 30_000, record_queue_limit: 20_000, refresh_interval_ms: 2_000 }),
   cost_tracking: z
     .strictObject({
       daily_budget_alert: unused,

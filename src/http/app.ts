@@ -6,6 +6,7 @@ import { billingRoutes } from "../billing/routes.js";
 import { callRoutes } from "../calls/routes.js";
 import { dashboardApiRoutes, webAppRoutes } from "../dashboard/routes.js";
 import { fleetRoutes } from "../fleet/routes.js";
+import { gatewayRoutes } from "../gateway/routes.js";
 import { ingestRoutes } from "../ingest/routes.js";
 import { manageRoutes } from "../manage/routes.js";
 import { readRoutes } from "../reports/routes.js";
@@ -29,6 +30,9 @@ export function createApp(services: Services): Hono<AppEnv> {
     c.set("log", services.log);
     await next();
   });
+  // Before the per-request log and header middleware: the gateway's hot path writes its own headers
+  // and records each call (src/gateway).
+  app.route("/", gatewayRoutes());
   app.use(requestLog);
   app.use(securityHeaders);
 

@@ -41,6 +41,8 @@ export interface EffectiveProject {
   dailyBudget: number | null;
   budgetAction: BudgetAction;
   defaultStack: string | null;
+  /** The stack a throttled project is served with (yaml only). */
+  throttleStack: string | null;
   tags: string[];
   accent: string | null;
   source: "yaml" | "db";
@@ -132,6 +134,7 @@ export function projectFromRow(row: typeof projects.$inferSelect): EffectiveProj
     dailyBudget: row.dailyBudget === null ? null : Number(row.dailyBudget),
     budgetAction: (BUDGET_ACTIONS as readonly string[]).includes(row.budgetAction) ? (row.budgetAction as BudgetAction) : "warn",
     defaultStack: row.defaultStack,
+    throttleStack: null,
     tags: row.tags,
     accent: row.accent,
     source: "db",
@@ -148,6 +151,7 @@ export async function listEffectiveProjects(services: Pick<Services, "config" | 
       dailyBudget: p.daily_budget ?? null,
       budgetAction: p.budget_action,
       defaultStack: p.default_stack ?? null,
+      throttleStack: p.throttle_stack ?? null,
       tags: p.tags,
       accent: p.accent ?? null,
       source: "yaml",

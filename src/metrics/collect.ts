@@ -80,6 +80,22 @@ export async function metricsExposition(services: Services, scope: TenantScope, 
         { labels: { credential: "virtual" }, value: failures.virtual },
       ],
     });
+    // Operator only, like the above: the gateway recorder is the whole process's.
+    const rec = services.gateway.recorder.stats();
+    families.push(
+      {
+        name: "voxgate_gateway_records_dropped_total",
+        help: "Gateway request records dropped because the in-memory record queue was full (or not written by shutdown), since this process started.",
+        type: "counter",
+        samples: [{ value: rec.dropped }],
+      },
+      {
+        name: "voxgate_gateway_records_queued",
+        help: "Gateway request records waiting to be written.",
+        type: "gauge",
+        samples: [{ value: rec.queued }],
+      },
+    );
   }
   if (diag) {
     families.push(

@@ -15,3 +15,4 @@ export { requestModelRollups, requestModelRollupsDaily, requestRollups, requestR
 export { requests } from "./requests.js";
 export { sessions } from "./sessions.js";
 export { roomSequences, turns } from "./turns.js";
+export { gatewayRateWindows, gatewayStreamLeases } from "./gateway-leases.js";

@@ -1,0 +1,9 @@
+/**
+ * The loopback stub vendor of bench:gateway, in its own process (so its CPU is not the load
+ * generator's): OpenAI chat completions, JSON and SSE. Prints its port on stdout.
+ */
+import { openaiChatStub } from "../test/support/stubs/openai-chat.js";
+
+const stub = await openaiChatStub().start();
+process.stdout.write(`${stub.port}\n`);
+process.on("SIGTERM", () => void stub.close().then(() => process.exit(0)));

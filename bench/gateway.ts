@@ -1,0 +1,210 @@
+/**
+ * bench:gateway — the same loopback stub vendor (OpenAI chat completions) called three ways in one
+ * run: direct, through Voxgate (`voxgate serve` on Postgres, recording on) and through Portkey's
+ * open-source gateway (@portkey-ai/gateway, headless, routed with x-portkey-provider +
+ * x-portkey-custom-host). Modes:
+ *   - chat JSON at concurrency 1: added p50 / p99 latency over direct (rounds interleaved);
+ *   - chat JSON at concurrency 64: requests/s (autocannon);
+ *   - SSE at concurrency 1: added time to first token.
+ * Targets (issue 11): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
+ * A peer that fails a mode is reported as failed, not dropped.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import autocannon from "autocannon";
+import { Pool } from "undici";
+import { createBenchDatabase, fmt, ROOT, startServer } from "./support.js";
+
+const C1_REQUESTS = Number(process.env.BENCH_C1_REQUESTS ?? 2000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const C64_SECONDS = Number(process.env.BENCH_C64_SECONDS ?? 5);
+const SSE_REQUESTS = Number(process.env.BENCH_SSE_REQUESTS ?? 300);
+const KEY = "bench-gateway-key-0123456789abcdef";
+const PROVIDER_KEY = "sk-bench-provider-key-0123456789";
+const BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", messages: [{ role: "user", content: "Say hello." }] });
+const SSE_BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", stream: true, messages: [{ role: "user", content: "Say hello." }] });
+
+interface Target {
+  name: string;
+  origin: string;
+  path: string;
+  headers: Record<string, string>;
+}
+
+async function spawnWithPort(cmd: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const port = await new Promise<number>((resolve, reject) => {
+    rl.once("line", (l) => resolve(Number(l)));
+    child.once("exit", () => reject(new Error(`${cmd.join(" ")} exited`)));
+  });
+  return { child, port };
+}
+
+async function startPortkey(): Promise<{ child: ChildProcess; port: number }> {
+  const port = 30000 + Math.floor(Math.random() * 20000);
+  const child = spawn(process.execPath, [join(ROOT, "node_modules/@portkey-ai/gateway/build/start-server.js"), `--port=${port}`, "--headless"], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  for (let i = 0; i < 300; i++) {
+    try {
+      await fetch(`http://127.0.0.1:${port}/`);
+      return { child, port };
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  throw new Error("portkey did not start");
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
+
+/** Sequential calls on one keep-alive connection; per-call wall time in ms. */
+async function sequential(t: Target, body: string, n: number, untilFirstToken: boolean): Promise<number[]> {
+  const pool = new Pool(t.origin, { connections: 1, pipelining: 1 });
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const t0 = performance.now();
+      const res = await pool.request({ method: "POST", path: t.path, headers: { "content-type": "application/json", ...t.headers }, body });
+      if (res.statusCode !== 200) throw new Error(`${t.name}: status ${res.statusCode}: ${(await res.body.text()).slice(0, 200)}`);
+      if (untilFirstToken) {
+        let seen = false;
+        for await (const chunk of res.body) {
+          if (!seen && String(chunk).includes('"content":"H')) {
+            times.push(performance.now() - t0);
+            seen = true;
+          }
+        }
+        if (!seen) throw new Error(`${t.name}: no content delta in the stream`);
+      } else {
+        await res.body.dump();
+        times.push(performance.now() - t0);
+      }
+    }
+  } finally {
+    await pool.close();
+  }
+  return times;
+}
+
+async function throughput(t: Target): Promise<number> {
+  const r = await autocannon({
+    url: t.origin + t.path,
+    method: "POST",
+    connections: 64,
+    duration: C64_SECONDS,
+    headers: { "content-type": "application/json", ...t.headers },
+    body: BODY,
+  });
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${t.name}: ${r.non2xx} non-2xx, ${r.errors} errors at c=64`);
+  return r.requests.average;
+}
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
+async function attempt<T>(f: () => Promise<T>): Promise<Outcome<T>> {
+  try {
+    return { ok: true, value: await f() };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
+async function main() {
+  const stub = await spawnWithPort(["--import", "tsx", join(ROOT, "bench/gateway-stub.ts")]);
+  const stubOrigin = `http://127.0.0.1:${stub.port}`;
+  const dir = mkdtempSync(join(tmpdir(), "voxgate-bench-gw-"));
+  const configPath = join(dir, "voxgate.yaml");
+  writeFileSync(
+    configPath,
+    `auth:\n  api_keys: [${KEY}]\nproviders:\n  openai: { api_key: "${PROVIDER_KEY}", base_url: "${stubOrigin}/v1" }\nmodels:\n  llm:\n    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }\nworkers: { enabled: false }\n`,
+  );
+  const db = await createBenchDatabase("gateway");
+  const voxgate = await startServer({ DATABASE_URL: db.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" });
+  const portkey = await attempt(startPortkey);
+
+  const direct: Target = { name: "direct", origin: stubOrigin, path: "/v1/chat/completions", headers: { authorization: `Bearer ${PROVIDER_KEY}` } };
+  const through: Target = { name: "voxgate", origin: voxgate.baseUrl, path: "/openai/v1/chat/completions", headers: { authorization: `Bearer ${KEY}` } };
+  const peer: Target | null = portkey.ok
+    ? {
+        name: "portkey",
+        origin: `http://127.0.0.1:${portkey.value.port}`,
+        path: "/v1/chat/completions",
+        headers: { authorization: `Bearer ${PROVIDER_KEY}`, "x-portkey-provider": "openai", "x-portkey-custom-host": `${stubOrigin}/v1` },
+      }
+    : null;
+  const all = [direct, through, ...(peer ? [peer] : [])];
+
+  try {
+    // Warm-up: connections, JIT, the routing table.
+    for (const t of all) await attempt(() => sequential(t, BODY, 200, false));
+
+    const c1: Record<string, number[]> = { direct: [], voxgate: [], portkey: [] };
+    const c1Errors: Record<string, string> = {};
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const t of all) {
+        const o = await attempt(() => sequential(t, BODY, Math.ceil(C1_REQUESTS / ROUNDS), false));
+        if (o.ok) c1[t.name]?.push(...o.value);
+        else c1Errors[t.name] = o.error;
+      }
+    }
+    const sse: Record<string, number[]> = { direct: [], voxgate: [], portkey: [] };
+    const sseErrors: Record<string, string> = {};
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const t of all) {
+        const o = await attempt(() => sequential(t, SSE_BODY, Math.ceil(SSE_REQUESTS / ROUNDS), true));
+        if (o.ok) sse[t.name]?.push(...o.value);
+        else sseErrors[t.name] = o.error;
+      }
+    }
+    const rps: Record<string, Outcome<number>> = {};
+    for (const t of all) rps[t.name] = await attempt(() => throughput(t));
+
+    const stats = (xs: number[]) => {
+      const s = [...xs].sort((a, b) => a - b);
+      return { p50: percentile(s, 0.5), p99: percentile(s, 0.99) };
+    };
+    const d = stats(c1.direct ?? []);
+    const dSse = stats(sse.direct ?? []);
+    console.log(`bench:gateway — ${new Date().toISOString()}, load ${(await import("node:os")).loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+    console.log(`chat JSON c=1 (${C1_REQUESTS} calls, ${ROUNDS} interleaved rounds): direct p50 ${d.p50.toFixed(3)} ms, p99 ${d.p99.toFixed(3)} ms`);
+    for (const name of ["voxgate", "portkey"]) {
+      if (c1Errors[name] || !(c1[name]?.length ?? 0)) {
+        console.log(`  ${name}: FAILED ${c1Errors[name] ?? "not started"}`);
+        continue;
+      }
+      const s = stats(c1[name] ?? []);
+      console.log(`  ${name}: p50 ${s.p50.toFixed(3)} ms (added ${(s.p50 - d.p50).toFixed(3)} ms), p99 ${s.p99.toFixed(3)} ms (added ${(s.p99 - d.p99).toFixed(3)} ms)`);
+    }
+    console.log(`SSE c=1 time to first token (${SSE_REQUESTS} calls): direct p50 ${dSse.p50.toFixed(3)} ms`);
+    for (const name of ["voxgate", "portkey"]) {
+      if (sseErrors[name] || !(sse[name]?.length ?? 0)) {
+        console.log(`  ${name}: FAILED ${sseErrors[name] ?? "not started"}`);
+        continue;
+      }
+      const s = stats(sse[name] ?? []);
+      console.log(`  ${name}: TTFT p50 ${s.p50.toFixed(3)} ms (added ${(s.p50 - dSse.p50).toFixed(3)} ms), p99 ${s.p99.toFixed(3)} ms`);
+    }
+    console.log(`chat JSON c=64 (${C64_SECONDS} s, autocannon):`);
+    for (const t of all) {
+      const o = rps[t.name];
+      console.log(`  ${t.name}: ${o?.ok ? `${fmt(o.value, 0)} req/s` : `FAILED ${o?.error}`}`);
+    }
+    const v = rps.voxgate;
+    const p = rps.portkey;
+    if (v?.ok && p?.ok) console.log(`  voxgate / portkey = ${(v.value / p.value).toFixed(1)}× (target ≥ 10×)`);
+    const vs = stats(c1.voxgate ?? []);
+    console.log(`  added p50 at c=1: ${(vs.p50 - d.p50).toFixed(3)} ms (target ≤ 0.3 ms)`);
+  } finally {
+    await voxgate.stop();
+    if (portkey.ok) portkey.value.child.kill("SIGTERM");
+    stub.child.kill("SIGTERM");
+    await db.drop();
+  }
+}
+
+await main();

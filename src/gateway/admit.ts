@@ -1,0 +1,101 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { type AuthContext, allows } from "../auth/context.js";
+import { UNAUTHENTICATED } from "../auth/gate.js";
+import type { Modality } from "../config/schema.js";
+import { authEnabled } from "../services.js";
+import { type Attribution, attributionOf } from "./attribution.js";
+import { type CallContext, recordAttempt } from "./attempt.js";
+import type { Gateway } from "./gateway.js";
+import { isLoopback } from "./loopback.js";
+import type { GatewayErrorCode, UpstreamTarget, VendorProtocol } from "./protocol.js";
+import { fallbackChain, resolveModel, STACK_PREFIX } from "./resolve.js";
+
+/** A refusal before any upstream is tried, answered in the vendor's error shape. */
+export interface Refusal {
+  ok: false;
+  status: number;
+  code: GatewayErrorCode;
+  message: string;
+  details?: unknown;
+}
+
+const refuse = (status: number, code: GatewayErrorCode, message: string, details?: unknown): Refusal => ({ ok: false, status, code, message, details });
+
+export interface Caller {
+  ok: true;
+  auth: AuthContext;
+  attribution: Attribution;
+}
+
+/**
+ * Stage 1 of every gateway call, HTTP or WebSocket upgrade: the loopback rule when auth is off, the
+ * caller's key (wherever the vendor's SDK put it) with a scope allowing inference, and attribution.
+ */
+export async function admitCaller(
+  gw: Gateway,
+  protocol: VendorProtocol,
+  req: { headers: IncomingHttpHeaders; query: URLSearchParams; params: Readonly<Record<string, string>>; remoteAddress: string | null },
+): Promise<Caller | Refusal> {
+  if (!authEnabled(gw.services) && !isLoopback(req.remoteAddress)) {
+    return refuse(403, "loopback_only", "authentication is off: the gateway answers loopback clients only (configure auth.api_keys or VOXGATE_API_KEY)");
+  }
+  const auth = await gw.authenticate(protocol.credential(req.headers, req.query));
+  if (auth === UNAUTHENTICATED) return refuse(401, "unauthorized", "a valid Voxgate API key is required");
+  if (!allows(auth, "infer")) return refuse(403, "forbidden", "this key lacks a scope that allows inference (infer or *)");
+  const attribution = attributionOf(req.params, req.headers);
+  if (!attribution.ok) return refuse(400, "invalid_request", attribution.message);
+  return { ok: true, auth, attribution: attribution.value };
+}
+
+export interface CallPlan {
+  ok: true;
+  ctx: CallContext;
+  /** The primary target, then the fallbacks this route can speak. */
+  chain: UpstreamTarget[];
+  /** Headers every answer of this call carries (the budget warning). */
+  extraHeaders: Record<string, string>;
+}
+
+/**
+ * Stage 2, once the model the caller named is known: the project's budget (block refuses with 402
+ * budget_exceeded and records the refusal; warn adds a header and a log line; throttle switches to the
+ * project's throttle_stack), model resolution and the fallback chain.
+ */
+export function planCall(
+  gw: Gateway,
+  protocol: VendorProtocol,
+  modality: Modality,
+  caller: Caller,
+  model: string | null,
+  clock: { startedAt: number; t0: number; requestId: string },
+): CallPlan | Refusal {
+  const table = gw.table;
+  const { attribution } = caller;
+  const project = table.projects.get(attribution.project);
+  const budget = gw.budgets.decide(project);
+  const speaks = { modality, providerTypes: protocol.providerTypes };
+  const throttled = budget === "throttle" && project?.throttleStack ? project.throttleStack : null;
+  const resolution = resolveModel(table, speaks, throttled ? `${STACK_PREFIX}${throttled}` : model, project?.defaultStack ?? null);
+  if (!resolution.ok) {
+    return refuse(404, "model_not_found", `${resolution.reason}; routable models: ${resolution.routable.join(", ") || "(none)"}`, { routable: resolution.routable });
+  }
+  const ctx: CallContext = {
+    gw,
+    route: { modality },
+    tenantId: caller.auth.tenantId,
+    attribution,
+    startedAt: clock.startedAt,
+    t0: clock.t0,
+    throttledFrom: throttled ? model : null,
+  };
+  if (budget === "block") {
+    recordAttempt(ctx, { id: clock.requestId, target: resolution.target, status: "error", error: "budget_exceeded: the project's daily budget is spent (budget_action block)", units: {} });
+    return refuse(402, "budget_exceeded", `project ${attribution.project} has reached its daily budget`);
+  }
+  const extraHeaders: Record<string, string> = {};
+  if (budget === "warn") {
+    extraHeaders["x-voxgate-budget-warning"] = `project ${attribution.project} is over its daily budget`;
+    gw.services.log.warn({ project: attribution.project, spend: gw.budgets.spend(attribution.project) }, "project over its daily budget (budget_action warn): served");
+  }
+  return { ok: true, ctx, chain: [resolution.target, ...fallbackChain(table, speaks, resolution.target)], extraHeaders };
+}

@@ -1,0 +1,178 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { Context } from "hono";
+
+/**
+ * The client side of one gateway call, written the same way whether the app runs on a node socket
+ * (the server: straight to the ServerResponse, no web streams on the hot path) or in-process
+ * (app.request() in tests: a web Response).
+ */
+export interface Outbound {
+  /** Sends status and headers, once. */
+  head(status: number, headers: Record<string, string | string[]>): void;
+  /** Writes a body chunk; false when the client is slow (await drained()). */
+  write(chunk: Buffer): boolean;
+  drained(): Promise<void>;
+  /** Ends the answer. `broken`: the body is incomplete (the connection is cut so the client sees it). */
+  end(broken?: boolean): void;
+  /** The client went away before the answer ended. */
+  readonly aborted: boolean;
+  onAbort(cb: () => void): void;
+  /** The remote address (null in-process). */
+  readonly remoteAddress: string | null;
+}
+
+export class NodeOutbound implements Outbound {
+  aborted = false;
+  private readonly abortCallbacks: (() => void)[] = [];
+  constructor(
+    private readonly res: ServerResponse,
+    req: IncomingMessage,
+  ) {
+    res.once("close", () => {
+      if (res.writableFinished) return;
+      this.aborted = true;
+      for (const cb of this.abortCallbacks) cb();
+    });
+    this.remoteAddress = req.socket.remoteAddress ?? null;
+  }
+  readonly remoteAddress: string | null;
+  head(status: number, headers: Record<string, string | string[]>): void {
+    this.res.writeHead(status, headers);
+  }
+  write(chunk: Buffer): boolean {
+    return this.res.write(chunk);
+  }
+  drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off("drain", done);
+        this.res.off("close", done);
+        resolve();
+      };
+      this.res.once("drain", done);
+      this.res.once("close", done);
+    });
+  }
+  end(broken = false): void {
+    if (broken) this.res.destroy();
+    else this.res.end();
+  }
+  onAbort(cb: () => void): void {
+    this.abortCallbacks.push(cb);
+  }
+}
+
+/** In-process (app.request): the answer becomes a web Response when head() is called. */
+export class WebOutbound implements Outbound {
+  aborted = false;
+  readonly remoteAddress = null;
+  readonly response: Promise<Response>;
+  private readonly resolve: (r: Response) => void;
+  private controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+  private readonly abortCallbacks: (() => void)[] = [];
+  private waiting: (() => void) | null = null;
+
+  constructor() {
+    let resolve: (r: Response) => void = () => {};
+    this.response = new Promise((r) => {
+      resolve = r;
+    });
+    this.resolve = resolve;
+  }
+  head(status: number, headers: Record<string, string | string[]>): void {
+    const h = new Headers();
+    for (const [k, v] of Object.entries(headers)) {
+      if (Array.isArray(v)) for (const x of v) h.append(k, x);
+      else h.set(k, v);
+    }
+    const noBody = status === 204 || status === 304;
+    const body = noBody
+      ? null
+      : new ReadableStream<Uint8Array>({
+          start: (c) => {
+            this.controller = c;
+          },
+          pull: () => {
+            this.waiting?.();
+            this.waiting = null;
+          },
+          cancel: () => {
+            this.aborted = true;
+            for (const cb of this.abortCallbacks) cb();
+          },
+        });
+    this.resolve(new Response(body, { status, headers: h }));
+  }
+  /** Always true: the Response is handed out only after the call, so nobody reads before then (tests only). */
+  write(chunk: Buffer): boolean {
+    if (this.controller && !this.aborted) this.controller.enqueue(new Uint8Array(chunk));
+    return true;
+  }
+  drained(): Promise<void> {
+    return new Promise((r) => {
+      this.waiting = r;
+    });
+  }
+  end(broken = false): void {
+    if (!this.controller || this.aborted) return;
+    if (broken) this.controller.error(new Error("upstream answer cut off"));
+    else this.controller.close();
+  }
+  onAbort(cb: () => void): void {
+    this.abortCallbacks.push(cb);
+  }
+}
+
+interface NodeBindings {
+  incoming: IncomingMessage;
+  outgoing: ServerResponse;
+}
+
+/** The node request/response behind a Hono context, when served by @hono/node-server. */
+export function nodeBindings(c: Context): NodeBindings | null {
+  const env = c.env as Partial<NodeBindings> | undefined;
+  return env?.incoming && env.outgoing ? { incoming: env.incoming, outgoing: env.outgoing } : null;
+}
+
+/** Request headers as node's lower-cased record (built from the web Headers in-process). */
+export function headersOf(c: Context, node: NodeBindings | null): IncomingHttpHeaders {
+  if (node) return node.incoming.headers;
+  const out: IncomingHttpHeaders = {};
+  c.req.raw.headers.forEach((v, k) => {
+    out[k] = v;
+  });
+  return out;
+}
+
+export class BodyTooLarge extends Error {}
+
+/** Reads the request body up to `limit` bytes (BodyTooLarge beyond), from the socket when there is one. */
+export async function readBody(c: Context, node: NodeBindings | null, limit: number): Promise<Buffer> {
+  const declared = Number(node ? node.incoming.headers["content-length"] : c.req.header("content-length"));
+  if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  if (node) {
+    for await (const chunk of node.incoming) {
+      const b = chunk as Buffer;
+      size += b.byteLength;
+      if (size > limit) throw new BodyTooLarge();
+      chunks.push(b);
+    }
+  } else {
+    const stream = c.req.raw.body;
+    if (!stream) return Buffer.alloc(0);
+    const reader = stream.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        await reader.cancel().catch(() => {});
+        throw new BodyTooLarge();
+      }
+      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+    }
+  }
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+}

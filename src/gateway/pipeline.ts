@@ -1,0 +1,160 @@
+import { randomUUID } from "node:crypto";
+import type { IncomingHttpHeaders } from "node:http";
+import type { Context } from "hono";
+import type { Dispatcher } from "undici";
+import { admitCaller, planCall } from "./admit.js";
+import { BodyTooLarge, headersOf, nodeBindings, type Outbound, readBody } from "./exchange.js";
+import type { Gateway } from "./gateway.js";
+import { type Attempt, type CallContext, failureOf, recordAttempt } from "./attempt.js";
+import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
+import { answerError, answerHeaders, openOutbound, passthroughHeaders } from "./respond.js";
+
+/**
+ * One proxied call, start to end: loopback rule, key and infer permission, attribution, body, model,
+ * budget, then each candidate (primary, then fallbacks) through the limiter, cooldowns and upstream,
+ * streaming the answering one to the client while its meter counts units; every attempt is recorded.
+ */
+export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: ProxyRoute, c: Context): Promise<Response> {
+  const t0 = performance.now();
+  const startedAt = Date.now();
+  const node = nodeBindings(c);
+  const out = openOutbound(c, node);
+  const requestId = randomUUID();
+  const headers = headersOf(c, node);
+  const fail = (status: number, code: Parameters<typeof answerError>[3], message: string, extra?: Record<string, string>, details?: unknown) =>
+    answerError(out, protocol, status, code, message, requestId, extra, details);
+
+  const services = c.var.services;
+  const query = new URLSearchParams(queryString(c, node));
+  const params = c.req.param() as Record<string, string>;
+  const caller = await admitCaller(gw, protocol, { headers, query, params, remoteAddress: out.remoteAddress });
+  if (!caller.ok) return out.done(fail(caller.status, caller.code, caller.message));
+  const encoding = headers["content-encoding"];
+  if (encoding && encoding !== "identity") return out.done(fail(415, "invalid_request", `unsupported Content-Encoding: ${encoding}`));
+
+  let body: Buffer;
+  try {
+    body = await readBody(c, node, services.config.serve.body_limit_bytes);
+  } catch (err) {
+    if (err instanceof BodyTooLarge) return out.done(fail(413, "payload_too_large", `request body exceeds ${services.config.serve.body_limit_bytes} bytes`));
+    throw err;
+  }
+  const inbound: InboundRequest = { method: c.req.method, path: route.path, params, query, headers, body };
+  let call: ParsedCall;
+  try {
+    call = route.parse(inbound);
+  } catch (err) {
+    if (err instanceof ProtocolInputError) return out.done(fail(err.status, "invalid_request", err.message));
+    throw err;
+  }
+  const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId });
+  if (!plan.ok) return out.done(fail(plan.status, plan.code, plan.message, undefined, plan.details));
+  const { ctx, chain, extraHeaders: extra } = plan;
+
+  let firstFailed: UpstreamTarget | null = null;
+  let lastRefusal: { status: number; code: "rate_limited" | "upstream_unavailable" | "upstream_timeout"; message: string; retryAfterMs: number } | null = null;
+  for (let i = 0; i < chain.length; i++) {
+    const target = chain[i] as UpstreamTarget;
+    const last = i === chain.length - 1;
+    if (!last && gw.cooldowns.cooling(target.providerId)) continue;
+    const pending = gw.limiter.acquire(target.providerId);
+    const limit = pending instanceof Promise ? await pending : pending;
+    if (!limit.ok) {
+      lastRefusal = { status: 429, code: "rate_limited", message: `rate limit of provider ${target.providerId} reached (${limit.reason})`, retryAfterMs: limit.retryAfterMs };
+      continue;
+    }
+    const attempt: Attempt = { id: i === 0 ? requestId : randomUUID(), target, status: "success", units: {} };
+    const abort = new AbortController();
+    const onAbort = () => abort.abort();
+    out.onAbort(onAbort);
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await gw.upstreams.send(target, route.upstreamRequest(inbound, call, target), abort.signal, services.config.gateway.first_byte_timeout_ms);
+    } catch (err) {
+      limit.grant.release();
+      if (out.aborted) return out.done(undefined);
+      const f = failureOf(err);
+      gw.cooldowns.fail(target.providerId, null);
+      recordAttempt(ctx, { ...attempt, status: "error", error: f.message });
+      firstFailed ??= target;
+      lastRefusal = { status: f.timeout ? 504 : 502, code: f.timeout ? "upstream_timeout" : "upstream_unavailable", message: `${target.modelId}: ${f.message}`, retryAfterMs: 0 };
+      continue;
+    }
+    const retryable = res.statusCode === 429 || res.statusCode >= 500;
+    if (retryable && !last) {
+      const retryAfter = headerOf(res.headers, "retry-after");
+      gw.cooldowns.fail(target.providerId, retryAfter);
+      await res.body.dump().catch(() => {});
+      limit.grant.release();
+      recordAttempt(ctx, { ...attempt, status: "error", error: `upstream answered ${res.statusCode}` });
+      firstFailed ??= target;
+      continue;
+    }
+    if (retryable) gw.cooldowns.fail(target.providerId, headerOf(res.headers, "retry-after"));
+    if (firstFailed) {
+      attempt.status = "fallback";
+      attempt.fallbackFrom = firstFailed.modelId;
+    }
+    try {
+      await relay(ctx, out, res, route, call, attempt, { ...extra, "x-voxgate-request-id": attempt.id });
+    } finally {
+      limit.grant.release();
+    }
+    return out.done(undefined);
+  }
+  // Every candidate failed before answering, or was refused by its limit.
+  const r = lastRefusal ?? { status: 503, code: "upstream_unavailable" as const, message: "no provider could take the call", retryAfterMs: 0 };
+  const retryHeader: Record<string, string> = r.retryAfterMs > 0 ? { "retry-after": String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))) } : {};
+  return out.done(fail(r.status, r.code, r.message, { ...extra, ...retryHeader }));
+}
+
+/** Streams the answering attempt to the client as it arrives, metering every chunk, then records it. */
+async function relay(
+  ctx: CallContext,
+  out: Outbound,
+  res: Dispatcher.ResponseData,
+  route: ProxyRoute,
+  call: ParsedCall,
+  attempt: Attempt,
+  extra: Record<string, string>,
+): Promise<void> {
+  const meter = route.meter(call, attempt.target);
+  meter.headers?.(res.statusCode, res.headers);
+  out.head(res.statusCode, answerHeaders(passthroughHeaders(res.headers), extra));
+  let ttfb: number | null = null;
+  let complete = false;
+  try {
+    for await (const chunk of res.body) {
+      const buf = chunk as Buffer;
+      const first = meter.chunk(buf);
+      if (ttfb === null && first !== false) ttfb = performance.now() - ctx.t0;
+      if (!out.write(buf)) await out.drained();
+      if (out.aborted) break;
+    }
+    complete = !out.aborted;
+  } catch {
+    complete = false;
+  }
+  attempt.ttfbMs = ttfb;
+  attempt.units = meter.units(complete);
+  if (res.statusCode >= 400) {
+    attempt.status = "error";
+    attempt.error = `upstream answered ${res.statusCode}`;
+  } else if (!complete) {
+    attempt.status = "error";
+    attempt.error = out.aborted ? "client disconnected before the answer ended" : "upstream answer cut off";
+  }
+  out.end(!complete);
+  recordAttempt(ctx, attempt);
+}
+
+function headerOf(h: IncomingHttpHeaders, name: string): string | null {
+  const v = h[name];
+  return (Array.isArray(v) ? v[0] : v) ?? null;
+}
+
+function queryString(c: Context, node: ReturnType<typeof nodeBindings>): string {
+  const url = node ? (node.incoming.url ?? "") : c.req.url;
+  const q = url.indexOf("?");
+  return q < 0 ? "" : url.slice(q + 1);
+}

@@ -1,0 +1,130 @@
+import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
+import { jsonObjectBody, withModel } from "./json-body.js";
+import { SseLines } from "./sse.js";
+
+/** What parse keeps for the upstream request and the meter of a chat completion. */
+interface ChatState {
+  json: Record<string, unknown>;
+  /** stream_options.include_usage must be added (the client did not ask for the usage block). */
+  injectUsage: boolean;
+  /** Characters of the prompt: the estimate of input tokens when a stream is cut before its usage block. */
+  promptChars: number;
+}
+
+/** Rough characters per token, only for the input estimate of a stream cut off before its usage block. */
+export const CHARS_PER_TOKEN_ESTIMATE = 4;
+
+function parseChat(inbound: InboundRequest): ParsedCall {
+  const json = jsonObjectBody(inbound.body);
+  const model = json.model;
+  if (model !== undefined && model !== null && typeof model !== "string") throw new ProtocolInputError("model must be a string");
+  if (!Array.isArray(json.messages)) throw new ProtocolInputError("messages must be an array", 400);
+  const stream = json.stream === true;
+  const opts = json.stream_options;
+  if (opts !== undefined && opts !== null && (typeof opts !== "object" || Array.isArray(opts))) throw new ProtocolInputError("stream_options must be an object");
+  const injectUsage = stream && (opts as { include_usage?: unknown } | null | undefined)?.include_usage !== true;
+  let promptChars = 0;
+  for (const m of json.messages as unknown[]) {
+    const content = (m as { content?: unknown } | null)?.content;
+    if (typeof content === "string") promptChars += content.length;
+  }
+  const state: ChatState = { json, injectUsage, promptChars };
+  return { model: typeof model === "string" ? model : null, stream, state };
+}
+
+function chatUpstream(inbound: InboundRequest, call: ParsedCall, target: UpstreamTarget, auth: Record<string, string>) {
+  const state = call.state as ChatState;
+  // Usage is counted from the wire: a stream without include_usage would carry none.
+  const patch: Record<string, unknown> = state.injectUsage ? { stream_options: { ...(state.json.stream_options as object | undefined), include_usage: true } } : {};
+  return {
+    method: "POST",
+    path: "/chat/completions",
+    headers: { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json", ...auth },
+    body: withModel(inbound.body, state.json, target.modelName, patch),
+  };
+}
+
+/** OpenAI usage block → units (prompt, completion, cached prompt tokens). */
+export function openaiUsageUnits(usage: unknown): Units | null {
+  if (!usage || typeof usage !== "object") return null;
+  const u = usage as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null };
+  const n = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+  const out: Units = { inputTokens: n(u.prompt_tokens) ?? 0, outputTokens: n(u.completion_tokens) ?? 0 };
+  const cached = n(u.prompt_tokens_details?.cached_tokens);
+  if (cached !== undefined) out.cachedInputTokens = cached;
+  return out;
+}
+
+/** JSON answer: the body is kept (small) and its usage block read at the end. */
+function jsonMeter(): Meter {
+  const chunks: Buffer[] = [];
+  let ok = true;
+  return {
+    headers(status) {
+      ok = status < 300;
+    },
+    chunk(chunk) {
+      if (ok) chunks.push(chunk);
+      return true;
+    },
+    units(complete) {
+      if (!ok || !complete) return {};
+      try {
+        return openaiUsageUnits((JSON.parse(Buffer.concat(chunks).toString("utf8")) as { usage?: unknown }).usage) ?? {};
+      } catch {
+        return {};
+      }
+    },
+  };
+}
+
+const USAGE_MARK = '"usage":{';
+
+/**
+ * SSE answer: lines are scanned, not parsed; only the line carrying a usage object is parsed. The
+ * first token is the first delta with content or a tool call. Cut off before the usage block, the
+ * output is the number of content deltas (one token each) and the input the prompt's characters / 4.
+ */
+function sseMeter(state: ChatState): Meter {
+  const lines = new SseLines();
+  let usage: Units | null = null;
+  let deltas = 0;
+  let first = false;
+  return {
+    chunk(chunk) {
+      let firstHere = false;
+      for (const line of lines.push(chunk)) {
+        if (!line.startsWith("data:")) continue;
+        if (line.includes(USAGE_MARK)) {
+          try {
+            usage = openaiUsageUnits((JSON.parse(line.slice(5)) as { usage?: unknown }).usage) ?? usage;
+          } catch {
+            // a malformed line is the upstream's problem; the estimate stands
+          }
+        }
+        if (/"content":"[^"]|"tool_calls":\[/.test(line)) {
+          deltas++;
+          if (!first) first = firstHere = true;
+        }
+      }
+      return firstHere;
+    },
+    units() {
+      if (usage) return usage;
+      return { inputTokens: Math.ceil(state.promptChars / CHARS_PER_TOKEN_ESTIMATE), outputTokens: deltas };
+    },
+  };
+}
+
+/** POST /chat/completions, JSON and SSE. */
+export function chatCompletionsRoute(auth: (t: UpstreamTarget) => Record<string, string>): ProxyRoute {
+  return {
+    kind: "proxy",
+    method: "POST",
+    path: "/chat/completions",
+    modality: "llm",
+    parse: parseChat,
+    upstreamRequest: (inbound, call, target) => chatUpstream(inbound, call, target, auth(target)),
+    meter: (call) => (call.stream ? sseMeter(call.state as ChatState) : jsonMeter()),
+  };
+}

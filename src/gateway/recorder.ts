@@ -1,0 +1,129 @@
+import type { RequestRecord } from "../client/types.js";
+import type { Logger } from "../logging.js";
+
+/** One gateway call as recorded: the request record of POST /v1/ingest plus the caller's tenant (from the key). */
+export interface GatewayRecord {
+  tenantId: string | null;
+  record: RequestRecord;
+}
+
+/** Where records go: the local store (through the ingest path) or a collector (voxgate/client). */
+export interface RecordSink {
+  /** Writes one batch; resolves when it is durable (local) or handed to the client (sidecar). */
+  write(batch: GatewayRecord[]): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/** Told when records are queued and when they became durable (the budget tracker listens). */
+export interface RecordObserver {
+  queued(rec: GatewayRecord): void;
+  written(batch: readonly GatewayRecord[], committedAt: number): void;
+}
+
+/** Records per write: one ingest transaction. */
+export const RECORD_BATCH_SIZE = 500;
+/** The flusher's cadence when fewer than a batch are waiting. */
+export const RECORD_FLUSH_INTERVAL_MS = 200;
+
+export interface RecorderStats {
+  queued: number;
+  written: number;
+  /** Records refused because the queue was full (counted in /v1/metrics). */
+  dropped: number;
+  /** Batches whose write failed (retried later while the queue has room). */
+  failedWrites: number;
+}
+
+/**
+ * The gateway's recorder: record() is an O(1) push into a bounded in-memory queue, called after the
+ * answer went out, so the caller never waits for the database. A background flusher writes batches
+ * of RECORD_BATCH_SIZE through the sink; a failed batch goes back to the head of the queue (bounded:
+ * beyond `limit` records new ones are dropped and counted). stop() drains what is queued.
+ */
+export class GatewayRecorder {
+  readonly name = "gateway-recorder";
+  private queue: GatewayRecord[] = [];
+  private written = 0;
+  private dropped = 0;
+  private failedWrites = 0;
+  private flushing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private scheduled = false;
+  private stopped = false;
+
+  constructor(
+    private readonly sink: RecordSink,
+    private readonly opts: { limit: number; log: Logger; observer?: RecordObserver },
+  ) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush(), RECORD_FLUSH_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  record(tenantId: string | null, record: RequestRecord): void {
+    if (this.queue.length >= this.opts.limit || this.stopped) {
+      this.dropped++;
+      return;
+    }
+    const rec = { tenantId, record };
+    this.queue.push(rec);
+    this.opts.observer?.queued(rec);
+    if (this.queue.length >= RECORD_BATCH_SIZE && !this.scheduled && !this.flushing) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.flush();
+      });
+    }
+  }
+
+  stats(): RecorderStats {
+    return { queued: this.queue.length, written: this.written, dropped: this.dropped, failedWrites: this.failedWrites };
+  }
+
+  /** Writes everything queued now (one flush at a time); a failing sink leaves the rest queued. */
+  flush(): Promise<void> {
+    this.flushing ??= this.flushNow().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private async flushNow(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, RECORD_BATCH_SIZE);
+      try {
+        await this.sink.write(batch);
+        this.written += batch.length;
+        this.opts.observer?.written(batch, Date.now());
+      } catch (err) {
+        this.failedWrites++;
+        this.opts.log.warn({ err: (err as Error).message, records: batch.length }, "gateway records not written; kept for the next flush");
+        // Back to the head, within the bound (the oldest beyond it are dropped and counted).
+        const room = Math.max(0, this.opts.limit - this.queue.length);
+        this.dropped += Math.max(0, batch.length - room);
+        this.queue = batch.slice(0, room).concat(this.queue);
+        return;
+      }
+    }
+  }
+
+  /** Stops the timer and drains: tries until the queue is empty or `timeoutMs` passed. */
+  async stop(timeoutMs = 10_000): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    const deadline = Date.now() + timeoutMs;
+    while (this.queue.length > 0 && Date.now() < deadline) {
+      await this.flush();
+      if (this.queue.length > 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (this.queue.length > 0) {
+      this.dropped += this.queue.length;
+      this.opts.log.error({ records: this.queue.length }, "gateway records lost at shutdown: the store did not accept them in time");
+      this.queue = [];
+    }
+    this.stopped = true;
+    await this.sink.close?.();
+  }
+}
