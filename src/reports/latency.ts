@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { addSample, emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
+import { storedSamples } from "../rollups/sketch-json.js";
+import { addSample, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
 import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
 import { type Period, windowSegments } from "./window.js";
 
@@ -50,6 +51,9 @@ interface ModelTotalsRow {
   lmin: number | null;
   lmax: number | null;
   lz: number | null;
+  /** Every rollup sketch's raw samples (one array per sketch) when all kept them and the total is within the bound. */
+  tsamples: unknown[] | null;
+  lsamples: unknown[] | null;
 }
 
 interface BucketRow {
@@ -65,6 +69,17 @@ interface RawRow {
   provider: string;
   ttfb_ms: number | null;
   total_latency_ms: number | null;
+}
+
+/**
+ * The raw samples of a group of stored sketches, one JSON array per sketch, when every sketch kept
+ * them and their total count is within EXACT_SAMPLE_LIMIT; else NULL (the buckets answer).
+ */
+function samplesOf(column: "th" | "lh"): SQL {
+  const c = sql.raw(column);
+  return sql`CASE WHEN coalesce(sum((${c}->>'count')::float8), 0) <= ${sql.raw(String(EXACT_SAMPLE_LIMIT))}
+    AND coalesce(bool_and(jsonb_typeof(${c}->'samples') = 'array') FILTER (WHERE ${c} IS NOT NULL), true)
+    THEN coalesce(jsonb_agg(${c}->'samples') FILTER (WHERE ${c} IS NOT NULL), '[]'::jsonb) END`;
 }
 
 function bucketSums(db: Db, rolled: SQL, segments: number, which: "t" | "l", column: "th" | "lh"): Promise<BucketRow[]> {
@@ -102,7 +117,7 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
           sql`${rolled} SELECT model_id, min(modality) AS modality, min(provider) AS provider, sum(requests) AS requests,
             sum(${f("th", "count")}) AS tc, sum(${f("th", "sum")}) AS ts, min(${f("th", "min")}) AS tmin, max(${f("th", "max")}) AS tmax,
             sum(${f("th", "zeros")}) AS tz, sum(${f("lh", "count")}) AS lc, sum(${f("lh", "sum")}) AS ls, min(${f("lh", "min")}) AS lmin,
-            max(${f("lh", "max")}) AS lmax, sum(${f("lh", "zeros")}) AS lz
+            max(${f("lh", "max")}) AS lmax, sum(${f("lh", "zeros")}) AS lz, ${samplesOf("th")} AS tsamples, ${samplesOf("lh")} AS lsamples
           FROM r GROUP BY model_id`,
         ),
     // TTFB and total-latency buckets as two statements: they run side by side on two connections.
@@ -122,8 +137,10 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
     }
     return e;
   };
-  const fill = (s: LatencySketch, count: number | null, sum: number | null, min: number | null, max: number | null, zeros: number | null) => {
+  const fill = (s: LatencySketch, count: number | null, sum: number | null, min: number | null, max: number | null, zeros: number | null, samples: unknown[] | null) => {
     if (!count) return;
+    const raw = samples === null ? null : storedSamples(samples.flat(), Number(count));
+    s.samples = s.samples && raw && s.count + raw.length <= EXACT_SAMPLE_LIMIT ? s.samples.concat(raw) : null;
     s.count += Number(count);
     s.sum += Number(sum ?? 0);
     s.min = Math.min(s.min, Number(min ?? Number.POSITIVE_INFINITY));
@@ -133,8 +150,8 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
   for (const r of totals) {
     const e = entry(r);
     e.requests += Number(r.requests);
-    fill(e.ttfb, r.tc, r.ts, r.tmin, r.tmax, r.tz);
-    fill(e.latency, r.lc, r.ls, r.lmin, r.lmax, r.lz);
+    fill(e.ttfb, r.tc, r.ts, r.tmin, r.tmax, r.tz, r.tsamples);
+    fill(e.latency, r.lc, r.ls, r.lmin, r.lmax, r.lz, r.lsamples);
   }
   for (const b of [...ttfbBuckets, ...latencyBuckets]) {
     const e = out.get(b.model_id);

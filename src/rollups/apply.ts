@@ -210,7 +210,7 @@ function upsertFromJson(table: string, rowsJson: string): SQL {
 }
 
 /** Name of the prepared statement below; bump the suffix whenever its text changes. */
-const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v1";
+const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v2";
 
 /**
  * Folds newly stored request rows into every rollup table (ROLLUP_GRAINS). Ingest calls it inside its

@@ -1,9 +1,11 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { SKETCH_RELATIVE_ACCURACY } from "../stats/summary.js";
+import { EXACT_SAMPLE_LIMIT, SKETCH_RELATIVE_ACCURACY } from "../stats/summary.js";
 import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS } from "./apply.js";
 
 const LN_GAMMA = Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY));
+/** Raw samples kept in a rebuilt sketch while its count is within the bound, as ingest keeps them. */
+const LIMIT = sql.raw(String(EXACT_SAMPLE_LIMIT));
 const KEY = sql.raw("bucket, tenant_id, project, provider, model_id, modality, is_probe");
 
 /**
@@ -26,7 +28,8 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
       const p = sql.raw(sketchCte);
       return sql`CASE WHEN a.${sql.raw(`${prefix}_count`)} = 0 THEN NULL ELSE jsonb_build_object('count', a.${sql.raw(`${prefix}_count`)},
         'sum', a.${sql.raw(`${prefix}_sum`)}, 'min', a.${sql.raw(`${prefix}_min`)}, 'max', a.${sql.raw(`${prefix}_max`)},
-        'zeros', a.${sql.raw(`${prefix}_zeros`)}, 'buckets', coalesce(${p}.buckets, '{}'::jsonb)) END`;
+        'zeros', a.${sql.raw(`${prefix}_zeros`)}, 'buckets', coalesce(${p}.buckets, '{}'::jsonb),
+        'samples', a.${sql.raw(`${prefix}_samples`)}) END`;
     };
     await db.execute(sql`DELETE FROM ${table} WHERE bucket >= ${from.toISOString()}::timestamptz AND bucket < ${to.toISOString()}::timestamptz`);
     await db.execute(sql`WITH base AS (
@@ -39,9 +42,11 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
           coalesce(sum(input_units), 0) AS input_units, coalesce(sum(output_units), 0) AS output_units,
           count(ttfb_ms) AS ttfb_count, coalesce(sum(ttfb_ms), 0) AS ttfb_sum, min(ttfb_ms) AS ttfb_min, max(ttfb_ms) AS ttfb_max,
           count(*) FILTER (WHERE ttfb_ms <= 1e-9) AS ttfb_zeros,
+          CASE WHEN count(ttfb_ms) <= ${LIMIT} THEN jsonb_agg(ttfb_ms) FILTER (WHERE ttfb_ms IS NOT NULL) END AS ttfb_samples,
           count(total_latency_ms) AS latency_count, coalesce(sum(total_latency_ms), 0) AS latency_sum,
           min(total_latency_ms) AS latency_min, max(total_latency_ms) AS latency_max,
-          count(*) FILTER (WHERE total_latency_ms <= 1e-9) AS latency_zeros
+          count(*) FILTER (WHERE total_latency_ms <= 1e-9) AS latency_zeros,
+          CASE WHEN count(total_latency_ms) <= ${LIMIT} THEN jsonb_agg(total_latency_ms) FILTER (WHERE total_latency_ms IS NOT NULL) END AS latency_samples
         FROM base GROUP BY ${KEY}
       ), tb AS (${sketch("ttfb_ms")}), lb AS (${sketch("total_latency_ms")})
       INSERT INTO ${table} (${KEY}, requests, errors, cost_usd, rated_price_usd, input_units, output_units,

@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { emptySketch, type LatencySketch } from "../stats/summary.js";
+import { EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/summary.js";
 
 /** Reads a stored sketch back; anything malformed counts as empty rather than failing a report. */
 export function sketchFromJson(value: unknown): LatencySketch {
@@ -20,10 +20,20 @@ export function sketchFromJson(value: unknown): LatencySketch {
     max: num(o.max, Number.NEGATIVE_INFINITY),
     zeros: num(o.zeros, 0),
     buckets,
+    samples: storedSamples(o.samples, count),
   };
 }
 
-/** SQL that merges two stored sketches (either may be null) exactly as mergeSketch does. */
+/** A stored sketch's raw samples when complete (every one a finite number, as many as its count), else null. */
+export function storedSamples(value: unknown, count: number): number[] | null {
+  if (!Array.isArray(value) || value.length !== count) return null;
+  return value.every((v) => typeof v === "number" && Number.isFinite(v)) ? (value as number[]) : null;
+}
+
+/**
+ * SQL that merges two stored sketches (either may be null) exactly as mergeSketch does: buckets add,
+ * raw samples concatenate while both have them and the merged count is within EXACT_SAMPLE_LIMIT.
+ */
 export function mergeSketchSql(a: SQL, b: SQL): SQL {
   return sql`CASE WHEN ${a} IS NULL THEN ${b} WHEN ${b} IS NULL THEN ${a} ELSE jsonb_build_object(
     'count', (${a}->>'count')::numeric + (${b}->>'count')::numeric,
@@ -31,6 +41,9 @@ export function mergeSketchSql(a: SQL, b: SQL): SQL {
     'min', least((${a}->>'min')::float8, (${b}->>'min')::float8),
     'max', greatest((${a}->>'max')::float8, (${b}->>'max')::float8),
     'zeros', (${a}->>'zeros')::numeric + (${b}->>'zeros')::numeric,
+    'samples', CASE WHEN jsonb_typeof(${a}->'samples') = 'array' AND jsonb_typeof(${b}->'samples') = 'array'
+      AND (${a}->>'count')::numeric + (${b}->>'count')::numeric <= ${sql.raw(String(EXACT_SAMPLE_LIMIT))}
+      THEN (${a}->'samples') || (${b}->'samples') END,
     'buckets', (SELECT coalesce(jsonb_object_agg(k, n), '{}'::jsonb) FROM (
       SELECT key AS k, sum(value::numeric) AS n FROM (
         SELECT * FROM jsonb_each_text(${a}->'buckets') UNION ALL SELECT * FROM jsonb_each_text(${b}->'buckets')

@@ -1,8 +1,17 @@
 /**
- * The one latency summary routine. Samples go into a mergeable log-bucketed sketch (relative
- * accuracy 1%, like DDSketch); summaries of a room, of a rollup window, of the metrics endpoint and
- * of `voxgate latency` all come from `summarize`, so the same data gives the same p95 everywhere.
+ * The one latency summary routine. Samples go into a mergeable sketch; summaries of a room, of a
+ * rollup window, of the metrics endpoint and of `voxgate latency` all come from `summarize`, so the
+ * same data gives the same p95 everywhere.
+ *
+ * Percentile definition (docs/api/reports.md): nearest rank, pN = the ⌈N/100 × count⌉-th smallest
+ * sample, never an interpolation. While a sketch holds at most EXACT_SAMPLE_LIMIT samples it keeps
+ * them all and answers with a real sample; merges stay exact while the merged count is within the
+ * bound. Past it, the log buckets (relative accuracy 1%, like DDSketch) answer, within 1% of the
+ * nearest-rank sample. The buckets are always kept, so falling back never loses data.
  */
+
+/** Most samples a sketch keeps raw (and answers exactly from); above it, the 1 % buckets answer. */
+export const EXACT_SAMPLE_LIMIT = 1000;
 
 /** Relative accuracy of every quantile: the answer is within 1% of a real sample value. */
 export const SKETCH_RELATIVE_ACCURACY = 0.01;
@@ -17,6 +26,8 @@ export interface LatencySketch {
   max: number;
   zeros: number;
   buckets: Record<string, number>;
+  /** Every sample, while count ≤ EXACT_SAMPLE_LIMIT; null (or absent, in older stored sketches) past it. */
+  samples?: number[] | null;
 }
 
 export interface LatencySummary {
@@ -31,7 +42,7 @@ export interface LatencySummary {
 }
 
 export function emptySketch(): LatencySketch {
-  return { count: 0, sum: 0, min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY, zeros: 0, buckets: {} };
+  return { count: 0, sum: 0, min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY, zeros: 0, buckets: {}, samples: [] };
 }
 
 function bucketIndex(value: number): number {
@@ -50,6 +61,10 @@ export function addSample(sketch: LatencySketch, value: number): void {
   sketch.sum += value;
   if (value < sketch.min) sketch.min = value;
   if (value > sketch.max) sketch.max = value;
+  if (sketch.samples) {
+    if (sketch.count <= EXACT_SAMPLE_LIMIT) sketch.samples.push(value);
+    else sketch.samples = null;
+  }
   if (value <= 1e-9) {
     sketch.zeros += 1;
     return;
@@ -64,8 +79,9 @@ export function sketchOf(samples: Iterable<number>): LatencySketch {
   return s;
 }
 
-/** Merges b into a (rollup buckets of any window combine exactly). */
+/** Merges b into a (rollup buckets of any window combine exactly; raw samples while within the bound). */
 export function mergeSketch(a: LatencySketch, b: LatencySketch): LatencySketch {
+  a.samples = a.samples && b.samples && a.count + b.count <= EXACT_SAMPLE_LIMIT ? a.samples.concat(b.samples) : null;
   a.count += b.count;
   a.sum += b.sum;
   a.min = Math.min(a.min, b.min);
@@ -75,10 +91,19 @@ export function mergeSketch(a: LatencySketch, b: LatencySketch): LatencySketch {
   return a;
 }
 
-/** The q-quantile (0..1), clamped to the observed min/max. Nearest-rank over the buckets. */
+/** True when the sketch still holds every sample (answers are exact). */
+export function isExact(sketch: LatencySketch): sketch is LatencySketch & { samples: number[] } {
+  return Array.isArray(sketch.samples) && sketch.samples.length === sketch.count;
+}
+
+/**
+ * The q-quantile (0..1) by nearest rank: the ⌈q × count⌉-th smallest sample, exactly while the sketch
+ * holds its samples, else from the buckets (within 1 %, clamped to the observed min/max).
+ */
 export function quantile(sketch: LatencySketch, q: number): number {
   if (sketch.count === 0) return Number.NaN;
   const rank = Math.max(1, Math.ceil(q * sketch.count));
+  if (isExact(sketch)) return sortedSamples(sketch)[rank - 1] ?? sketch.max;
   if (rank <= sketch.zeros) return Math.max(sketch.min, 0);
   let seen = sketch.zeros;
   const keys = Object.keys(sketch.buckets)
@@ -89,6 +114,17 @@ export function quantile(sketch: LatencySketch, q: number): number {
     if (seen >= rank) return clamp(bucketValue(k), sketch.min, sketch.max);
   }
   return sketch.max;
+}
+
+/** The samples in ascending order, sorted once per sketch state (summarize asks four quantiles). */
+const sortedCache = new WeakMap<number[], number[]>();
+function sortedSamples(sketch: LatencySketch & { samples: number[] }): number[] {
+  let sorted = sortedCache.get(sketch.samples);
+  if (!sorted || sorted.length !== sketch.samples.length) {
+    sorted = [...sketch.samples].sort((x, y) => x - y);
+    sortedCache.set(sketch.samples, sorted);
+  }
+  return sorted;
 }
 
 function clamp(v: number, lo: number, hi: number): number {

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { emptySketch, mergeSketch, quantile, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
+import { sketchFromJson } from "../../src/rollups/sketch-json.js";
+import { EXACT_SAMPLE_LIMIT, emptySketch, isExact, mergeSketch, quantile, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
+
+/** The nearest-rank q-quantile: the ⌈q × n⌉-th smallest sample. */
+const nearestRank = (samples: number[], q: number) => [...samples].sort((a, b) => a - b)[Math.max(1, Math.ceil(q * samples.length)) - 1];
 
 describe("latency summary routine", () => {
   it("is null, not zeros, without samples", () => {
@@ -21,6 +25,39 @@ describe("latency summary routine", () => {
     const a = [5, 10, 200, 730, 1200];
     const b = [0, 3, 950, 4000];
     expect(summarize(mergeSketch(sketchOf(a), sketchOf(b)))).toEqual(summarize(sketchOf([...a, ...b])));
+  });
+
+  it("answers real samples by nearest rank while small: {700, 900, 1100} has p50 900", () => {
+    expect(summarizeSamples([700, 900, 1100])).toMatchObject({ p50: 900, p90: 1100, p95: 1100, p99: 1100 });
+    const samples = Array.from({ length: EXACT_SAMPLE_LIMIT }, (_, i) => 100 + ((i * 7919) % 1013) * 1.37);
+    const s = sketchOf(samples);
+    expect(isExact(s)).toBe(true);
+    for (const q of [0.5, 0.9, 0.95, 0.99]) expect(quantile(s, q)).toBe(nearestRank(samples, q));
+  });
+
+  it("merges small sketches exactly (equal to the sketch of all samples), and falls back past the bound", () => {
+    const a = [700, 1100, 12, 330];
+    const b = [900, 5, 4000];
+    const merged = mergeSketch(sketchOf(a), sketchOf(b));
+    expect(isExact(merged)).toBe(true);
+    expect(summarize(merged)).toEqual(summarize(sketchOf([...a, ...b])));
+    expect(quantile(merged, 0.5)).toBe(700);
+    // A merge over the bound drops the raw samples; the buckets still answer within 1 %.
+    const big = Array.from({ length: EXACT_SAMPLE_LIMIT }, (_, i) => 50 + i);
+    const over = mergeSketch(sketchOf(big), sketchOf([10_000]));
+    expect(isExact(over)).toBe(false);
+    expect(over.count).toBe(EXACT_SAMPLE_LIMIT + 1);
+    const truth = nearestRank([...big, 10_000], 0.95) ?? 0;
+    expect(Math.abs(quantile(over, 0.95) - truth) / truth).toBeLessThanOrEqual(0.0101);
+    expect(isExact(sketchOf([...big, 1]))).toBe(false);
+  });
+
+  it("reads stored sketches back with their samples; older ones without samples use the buckets", () => {
+    const stored = JSON.parse(JSON.stringify(sketchOf([700, 900, 1100])));
+    expect(quantile(sketchFromJson(stored), 0.5)).toBe(900);
+    const { samples: _dropped, ...older } = stored;
+    expect(isExact(sketchFromJson(older))).toBe(false);
+    expect(Math.abs(quantile(sketchFromJson(older), 0.5) - 900) / 900).toBeLessThanOrEqual(0.0101);
   });
 
   it("keeps exact count, avg, min and max", () => {
