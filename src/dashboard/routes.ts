@@ -8,9 +8,9 @@ import { parseOrThrow } from "../http/errors.js";
 import { listEffectiveProviders } from "../manage/registry.js";
 import { costReport } from "../reports/costs.js";
 import { latencyReport } from "../reports/latency.js";
-import { requestLogs } from "../reports/logs.js";
 import { overview } from "../reports/overview.js";
-import { costsQuery, latencyQuery, logsQuery, projectQuery } from "../reports/query.js";
+import { costsQuery, latencyQuery, projectQuery } from "../reports/query.js";
+import { dashboardExtraRoutes } from "./api-routes.js";
 
 /**
  * The dashboard API under /api (read by the web app): thin adapters over the same report functions
@@ -18,7 +18,7 @@ import { costsQuery, latencyQuery, logsQuery, projectQuery } from "../reports/qu
  */
 export function dashboardApiRoutes() {
   const r = new Hono<AppEnv>();
-  for (const path of ["/api/costs", "/api/latency", "/api/logs", "/api/overview"]) r.use(path, requireScope("read"));
+  for (const path of ["/api/costs", "/api/latency", "/api/overview"]) r.use(path, requireScope("read"));
 
   r.get("/api/costs", async (c) => {
     const q = parseOrThrow(costsQuery, c.req.query(), "invalid query");
@@ -33,10 +33,8 @@ export function dashboardApiRoutes() {
     return c.json(await latencyReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
   });
 
-  r.get("/api/logs", async (c) => {
-    const q = parseOrThrow(logsQuery, c.req.query(), "invalid query");
-    return c.json(await requestLogs(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
-  });
+  // /api/logs (with its status filter and detail) and the other reads the web app needs.
+  r.route("/", dashboardExtraRoutes());
 
   r.get("/api/overview", async (c) => {
     const q = parseOrThrow(projectQuery, c.req.query(), "invalid query");
