@@ -5,6 +5,8 @@ import { ApiError, parseOrThrow } from "../http/errors.js";
 import { modelView } from "../manage/models.js";
 import { listEffectiveModels } from "../manage/registry.js";
 import { requestLogs } from "../reports/logs.js";
+import { latencyQuery } from "../reports/query.js";
+import { modalityLatency } from "./modality-latency.js";
 import { authEnabled } from "../services.js";
 import { sessionTenantQuery } from "../sessions/params.js";
 import { callDetail, callListQuery, listCalls } from "./calls.js";
@@ -40,6 +42,11 @@ export function dashboardExtraRoutes() {
     const q = parseOrThrow(latencySeriesQuery, c.req.query(), "invalid query");
     const bucket = q.bucket ?? defaultBucket(q.period);
     return c.json(await latencySeries(db(c), { ...q, bucket, tenantId: c.var.auth.tenantId }));
+  });
+
+  r.get("/api/latency/modalities", read, async (c) => {
+    const q = parseOrThrow(latencyQuery, c.req.query(), "invalid query");
+    return c.json(await modalityLatency(db(c), { ...q, tenantId: c.var.auth.tenantId }));
   });
 
   // Replaces the adapter's plain list: the same rows, plus ?status=.

@@ -159,3 +159,24 @@ describe("dashboard API additions: whoami, series, log detail, calls, models", (
     expect(body.models).toContainEqual(expect.objectContaining({ model_id: GPT, source: "yaml" }));
   });
 });
+
+describe("GET /api/latency/modalities", () => {
+  it("merges the models' sketches per modality, probes excluded", async () => {
+    const t = await createTestApp({ yaml: REPORTS_YAML });
+    try {
+      await insertRequests(t.services.database.db, [
+        row({ tenantId: "acme", agoMs: 10 * MIN, ttfbMs: 100 }),
+        row({ tenantId: "acme", agoMs: 20 * MIN, ttfbMs: 300, modelId: "groq/llama" }),
+        row({ tenantId: "acme", agoMs: 30 * MIN, ttfbMs: 50_000, isProbe: true }),
+        row({ tenantId: "acme", agoMs: 40 * MIN, ttfbMs: 80, modality: "stt", modelId: NOVA }),
+      ]);
+      const res = await t.call("GET", "/api/latency/modalities", { key: KEYS.acme });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as import("../../src/dashboard/modality-latency.js").ModalityLatencyReport;
+      expect(body.modalities.llm).toMatchObject({ requests: 2, p95_ttfb_ms: summarizeSamples([100, 300])?.p95 });
+      expect(body.modalities.stt?.p50_ttfb_ms).toBe(summarizeSamples([80])?.p50);
+    } finally {
+      await t.close();
+    }
+  });
+});
