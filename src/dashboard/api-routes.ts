@@ -26,10 +26,16 @@ export function dashboardExtraRoutes() {
   const read = requireScope("read");
   const db = (c: { var: AppEnv["Variables"] }) => c.var.services.database.db;
 
-  // Any valid key may ask what it can do (an ingest-only key learns it cannot read); no key is 401.
+  // Any valid key may ask what it can do (an ingest-only key learns it cannot read). No key at all
+  // is an anonymous 200 (authenticated: false: the web app's sign-in screen, without a failed
+  // request in the console); a key that is refused is the usual 401.
   r.get("/api/whoami", (c) => {
-    if (c.var.auth === UNAUTHENTICATED) throw new ApiError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
-    return c.json(whoami(c.var.auth, authEnabled(c.var.services)));
+    const enabled = authEnabled(c.var.services);
+    if (c.var.auth === UNAUTHENTICATED) {
+      if (c.req.header("authorization") === undefined) return c.json(whoami(c.var.auth, enabled, false));
+      throw new ApiError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+    }
+    return c.json(whoami(c.var.auth, enabled));
   });
 
   r.get("/api/costs/series", read, async (c) => {

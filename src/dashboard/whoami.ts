@@ -5,6 +5,8 @@ import { allows } from "../auth/context.js";
 export interface Whoami {
   /** false: no keys configured, every caller is the operator (the self-hosted default). */
   auth_enabled: boolean;
+  /** false: no key was presented while auth is on (the web app shows its sign-in screen). */
+  authenticated: boolean;
   kind: AuthContext["kind"];
   /** Audit id of the key (vk_ key id, static:<name>, operator); never the key or its digest. */
   actor: string;
@@ -23,15 +25,21 @@ export interface Whoami {
   };
 }
 
-export function whoami(auth: AuthContext, authEnabled: boolean): Whoami {
-  const write = allows(auth, "write");
+export function whoami(auth: AuthContext, authEnabled: boolean, authenticated = true): Whoami {
+  const write = authenticated && allows(auth, "write");
   return {
     auth_enabled: authEnabled,
+    authenticated,
     kind: auth.kind,
     actor: auth.actor,
     role: auth.role,
     tenant_id: auth.tenantId,
     scopes: auth.scopes,
-    can: { read: allows(auth, "read"), write, manage: write && auth.tenantId === null, admin: allows(auth, "admin") },
+    can: {
+      read: authenticated && allows(auth, "read"),
+      write,
+      manage: write && auth.tenantId === null,
+      admin: authenticated && allows(auth, "admin"),
+    },
   };
 }

@@ -68,13 +68,15 @@ describe("dashboard API additions: whoami, series, log detail, calls, models", (
 
   it("whoami names the key's scopes, tenant and what it can do, never the key", async () => {
     const acme = await get<Whoami>("/api/whoami");
-    expect(acme).toMatchObject({ auth_enabled: true, kind: "static", tenant_id: "acme", scopes: ["read"], can: { read: true, write: false, manage: false, admin: false } });
+    expect(acme).toMatchObject({ auth_enabled: true, authenticated: true, kind: "static", tenant_id: "acme", scopes: ["read"], can: { read: true, write: false, manage: false, admin: false } });
     expect(JSON.stringify(acme)).not.toContain(KEYS.acme);
     const ops = await get<Whoami>("/api/whoami", KEYS.ops);
     expect(ops).toMatchObject({ tenant_id: null, scopes: ["*"], can: { read: true, write: true, manage: true, admin: true } });
     const ingest = await get<Whoami>("/api/whoami", KEYS.ingestOnly);
     expect(ingest.can).toEqual({ read: false, write: false, manage: false, admin: false });
-    expect((await t.call("GET", "/api/whoami")).status).toBe(401);
+    const anonymous = await t.call("GET", "/api/whoami");
+    expect(anonymous.status).toBe(200);
+    expect(await anonymous.json()).toMatchObject({ auth_enabled: true, authenticated: false, tenant_id: null, scopes: [], can: { read: false, admin: false } });
     expect((await t.call("GET", "/api/whoami", { key: "wrong-key-0123456789" })).status).toBe(401);
   });
 
