@@ -7,7 +7,7 @@ export const READ_KEY = "read-browser-key-0123456789";
 /** A collector with auth on: the operator's key and a read-only key. */
 export const BROWSER_YAML = `
 providers:
-  openai: { api_key: sk-test-openai-1234 }
+  openai: { api_key: sk-test-openai-00000000000000001234 }
   deepgram: { api_key: dg-test-5678 }
   elevenlabs: { api_key: el-test-9012 }
 models:
