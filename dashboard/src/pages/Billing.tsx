@@ -185,7 +185,7 @@ function RateCard({ canEdit }: { canEdit: boolean }) {
     onSuccess: () => qc.invalidateQueries({ queryKey: ["rate-card"] }),
   });
   return (
-    <div className="grid">
+    <div className={canEdit ? "grid manage" : ""}>
       <Card title="Rate card in effect">
         <QueryView query={card} action="read the rate card">
           {(c) => (

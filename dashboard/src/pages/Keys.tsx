@@ -24,7 +24,7 @@ export function KeysPage() {
   }
   return (
     <Page title="API keys">
-      <div className="grid">
+      <div className="grid manage">
         <Card title="Keys">
           <QueryView query={list} action="list API keys" isEmpty={(l) => l.length === 0} empty="No minted keys yet.">
             {(keys) => (

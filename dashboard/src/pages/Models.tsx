@@ -16,7 +16,7 @@ export function ModelsPage() {
   const refresh = () => qc.invalidateQueries({ queryKey: ["models"] });
   return (
     <Page title="Models" actions={<Select label="Modality" value={modality} onChange={setModality} options={[{ value: "", label: "All" }, ...MODALITIES]} />}>
-      <div className={canManage ? "grid" : ""}>
+      <div className={canManage ? "grid manage" : ""}>
         <Card title="Models" wide={!canManage}>
           <QueryView query={list} action="read models" isEmpty={(l) => l.models.length === 0} empty="No models configured.">
             {(l) => (

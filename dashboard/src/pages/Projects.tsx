@@ -15,10 +15,12 @@ export function ProjectsPage() {
   const qc = useQueryClient();
   const list = useQuery({ queryKey: ["projects"], queryFn: () => get<ProjectList>("/api/projects") });
   const [editing, setEditing] = useState<ProjectView | null>(null);
+  // A new key after each save gives an empty form again.
+  const [saved, setSaved] = useState(0);
   const refresh = () => qc.invalidateQueries({ queryKey: ["projects"] });
   return (
     <Page title="Projects">
-      <div className={canManage ? "grid" : ""}>
+      <div className={canManage ? "grid manage" : ""}>
         <Card title="Projects" wide={!canManage}>
           <QueryView query={list} action="read projects" isEmpty={(l) => l.projects.length === 0} empty="No projects yet.">
             {(l) => (
@@ -82,8 +84,9 @@ export function ProjectsPage() {
             )}
           </QueryView>
         </Card>
-        {canManage ? <ProjectForm key={editing?.id ?? "new"} editing={editing} onDone={() => {
+        {canManage ? <ProjectForm key={editing?.id ?? `new-${saved}`} editing={editing} onDone={() => {
               setEditing(null);
+              setSaved((n) => n + 1);
               refresh();
             }} /> : null}
       </div>

@@ -18,7 +18,7 @@ export function ProvidersPage() {
   const refresh = () => qc.invalidateQueries({ queryKey: ["providers"] });
   return (
     <Page title="Providers">
-      <div className={canManage ? "grid" : ""}>
+      <div className={canManage ? "grid manage" : ""}>
         <Card title="Providers" wide={!canManage}>
           <QueryView query={list} action="read providers" isEmpty={(l) => l.providers.length === 0} empty="No providers configured.">
             {(l) => (
