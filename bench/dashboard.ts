@@ -28,6 +28,9 @@ const TARGET_P95_MS = 50;
 const argIter = process.argv.indexOf("--iterations");
 const ITERATIONS = argIter >= 0 ? Number(process.argv[argIter + 1]) : 40;
 const PAINT_RUNS = 7;
+/** Auth on, as in production: the API calls and the browser carry this operator key. */
+const BENCH_KEY = "bench-operator-key-0123456789";
+const authHeaders = { authorization: `Bearer ${BENCH_KEY}` };
 
 const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
 
@@ -60,7 +63,7 @@ async function main() {
     await generateBenchData(bench.database, rows, new Date());
     console.log(`generated ${fmt(rows, 0)} request rows + rollups in ${fmt((Date.now() - t0) / 1000)} s`);
     const config = parseConfigText(
-      "providers:\n  openai: { api_key: sk-bench-0000 }\n  deepgram: { api_key: dg-bench-0000 }\n  elevenlabs: { api_key: el-bench-0000 }\n",
+      `providers:\n  openai: { api_key: sk-bench-0000 }\n  deepgram: { api_key: dg-bench-0000 }\n  elevenlabs: { api_key: el-bench-0000 }\nauth:\n  api_keys:\n    - ${BENCH_KEY}\n`,
       "bench.yaml",
       {},
     );
@@ -109,10 +112,10 @@ async function main() {
     for (const route of routes) {
       const times: number[] = [];
       let status = 0;
-      for (let i = 0; i < 2; i++) await (await fetch(base + route)).arrayBuffer(); // warm
+      for (let i = 0; i < 2; i++) await (await fetch(base + route, { headers: authHeaders })).arrayBuffer(); // warm
       for (let i = 0; i < ITERATIONS; i++) {
         const s = performance.now();
-        const res = await fetch(base + route);
+        const res = await fetch(base + route, { headers: authHeaders });
         await res.arrayBuffer();
         times.push(performance.now() - s);
         status = res.status;
@@ -132,6 +135,8 @@ async function main() {
       const paints: number[] = [];
       for (let i = 0; i < PAINT_RUNS; i++) {
         const page = await browser.newPage();
+        // A signed-in tab being reloaded: the key is already in this tab's sessionStorage.
+        await page.addInitScript((key) => sessionStorage.setItem("voxgate.key", key), BENCH_KEY);
         await page.goto(`${base}/`);
         await page.waitForFunction(() => /\$\d/.test(document.querySelector('[data-testid="tile-cost-today"] .tile-value')?.textContent ?? ""));
         // performance.now() is ms since navigation start; one frame later the figures are painted.

@@ -1,23 +1,30 @@
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { StrictMode } from "react";
+import { type ComponentType, lazy, StrictMode, Suspense } from "react";
 import { createRoot } from "react-dom/client";
 import { BrowserRouter, NavLink, Route, Routes } from "react-router";
 import { ApiError, currentKey } from "./api/client";
 import { AuthGate, SIGNED_OUT_EVENT, useAuth } from "./auth";
-import { AuditPage } from "./pages/Audit";
-import { BillingPage } from "./pages/Billing";
-import { CallDetailPage, CallsPage } from "./pages/Calls";
-import { CostsPage } from "./pages/Costs";
-import { FleetPage } from "./pages/Fleet";
-import { KeysPage } from "./pages/Keys";
-import { LatencyPage } from "./pages/Latency";
-import { LogsPage } from "./pages/Logs";
-import { ModelsPage } from "./pages/Models";
-import { OverviewPage } from "./pages/Overview";
-import { ProjectsPage } from "./pages/Projects";
-import { ProvidersPage } from "./pages/Providers";
-import { SessionDetailPage, SessionsPage } from "./pages/Sessions";
+import { OverviewPage, prefetchOverview } from "./pages/Overview";
+import { Loading } from "./ui/components";
 import "./styles.css";
+
+// The overview is in the first bundle (it is what opens first); every other page loads on demand.
+const page = <K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K) =>
+  lazy(async () => ({ default: (await load())[name] }));
+const AuditPage = page(() => import("./pages/Audit"), "AuditPage");
+const BillingPage = page(() => import("./pages/Billing"), "BillingPage");
+const CallsPage = page(() => import("./pages/Calls"), "CallsPage");
+const CallDetailPage = page(() => import("./pages/Calls"), "CallDetailPage");
+const CostsPage = page(() => import("./pages/Costs"), "CostsPage");
+const FleetPage = page(() => import("./pages/Fleet"), "FleetPage");
+const KeysPage = page(() => import("./pages/Keys"), "KeysPage");
+const LatencyPage = page(() => import("./pages/Latency"), "LatencyPage");
+const LogsPage = page(() => import("./pages/Logs"), "LogsPage");
+const ModelsPage = page(() => import("./pages/Models"), "ModelsPage");
+const ProjectsPage = page(() => import("./pages/Projects"), "ProjectsPage");
+const ProvidersPage = page(() => import("./pages/Providers"), "ProvidersPage");
+const SessionsPage = page(() => import("./pages/Sessions"), "SessionsPage");
+const SessionDetailPage = page(() => import("./pages/Sessions"), "SessionDetailPage");
 
 // A 401 anywhere means the key in this tab no longer works (revoked, or the server's keys changed):
 // drop it and show the sign-in screen. whoami's own 401 is the sign-in screen already.
@@ -90,7 +97,8 @@ function Shell() {
         </div>
       </nav>
       <main id="main" tabIndex={-1}>
-        <Routes>
+        <Suspense fallback={<Loading />}>
+          <Routes>
           <Route path="/" element={<OverviewPage />} />
           <Route path="/costs" element={<CostsPage />} />
           <Route path="/latency" element={<LatencyPage />} />
@@ -107,13 +115,16 @@ function Shell() {
           <Route path="/keys" element={<KeysPage />} />
           <Route path="/audit" element={<AuditPage />} />
           <Route path="*" element={<p className="state">No such page.</p>} />
-        </Routes>
+          </Routes>
+        </Suspense>
       </main>
     </div>
   );
 }
 
 const root = document.getElementById("app");
+// Signed in (a key in this tab) and opening on the overview: fetch its figures beside /api/whoami.
+if (window.location.pathname === "/" && currentKey() !== null) prefetchOverview(queryClient);
 if (root) {
   createRoot(root).render(
     <StrictMode>

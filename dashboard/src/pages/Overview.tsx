@@ -1,4 +1,4 @@
-import { useQuery } from "@tanstack/react-query";
+import { type QueryClient, queryOptions, useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { Link } from "react-router";
 import { get } from "../api/client";
@@ -11,23 +11,48 @@ import { MODALITIES, useProjectOptions } from "../ui/hooks";
 const POLL = 30_000;
 const countAxis = (v: number) => count(Math.round(v));
 
+/** The overview's reads, shared by the page and the boot-time prefetch (same keys, one fetch each). */
+export function overviewQueries(project: string) {
+  return {
+    overview: queryOptions({ queryKey: ["overview", project], queryFn: () => get<Overview>("/api/overview", { project }), refetchInterval: POLL }),
+    today: queryOptions({
+      queryKey: ["costs", "today", project],
+      queryFn: () => get<DashboardCostReport>("/api/costs", { period: "today", project }),
+      refetchInterval: POLL,
+    }),
+    series: queryOptions({
+      queryKey: ["costs-series", "week", "hour", project],
+      queryFn: () => get<CostSeries>("/api/costs/series", { period: "week", bucket: "hour", project }),
+      refetchInterval: POLL,
+    }),
+    latency: queryOptions({
+      queryKey: ["latency-modalities", "today", project],
+      queryFn: () => get<ModalityLatencyReport>("/api/latency/modalities", { period: "today", project }),
+      refetchInterval: POLL,
+    }),
+    agents: queryOptions({ queryKey: ["agents"], queryFn: () => get<RosterResponse>("/v1/agents"), refetchInterval: 15_000 }),
+  };
+}
+
+/**
+ * Started at boot, beside /api/whoami, when the tab opens on the overview with a key: the figures do
+ * not wait for whoami's round trip. A 401 here changes nothing by itself (whoami decides).
+ */
+export function prefetchOverview(qc: QueryClient): void {
+  const project = new URLSearchParams(window.location.search).get("project") ?? "";
+  for (const o of Object.values(overviewQueries(project))) void qc.prefetchQuery(o as Parameters<QueryClient["prefetchQuery"]>[0]);
+}
+
 export function OverviewPage() {
   const [project, setProject] = useParam("project");
   const projects = useProjectOptions();
-  const overview = useQuery({ queryKey: ["overview", project], queryFn: () => get<Overview>("/api/overview", { project }), refetchInterval: POLL });
-  const today = useQuery({ queryKey: ["costs", "today", project], queryFn: () => get<DashboardCostReport>("/api/costs", { period: "today", project }), refetchInterval: POLL });
+  const q = overviewQueries(project);
+  const overview = useQuery(q.overview);
+  const today = useQuery(q.today);
   // A week of hours: the last 24 are the chart and today's error rate, the 24 before them are yesterday.
-  const series = useQuery({
-    queryKey: ["costs-series", "week", "hour", project],
-    queryFn: () => get<CostSeries>("/api/costs/series", { period: "week", bucket: "hour", project }),
-    refetchInterval: POLL,
-  });
-  const latency = useQuery({
-    queryKey: ["latency-modalities", "today", project],
-    queryFn: () => get<ModalityLatencyReport>("/api/latency/modalities", { period: "today", project }),
-    refetchInterval: POLL,
-  });
-  const agents = useQuery({ queryKey: ["agents"], queryFn: () => get<RosterResponse>("/v1/agents"), refetchInterval: 15_000 });
+  const series = useQuery(q.series);
+  const latency = useQuery(q.latency);
+  const agents = useQuery(q.agents);
 
   const day = useMemo(() => {
     const pts = series.data?.points ?? [];
