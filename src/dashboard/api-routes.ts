@@ -46,7 +46,8 @@ export function dashboardExtraRoutes() {
 
   r.get("/api/latency/series", read, async (c) => {
     const q = parseOrThrow(latencySeriesQuery, c.req.query(), "invalid query");
-    const bucket = q.bucket ?? defaultBucket(q.period);
+    // Sketch merging costs per stored bucket: hours for a day, days beyond unless asked.
+    const bucket = q.bucket ?? (q.period === "today" ? "hour" : "day");
     return c.json(await latencySeries(db(c), { ...q, bucket, tenantId: c.var.auth.tenantId }));
   });
 
