@@ -9,8 +9,10 @@ const STALE_SECONDS = 30;
 
 export function FleetPage() {
   const roster = useQuery({ queryKey: ["agents"], queryFn: () => get<RosterResponse>("/v1/agents"), refetchInterval: 15_000 });
-  // TODO(fleet index): when GET /api/agents (branch conformance) is merged, join its cost, p95 and
-  // probe-traffic columns per agent here.
+  // TODO(fleet index): GET /api/agents (fleetIndex in src/fleet/index-queries.ts, branch `agents`) is
+  // not on this branch yet. Once merged: export its type through api/types.ts
+  // (Awaited<ReturnType<typeof fleetIndex>>), query it here and join cost, p95 and probe traffic per
+  // agent_id into this table.
   return (
     <Page title="Fleet">
       <QueryView query={roster} action="read the agent roster">
