@@ -12,6 +12,7 @@ import { resolveRules } from "./rate.js";
 import { deleteRule, listDbRules, parseRuleBody, publicRule, upsertRule } from "./rule-store.js";
 import { CANONICAL_UNIT } from "./rule-form.js";
 import { pricingGaps, seenModels, usageByTenant, usageLineItems } from "./usage.js";
+import type { GapsResponse, QuoteBatchResponse, RateCardResponse, RuleListResponse, RuleUpsertResponse, UsageResponse } from "./responses.js";
 
 /** Most models one POST quote may price (spec limit); more is a 422, never a silent truncation. */
 export const QUOTE_BATCH_MAX = 200;
@@ -118,7 +119,7 @@ export function billingRoutes() {
             })),
           }
         : {}),
-    });
+    } satisfies UsageResponse);
   });
 
   r.get("/v1/billing/rate-card", read, (c) => {
@@ -131,7 +132,7 @@ export function billingRoutes() {
       precedence: "tenant > plan > model > provider > modality (most specific first; a database rule replaces the seed rule of its scope)",
       refreshed_at: services.rateCard.lastRefreshedAt()?.toISOString() ?? null,
       rules: (card.rules ?? []).filter(visibleTo(c.var.auth.tenantId)).map(publicRule),
-    });
+    } satisfies RateCardResponse);
   });
 
   r.get("/v1/billing/rate-card/models", read, async (c) => {
@@ -177,7 +178,7 @@ export function billingRoutes() {
     );
     const entries = parseOrThrow(z.array(quoteEntry), body.models);
     const models = entries.map((e) => quote(c, e));
-    return c.json({ gate: c.var.services.config.pricing.gate, models });
+    return c.json({ gate: c.var.services.config.pricing.gate, models } satisfies QuoteBatchResponse);
   });
 
   r.get("/v1/billing/rate-card/gaps", read, async (c) => {
@@ -202,12 +203,12 @@ export function billingRoutes() {
         unrated_requests: g.unratedRequests,
         self_priced_requests: g.selfPricedRequests,
       })),
-    });
+    } satisfies GapsResponse);
   });
 
   r.get("/v1/billing/rate-card/rules", read, async (c) => {
     const rules = await listDbRules(c.var.services.database.db);
-    return c.json({ rules: rules.filter(visibleTo(c.var.auth.tenantId)).map(publicRule) });
+    return c.json({ rules: rules.filter(visibleTo(c.var.auth.tenantId)).map(publicRule) } satisfies RuleListResponse);
   });
 
   r.post("/v1/billing/rate-card/rules", write, async (c) => {
@@ -217,7 +218,7 @@ export function billingRoutes() {
     const { rule, created } = await upsertRule(services.database.db, auth, def);
     await services.rateCard.refresh();
     services.log.info({ rule_id: rule.ruleId, scope_key: rule.scopeKey, rule: rule.token, actor: auth.actor }, "rate rule upserted");
-    return c.json({ ...publicRule(rule), created });
+    return c.json({ ...publicRule(rule), created } satisfies RuleUpsertResponse);
   });
 
   r.delete("/v1/billing/rate-card/rules/:rule_id", write, async (c) => {

@@ -6,11 +6,14 @@ import { requireScope } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
 import { parseOrThrow } from "../http/errors.js";
 import { listEffectiveProviders } from "../manage/registry.js";
-import { costReport } from "../reports/costs.js";
+import { type CostReport, costReport } from "../reports/costs.js";
 import { latencyReport } from "../reports/latency.js";
-import { requestLogs } from "../reports/logs.js";
 import { overview } from "../reports/overview.js";
-import { costsQuery, latencyQuery, logsQuery, projectQuery } from "../reports/query.js";
+import { costsQuery, latencyQuery, projectQuery } from "../reports/query.js";
+import { dashboardExtraRoutes } from "./api-routes.js";
+
+/** GET /api/costs: the /v1/costs report without project and requests; by_project only unfiltered. */
+export type DashboardCostReport = Pick<CostReport, "period" | "total" | "by_provider" | "by_model"> & Partial<Pick<CostReport, "by_project">>;
 
 /**
  * The dashboard API under /api (read by the web app): thin adapters over the same report functions
@@ -18,14 +21,15 @@ import { costsQuery, latencyQuery, logsQuery, projectQuery } from "../reports/qu
  */
 export function dashboardApiRoutes() {
   const r = new Hono<AppEnv>();
-  for (const path of ["/api/costs", "/api/latency", "/api/logs", "/api/overview"]) r.use(path, requireScope("read"));
+  for (const path of ["/api/costs", "/api/latency", "/api/overview"]) r.use(path, requireScope("read"));
 
   r.get("/api/costs", async (c) => {
     const q = parseOrThrow(costsQuery, c.req.query(), "invalid query");
     const report = await costReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId });
     const { period, total, by_provider, by_model, by_project } = report;
     // by_project only without a project filter (spec Dashboard API table).
-    return c.json(q.project === null ? { period, total, by_provider, by_model, by_project } : { period, total, by_provider, by_model });
+    const body: DashboardCostReport = q.project === null ? { period, total, by_provider, by_model, by_project } : { period, total, by_provider, by_model };
+    return c.json(body);
   });
 
   r.get("/api/latency", async (c) => {
@@ -33,10 +37,8 @@ export function dashboardApiRoutes() {
     return c.json(await latencyReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
   });
 
-  r.get("/api/logs", async (c) => {
-    const q = parseOrThrow(logsQuery, c.req.query(), "invalid query");
-    return c.json(await requestLogs(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
-  });
+  // /api/logs (with its status filter and detail) and the other reads the web app needs.
+  r.route("/", dashboardExtraRoutes());
 
   r.get("/api/overview", async (c) => {
     const q = parseOrThrow(projectQuery, c.req.query(), "invalid query");
@@ -62,6 +64,9 @@ export function webAppRoutes(distDir: string = DASHBOARD_DIST) {
     return indexHtml;
   };
   r.use("/assets/*", serveStatic({ root: distDir }));
+  // A missing asset is a 404, not the index page: a stale tab asking for an old bundle must fail
+  // loudly rather than run HTML as a script.
+  r.get("/assets/*", (c) => c.text("no such asset\n", 404));
   r.get("*", (c) => {
     const html = loadIndex();
     if (html === null) {

@@ -25,7 +25,10 @@ export interface RequestLogRecord {
 }
 
 /** The newest request rows (raw: logs are a drill-down), probe traffic included. */
-export async function requestLogs(db: Db, args: ReportScope & { limit: number; modality: string | null }): Promise<RequestLogRecord[]> {
+export async function requestLogs(
+  db: Db,
+  args: ReportScope & { limit: number; modality: string | null; status?: string | null },
+): Promise<RequestLogRecord[]> {
   const rows = await db
     .select()
     .from(requests)
@@ -34,6 +37,7 @@ export async function requestLogs(db: Db, args: ReportScope & { limit: number; m
         tenantCondition(requests.tenantId, args),
         args.project === null ? undefined : eq(requests.project, args.project),
         args.modality === null ? undefined : eq(requests.modality, args.modality),
+        args.status === null || args.status === undefined ? undefined : eq(requests.status, args.status),
       ),
     )
     .orderBy(desc(requests.ts), desc(requests.id))

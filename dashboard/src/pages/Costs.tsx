@@ -1,0 +1,111 @@
+import { useQuery } from "@tanstack/react-query";
+import { useMemo } from "react";
+import { get } from "../api/client";
+import type { CostSeries, DashboardCostReport } from "../api/types";
+import { TimeChart } from "../ui/Chart";
+import { Card, Money, Page, QueryView, Segmented, Select, Tile, useParam } from "../ui/components";
+import { count, money } from "../ui/format";
+import { COST_PERIODS, PERIOD_HINT, useProjectOptions } from "../ui/hooks";
+
+type Lines = DashboardCostReport["by_provider"];
+const countAxis = (v: number) => count(Math.round(v));
+
+function Breakdown({ title, lines, total, testId }: { title: string; lines: Lines; total: number; testId: string }) {
+  const rows = Object.entries(lines).sort(([, a], [, b]) => b.cost - a.cost);
+  return (
+    <Card title={title}>
+      {rows.length === 0 ? (
+        <p className="muted">No spend in this period.</p>
+      ) : (
+        <table data-testid={testId}>
+          <thead>
+            <tr>
+              <th scope="col">{title.replace("By ", "")}</th>
+              <th scope="col" className="r">
+                Requests
+              </th>
+              <th scope="col" className="r">
+                Cost
+              </th>
+              <th scope="col" className="r">
+                Share
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map(([k, l]) => (
+              <tr key={k}>
+                <td>{k}</td>
+                <td className="r num">{count(l.requests)}</td>
+                <td className="r">
+                  <Money value={l.cost} />
+                </td>
+                <td className="r num">
+                  <span className="bar" aria-hidden="true">
+                    <span className={`bar-fill w${Math.round((total > 0 ? l.cost / total : 0) * 20) * 5}`} />
+                  </span>
+                  {total > 0 ? `${((l.cost / total) * 100).toFixed(1)}%` : "—"}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Card>
+  );
+}
+
+export function CostsPage() {
+  const [period, setPeriod] = useParam("period", "today");
+  const [project, setProject] = useParam("project");
+  const projects = useProjectOptions();
+  const report = useQuery({ queryKey: ["costs", period, project], queryFn: () => get<DashboardCostReport>("/api/costs", { period, project }) });
+  const series = useQuery({ queryKey: ["costs-series", period, "", project], queryFn: () => get<CostSeries>("/api/costs/series", { period, project }) });
+  const chart = useMemo(() => {
+    const pts = series.data?.points ?? [];
+    return {
+      x: pts.map((p) => Date.parse(p.t) / 1000),
+      series: [
+        { label: "Cost", values: pts.map((p) => p.cost), color: "--accent" },
+        { label: "Requests", values: pts.map((p) => p.requests), color: "--accent-2", bars: true, right: true },
+      ],
+    };
+  }, [series.data]);
+
+  return (
+    <Page
+      title="Costs"
+      actions={
+        <>
+          <Segmented label="Period" value={period} onChange={setPeriod} options={COST_PERIODS} />
+          <Select label="Project" value={project} onChange={setProject} options={projects} />
+        </>
+      }
+    >
+      <QueryView query={report} action="read costs">
+        {(r) => {
+          const requests = Object.values(r.by_provider).reduce((a, l) => a + l.requests, 0);
+          return (
+            <>
+              <div className="tiles">
+                <Tile testId="costs-total" label={`Total, ${PERIOD_HINT[r.period] ?? r.period}`} value={money(r.total)} hint="what providers charged (cost_usd)" />
+                <Tile label="Requests" value={count(requests)} />
+                <Tile label="Average per request" value={money(requests > 0 ? r.total / requests : null)} />
+              </div>
+              <Card title={`Cost over time (per ${series.data?.bucket ?? "bucket"})`} wide>
+                <QueryView query={series} action="read the cost series" isEmpty={(s) => s.points.length === 0} empty="No spend in this period.">
+                  {() => <TimeChart label="Cost over time" x={chart.x} series={chart.series} format={money} formatRight={countAxis} />}
+                </QueryView>
+              </Card>
+              <div className="grid">
+                <Breakdown title="By provider" lines={r.by_provider} total={r.total} testId="costs-by-provider" />
+                <Breakdown title="By model" lines={r.by_model} total={r.total} testId="costs-by-model" />
+                {r.by_project ? <Breakdown title="By project" lines={r.by_project} total={r.total} testId="costs-by-project" /> : null}
+              </div>
+            </>
+          );
+        }}
+      </QueryView>
+    </Page>
+  );
+}

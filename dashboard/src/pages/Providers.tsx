@@ -1,0 +1,146 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { api, get } from "../api/client";
+import type { ProviderCreateBody, ProviderTestResult, ProviderView } from "../api/types";
+import { useAuth } from "../auth";
+import { Badge, Card, ErrorBox, Page, QueryView } from "../ui/components";
+import { DeleteWithPreview } from "../ui/DeleteWithPreview";
+import { ms } from "../ui/format";
+
+/** The server's provider types; `satisfies` fails the build if one is not a type the API accepts. */
+const PROVIDER_TYPES = ["openai", "anthropic", "groq", "deepgram", "elevenlabs", "cartesia", "openai_compatible"] as const satisfies readonly ProviderCreateBody["provider_type"][];
+
+export function ProvidersPage() {
+  const { whoami } = useAuth();
+  const canManage = whoami.can.manage;
+  const qc = useQueryClient();
+  const list = useQuery({ queryKey: ["providers"], queryFn: () => get<{ providers: ProviderView[] }>("/v1/providers") });
+  const refresh = () => qc.invalidateQueries({ queryKey: ["providers"] });
+  return (
+    <Page title="Providers">
+      <div className={canManage ? "grid manage" : ""}>
+        <Card title="Providers" wide={!canManage}>
+          <QueryView query={list} action="read providers" isEmpty={(l) => l.providers.length === 0} empty="No providers configured.">
+            {(l) => (
+              <table data-testid="providers-table">
+                <thead>
+                  <tr>
+                    <th scope="col">Provider</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Source</th>
+                    <th scope="col">Key</th>
+                    <th scope="col">Base URL</th>
+                    <th scope="col">Connectivity</th>
+                    {canManage ? <th scope="col">Actions</th> : null}
+                  </tr>
+                </thead>
+                <tbody>
+                  {l.providers.map((p) => (
+                    <tr key={p.provider_id}>
+                      <td>
+                        <strong>{p.provider_id}</strong>
+                        <div className="muted small">{p.type}</div>
+                      </td>
+                      <td>{p.provider_type}</td>
+                      <td>
+                        <Badge tone={p.source === "db" ? "info" : "muted"}>{p.source}</Badge>
+                      </td>
+                      <td>{p.api_key_masked ? <code>{p.api_key_masked}</code> : <span className="muted">none</span>}</td>
+                      <td className="ellipsis">{p.base_url ?? <span className="muted">vendor default</span>}</td>
+                      <td>{canManage ? <TestButton id={p.provider_id} /> : <Badge tone={p.configured ? "ok" : "warn"}>{p.configured ? "configured" : "no key"}</Badge>}</td>
+                      {canManage ? (
+                        <td className="actions">
+                          {p.source === "db" ? (
+                            <DeleteWithPreview path={`/v1/providers/${encodeURIComponent(p.provider_id)}`} what={`provider ${p.provider_id}`} onDeleted={refresh} action="delete providers" />
+                          ) : (
+                            <span className="muted small">read-only (yaml)</span>
+                          )}
+                        </td>
+                      ) : null}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </QueryView>
+        </Card>
+        {canManage ? <ProviderForm onDone={refresh} /> : null}
+      </div>
+    </Page>
+  );
+}
+
+function TestButton({ id }: { id: string }) {
+  const test = useMutation({ mutationFn: () => api<ProviderTestResult>("POST", `/v1/providers/${encodeURIComponent(id)}/test`) });
+  return (
+    <span className="test">
+      <button type="button" className="secondary small" onClick={() => test.mutate()} disabled={test.isPending}>
+        {test.isPending ? "Testing…" : "Test"}
+      </button>{" "}
+      {test.data ? (
+        <span data-testid={`test-${id}`}>
+          <Badge tone={test.data.status === "ok" ? "ok" : "bad"}>{test.data.status}</Badge> {ms(test.data.latency_ms)} {test.data.message ? <span className="muted small">{test.data.message}</span> : null}
+        </span>
+      ) : null}
+      {test.isError ? <ErrorBox error={test.error} action="test providers" /> : null}
+    </span>
+  );
+}
+
+function ProviderForm({ onDone }: { onDone: () => void }) {
+  const [id, setId] = useState("");
+  const [type, setType] = useState<ProviderCreateBody["provider_type"]>("openai");
+  const [key, setKey] = useState("");
+  const [baseUrl, setBaseUrl] = useState("");
+  const save = useMutation({
+    mutationFn: () =>
+      api<unknown>("POST", "/v1/providers", {
+        provider_id: id.trim(),
+        provider_type: type,
+        api_key: key || null,
+        base_url: baseUrl.trim() || null,
+      } satisfies ProviderCreateBody),
+    onSuccess: () => {
+      setId("");
+      setKey("");
+      setBaseUrl("");
+      onDone();
+    },
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate();
+  };
+  return (
+    <Card title="New provider">
+      <form className="form" onSubmit={submit}>
+        <label className="field">
+          <span>Provider id</span>
+          <input name="provider_id" required value={id} onChange={(e) => setId(e.target.value)} />
+        </label>
+        <label className="field">
+          <span>Type</span>
+          <select name="provider_type" value={type} onChange={(e) => setType(e.target.value as ProviderCreateBody["provider_type"])}>
+            {PROVIDER_TYPES.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          <span>API key (stored encrypted, shown masked)</span>
+          <input name="api_key" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} />
+        </label>
+        <label className="field">
+          <span>Base URL (optional)</span>
+          <input name="base_url" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder="https://…" />
+        </label>
+        {save.isError ? <ErrorBox error={save.error} action="change providers" /> : null}
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={save.isPending}>
+            Add provider
+          </button>
+        </div>
+      </form>
+    </Card>
+  );
+}

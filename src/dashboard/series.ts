@@ -1,0 +1,193 @@
+import { and, type SQL, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
+import { z } from "zod";
+import { tenantCondition } from "../auth/context.js";
+import { MODALITIES } from "../config/schema.js";
+import type { Db } from "../db/client.js";
+import { requestModelRollups, requestModelRollupsDaily, requestRollups, requestRollupsDaily } from "../db/schema/index.js";
+import { moneyNumber } from "../money.js";
+import { PROJECT_FILTER_MAX } from "../reports/query.js";
+import { queryRows, type ReportScope } from "../reports/sources.js";
+import { COST_PERIODS, LATENCY_PERIODS, PERIOD_SECONDS, type Period } from "../reports/window.js";
+import { DAY_MS, HOUR_MS } from "../rollups/apply.js";
+import { emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
+
+export const SERIES_BUCKETS = ["hour", "day"] as const;
+export type SeriesBucket = (typeof SERIES_BUCKETS)[number];
+/** Most points one series answers (a month of hours); `all` with hour buckets would be unbounded. */
+export const SERIES_MAX_POINTS = 31 * 24;
+
+const project = z
+  .string()
+  .max(PROJECT_FILTER_MAX)
+  .optional()
+  .transform((v) => (v === undefined || v === "" ? null : v));
+const bucket = z.enum(SERIES_BUCKETS).optional();
+const hourNeedsWindow = (q: { period: Period; bucket?: SeriesBucket | undefined }) => !(q.period === "all" && q.bucket === "hour");
+const HOUR_ALL_MESSAGE = "bucket=hour needs period today, week or month (period all is answered by day)";
+
+export const costSeriesQuery = z
+  .object({ period: z.enum(COST_PERIODS).default("today"), project, bucket })
+  .refine(hourNeedsWindow, { message: HOUR_ALL_MESSAGE, path: ["bucket"] });
+export const latencySeriesQuery = z.object({
+  period: z.enum(LATENCY_PERIODS).default("today"),
+  project,
+  bucket,
+  modality: z
+    .enum(MODALITIES)
+    .optional()
+    .transform((v) => v ?? null),
+});
+
+/** hour for today and week, day for month and all: at most a few hundred points by default. */
+export function defaultBucket(period: Period): SeriesBucket {
+  return period === "today" || period === "week" ? "hour" : "day";
+}
+
+export interface CostPoint {
+  /** Bucket start, ISO-8601 UTC. */
+  t: string;
+  cost: number;
+  requests: number;
+  errors: number;
+}
+
+export interface CostSeries {
+  period: Period;
+  project: string | null;
+  bucket: SeriesBucket;
+  points: CostPoint[];
+}
+
+export interface LatencyPoint {
+  t: string;
+  requests: number;
+  p50_ttfb_ms: number | null;
+  p95_ttfb_ms: number | null;
+  p50_total_latency_ms: number | null;
+  p95_total_latency_ms: number | null;
+}
+
+export interface LatencySeries {
+  period: Exclude<Period, "all">;
+  project: string | null;
+  modality: string | null;
+  bucket: SeriesBucket;
+  points: LatencyPoint[];
+}
+
+/** The buckets overlapping [now - period, now] (for `all`, from the first stored bucket). */
+function bucketRange(period: Period, b: SeriesBucket, now: Date, first: number | null): number[] {
+  const ms = b === "hour" ? HOUR_MS : DAY_MS;
+  const end = Math.floor(now.getTime() / ms) * ms;
+  const start = period === "all" ? (first ?? end) : Math.floor((now.getTime() - PERIOD_SECONDS[period] * 1000) / ms) * ms;
+  const out: number[] = [];
+  for (let t = Math.max(start, end - (SERIES_MAX_POINTS - 1) * ms); t <= end; t += ms) out.push(t);
+  return out;
+}
+
+const tables = (b: SeriesBucket, allProjects: boolean) =>
+  allProjects ? (b === "hour" ? requestModelRollups : requestModelRollupsDaily) : b === "hour" ? requestRollups : requestRollupsDaily;
+
+interface RollupColumns {
+  bucket: AnyPgColumn;
+  tenantId: AnyPgColumn;
+  project: AnyPgColumn;
+}
+
+function rollupWhere(t: RollupColumns, scope: ReportScope, from: number | null, extra: (SQL | undefined)[] = []): SQL | undefined {
+  return and(
+    from === null ? undefined : sql`${t.bucket} >= ${new Date(from).toISOString()}::timestamptz`,
+    tenantCondition(t.tenantId, scope),
+    scope.project === null ? undefined : sql`${t.project} = ${scope.project}`,
+    ...extra,
+  );
+}
+
+/**
+ * Spend per hour or day bucket, read from the rollups only (whole buckets: the first one may start
+ * before a rolling window does, so the series can sum to a little more than GET /api/costs). Every
+ * bucket of the window is present, zero when nothing ran.
+ */
+export async function costSeries(db: Db, args: ReportScope & { period: Period; bucket: SeriesBucket; now?: Date }): Promise<CostSeries> {
+  const now = args.now ?? new Date();
+  const t = tables(args.bucket, false);
+  const range = args.period === "all" ? null : bucketRange(args.period, args.bucket, now, null);
+  const where = rollupWhere(t, args, range?.[0] ?? null);
+  const rows = await queryRows<{ b: string | Date; cost: string; requests: string; errors: string }>(
+    db,
+    sql`SELECT ${t.bucket} AS b, sum(${t.costUsd})::text AS cost, sum(${t.requests})::bigint AS requests, sum(${t.errors})::bigint AS errors
+      FROM ${t}${where ? sql` WHERE ${where}` : sql``} GROUP BY 1 ORDER BY 1`,
+  );
+  const byBucket = new Map(rows.map((r) => [new Date(r.b).getTime(), r]));
+  const first = rows[0] ? new Date(rows[0].b).getTime() : null;
+  const points = (range ?? bucketRange("all", args.bucket, now, first)).map((ms) => {
+    const r = byBucket.get(ms);
+    return { t: new Date(ms).toISOString(), cost: moneyNumber(r?.cost ?? 0), requests: Number(r?.requests ?? 0), errors: Number(r?.errors ?? 0) };
+  });
+  return { period: args.period, project: args.project, bucket: args.bucket, points };
+}
+
+/**
+ * p50/p95 of TTFB and total latency per bucket, probe traffic excluded, from the rollups' mergeable
+ * sketches (summarised by src/stats, the one percentile routine), optionally for one modality.
+ */
+export async function latencySeries(
+  db: Db,
+  args: ReportScope & { period: Exclude<Period, "all">; bucket: SeriesBucket; modality: string | null; now?: Date },
+): Promise<LatencySeries> {
+  const now = args.now ?? new Date();
+  const t = tables(args.bucket, args.project === null);
+  const range = bucketRange(args.period, args.bucket, now, null);
+  const where = rollupWhere(t, args, range[0] ?? null, [
+    sql`${t.isProbe} = false`,
+    args.modality === null ? undefined : sql`${t.modality} = ${args.modality}`,
+  ]);
+  const rolled = sql`WITH r AS (SELECT ${t.bucket} AS b, ${t.requests} AS n, ${t.ttfbHist} AS th, ${t.latencyHist} AS lh FROM ${t}${where ? sql` WHERE ${where}` : sql``})`;
+  const f = (col: string, field: string) => sql.raw(`(${col}->>'${field}')::float8`);
+  const [totals, buckets] = await Promise.all([
+    queryRows<{ b: string | Date; n: string; tc: number | null; ts: number | null; tz: number | null; tmin: number | null; tmax: number | null; lc: number | null; ls: number | null; lz: number | null; lmin: number | null; lmax: number | null }>(
+      db,
+      sql`${rolled} SELECT b, sum(n) AS n, sum(${f("th", "count")}) AS tc, sum(${f("th", "sum")}) AS ts, sum(${f("th", "zeros")}) AS tz,
+        min(${f("th", "min")}) AS tmin, max(${f("th", "max")}) AS tmax, sum(${f("lh", "count")}) AS lc, sum(${f("lh", "sum")}) AS ls,
+        sum(${f("lh", "zeros")}) AS lz, min(${f("lh", "min")}) AS lmin, max(${f("lh", "max")}) AS lmax FROM r GROUP BY b`,
+    ),
+    queryRows<{ b: string | Date; which: "t" | "l"; k: string; n: number }>(
+      db,
+      sql`${rolled} SELECT b, 't' AS which, e.key AS k, sum(e.value::float8) AS n FROM r, jsonb_each_text(r.th->'buckets') e GROUP BY 1, 2, 3
+        UNION ALL SELECT b, 'l' AS which, e.key AS k, sum(e.value::float8) AS n FROM r, jsonb_each_text(r.lh->'buckets') e GROUP BY 1, 2, 3`,
+    ),
+  ]);
+  const sketches = new Map<number, { n: number; ttfb: LatencySketch; latency: LatencySketch }>();
+  const sketchSums = (s: LatencySketch, count: number | null, sum: number | null, zeros: number | null, min: number | null, max: number | null) => {
+    s.count = Number(count ?? 0);
+    s.sum = Number(sum ?? 0);
+    s.zeros = Number(zeros ?? 0);
+    s.min = min === null ? Number.POSITIVE_INFINITY : Number(min);
+    s.max = max === null ? Number.NEGATIVE_INFINITY : Number(max);
+  };
+  for (const r of totals) {
+    const e = { n: Number(r.n), ttfb: emptySketch(), latency: emptySketch() };
+    sketchSums(e.ttfb, r.tc, r.ts, r.tz, r.tmin, r.tmax);
+    sketchSums(e.latency, r.lc, r.ls, r.lz, r.lmin, r.lmax);
+    sketches.set(new Date(r.b).getTime(), e);
+  }
+  for (const r of buckets) {
+    const e = sketches.get(new Date(r.b).getTime());
+    if (e) (r.which === "t" ? e.ttfb : e.latency).buckets[r.k] = Number(r.n);
+  }
+  const points = range.map((ms) => {
+    const e = sketches.get(ms);
+    const tt = e && e.ttfb.count > 0 ? summarize(e.ttfb) : null;
+    const ll = e && e.latency.count > 0 ? summarize(e.latency) : null;
+    return {
+      t: new Date(ms).toISOString(),
+      requests: e?.n ?? 0,
+      p50_ttfb_ms: tt?.p50 ?? null,
+      p95_ttfb_ms: tt?.p95 ?? null,
+      p50_total_latency_ms: ll?.p50 ?? null,
+      p95_total_latency_ms: ll?.p95 ?? null,
+    };
+  });
+  return { period: args.period, project: args.project, modality: args.modality, bucket: args.bucket, points };
+}
