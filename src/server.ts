@@ -5,6 +5,7 @@ import { type Env, parseEnv } from "./config/env.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { type Database, DEFAULT_DB_PATH, type DatabaseTarget, maskUrl, openDatabase, openMemoryDatabase } from "./db/client.js";
 import { runMigrations } from "./db/migrate.js";
+import { closeClientSockets, createWebSocketServer } from "./gateway/ws/upgrade.js";
 import { createApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logging.js";
 import { createServices, type Services, startWorkers, stopWorkers } from "./services.js";
@@ -61,8 +62,10 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   const app = createApp(services);
   const port = opts.port ?? loaded.config.serve.port;
   const hostname = opts.host ?? loaded.config.serve.host;
+  // The gateway's WebSocket routes (vendor relays) upgrade through node-server's own handler.
+  const sockets = createWebSocketServer();
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port, hostname }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, port, hostname, websocket: { server: sockets } }, () => resolve(s));
     s.once("error", reject);
   });
   const actualPort = (server.address() as AddressInfo).port;
@@ -72,6 +75,9 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   const shutdown = () => {
     closing ??= (async () => {
       log.info("shutting down: no new connections, draining background work");
+      // Relayed streams hold their connections open: close them (1001 going away) so each records its
+      // usage before the recorder drains, and the server's close can complete.
+      await closeClientSockets(sockets);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         // Idle keep-alive sockets would hold close() open; in-flight requests still finish.

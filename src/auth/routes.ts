@@ -13,7 +13,7 @@ const mintBody = z.strictObject({
   tenant_id: z.string().trim().min(1).max(200).nullish(),
   issued_by: z.string().max(200).nullish(),
   /** Narrower keys on request; minted keys default to `*` (role tenant keeps them off admin routes). */
-  scopes: z.array(z.enum(["read", "write", "ingest", "*"])).min(1).optional(),
+  scopes: z.array(z.enum(["read", "write", "ingest", "infer", "*"])).min(1).optional(),
   role: z.enum(["tenant", "admin"]).default("tenant"),
 });
 

@@ -17,11 +17,11 @@ export function registerKeys(program: Command): void {
     .requiredOption("--name <name>", "what the key is for")
     .option("--tenant <tenant_id>", "bind the key to one tenant")
     .option("--issued-by <who>", "audit string", "cli")
-    .option("--scopes <list>", "comma-separated scopes (read,write,ingest,*)", "*")
+    .option("--scopes <list>", "comma-separated scopes (read,write,ingest,infer,*)", "*")
     .option("--role <role>", "tenant or admin", "tenant")
     .action(async (o: { name: string; tenant?: string; issuedBy: string; scopes: string; role: string }) => {
       const scopes = o.scopes.split(",").map((s) => s.trim()) as ("read" | "write" | "ingest" | "*")[];
-      for (const s of scopes) if (!["read", "write", "ingest", "*"].includes(s)) fail(`unknown scope: ${s}`);
+      for (const s of scopes) if (!["read", "write", "ingest", "infer", "*"].includes(s)) fail(`unknown scope: ${s}`);
       if (o.role !== "tenant" && o.role !== "admin") fail(`role must be tenant or admin, not ${o.role}`);
       await withStore(async ({ database }) => {
         const { plaintext, row } = await database.db.transaction(async (tx) => {

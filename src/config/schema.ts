@@ -213,8 +213,10 @@ export const configSchema = z.strictObject({
       record_queue_limit: z.number().int().positive().default(20_000),
       /** How often the in-memory routing table, budgets and keys are refreshed from the store. */
       refresh_interval_ms: z.number().int().positive().default(2_000),
+      /** A relayed WebSocket stream records its units so far this often (so budgets see long calls). */
+      ws_checkpoint_interval_ms: z.number().int().positive().default(5_000),
     })
-    .default({ first_byte_timeout_ms: 60_000, max_cooldown_ms: 30_000, record_queue_limit: 20_000, refresh_interval_ms: 2_000 }),
+    .default({ first_byte_timeout_ms: 60_000, max_cooldown_ms: 30_000, record_queue_limit: 20_000, refresh_interval_ms: 2_000, ws_checkpoint_interval_ms: 5_000 }),
   cost_tracking: z
     .strictObject({
       daily_budget_alert: unused,

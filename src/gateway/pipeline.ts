@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Context } from "hono";
-import type { Dispatcher } from "undici";
 import { admitCaller, planCall } from "./admit.js";
 import { BodyTooLarge, headersOf, nodeBindings, type Outbound, readBody } from "./exchange.js";
 import type { Gateway } from "./gateway.js";
 import { type Attempt, type CallContext, failureOf, recordAttempt } from "./attempt.js";
 import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
 import { answerError, answerHeaders, openOutbound, passthroughHeaders } from "./respond.js";
+import { UpstreamAnswer } from "./upstream.js";
 
 /**
  * One proxied call, start to end: loopback rule, key and infer permission, attribution, body, model,
@@ -64,12 +64,11 @@ export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: 
       continue;
     }
     const attempt: Attempt = { id: i === 0 ? requestId : randomUUID(), target, status: "success", units: {} };
-    const abort = new AbortController();
-    const onAbort = () => abort.abort();
-    out.onAbort(onAbort);
-    let res: Dispatcher.ResponseData;
+    const handle = new UpstreamAnswer();
+    out.onAbort(() => handle.abort());
+    let res: UpstreamAnswer;
     try {
-      res = await gw.upstreams.send(target, route.upstreamRequest(inbound, call, target), abort.signal, services.config.gateway.first_byte_timeout_ms);
+      res = await gw.upstreams.send(target, route.upstreamRequest(inbound, call, target), services.config.gateway.first_byte_timeout_ms, handle);
     } catch (err) {
       limit.grant.release();
       if (out.aborted) return out.done(undefined);
@@ -82,9 +81,8 @@ export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: 
     }
     const retryable = res.statusCode === 429 || res.statusCode >= 500;
     if (retryable && !last) {
-      const retryAfter = headerOf(res.headers, "retry-after");
-      gw.cooldowns.fail(target.providerId, retryAfter);
-      await res.body.dump().catch(() => {});
+      gw.cooldowns.fail(target.providerId, headerOf(res.headers, "retry-after"));
+      await res.dump();
       limit.grant.release();
       recordAttempt(ctx, { ...attempt, status: "error", error: `upstream answered ${res.statusCode}` });
       firstFailed ??= target;
@@ -109,43 +107,37 @@ export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: 
 }
 
 /** Streams the answering attempt to the client as it arrives, metering every chunk, then records it. */
-async function relay(
-  ctx: CallContext,
-  out: Outbound,
-  res: Dispatcher.ResponseData,
-  route: ProxyRoute,
-  call: ParsedCall,
-  attempt: Attempt,
-  extra: Record<string, string>,
-): Promise<void> {
+function relay(ctx: CallContext, out: Outbound, res: UpstreamAnswer, route: ProxyRoute, call: ParsedCall, attempt: Attempt, extra: Record<string, string>): Promise<void> {
   const meter = route.meter(call, attempt.target);
   meter.headers?.(res.statusCode, res.headers);
   out.head(res.statusCode, answerHeaders(passthroughHeaders(res.headers), extra));
   let ttfb: number | null = null;
-  let complete = false;
-  try {
-    for await (const chunk of res.body) {
-      const buf = chunk as Buffer;
-      const first = meter.chunk(buf);
-      if (ttfb === null && first !== false) ttfb = performance.now() - ctx.t0;
-      if (!out.write(buf)) await out.drained();
-      if (out.aborted) break;
-    }
-    complete = !out.aborted;
-  } catch {
-    complete = false;
-  }
-  attempt.ttfbMs = ttfb;
-  attempt.units = meter.units(complete);
-  if (res.statusCode >= 400) {
-    attempt.status = "error";
-    attempt.error = `upstream answered ${res.statusCode}`;
-  } else if (!complete) {
-    attempt.status = "error";
-    attempt.error = out.aborted ? "client disconnected before the answer ended" : "upstream answer cut off";
-  }
-  out.end(!complete);
-  recordAttempt(ctx, attempt);
+  return new Promise<void>((resolve) => {
+    res.stream({
+      data(chunk) {
+        const first = meter.chunk(chunk);
+        if (ttfb === null && first !== false) ttfb = performance.now() - ctx.t0;
+        if (out.write(chunk)) return true;
+        void out.drained().then(() => res.resume());
+        return false;
+      },
+      end(err) {
+        const complete = err === null && !out.aborted;
+        attempt.ttfbMs = ttfb;
+        attempt.units = meter.units(complete);
+        if (res.statusCode >= 400) {
+          attempt.status = "error";
+          attempt.error = `upstream answered ${res.statusCode}`;
+        } else if (!complete) {
+          attempt.status = "error";
+          attempt.error = out.aborted ? "client disconnected before the answer ended" : "upstream answer cut off";
+        }
+        out.end(!complete);
+        recordAttempt(ctx, attempt);
+        resolve();
+      },
+    });
+  });
 }
 
 function headerOf(h: IncomingHttpHeaders, name: string): string | null {

@@ -1,4 +1,5 @@
 import { type LookupAddress, lookup as dnsLookup } from "node:dns";
+import type { IncomingHttpHeaders } from "node:http";
 import { type Dispatcher, Pool } from "undici";
 import { bareHost, isBlockedAddress, isMetadataAddress } from "../manage/url-policy.js";
 import type { UpstreamRequest, UpstreamTarget } from "./protocol.js";
@@ -50,19 +51,45 @@ export class GatewayUpstreams {
   }
 
   /**
-   * Sends one attempt. Rejects on a connect error or when no response headers came within
-   * `firstByteTimeoutMs` (the fallback conditions); the body streams as it arrives.
+   * Sends one attempt through undici's dispatch API (no Readable streams, no promise per chunk).
+   * Resolves at the response headers; rejects on a connect error or when no headers came within
+   * `firstByteTimeoutMs` (the fallback conditions). The body then flows to the sink given to stream().
+   * `answer` is the caller's handle (abort() before or after the headers).
    */
-  send(target: UpstreamTarget, req: UpstreamRequest, signal: AbortSignal, firstByteTimeoutMs: number): Promise<Dispatcher.ResponseData> {
+  send(target: UpstreamTarget, req: UpstreamRequest, firstByteTimeoutMs: number, answer: UpstreamAnswer = new UpstreamAnswer()): Promise<UpstreamAnswer> {
     const { pool, basePath } = this.poolFor(target.baseUrl);
-    return pool.request({
-      method: req.method as Dispatcher.HttpMethod,
-      path: basePath + req.path,
-      headers: req.headers,
-      body: req.body,
-      signal,
-      headersTimeout: firstByteTimeoutMs,
-      bodyTimeout: UPSTREAM_BODY_TIMEOUT_MS,
+    return new Promise<UpstreamAnswer>((resolve, reject) => {
+      pool.dispatch(
+        {
+          method: req.method as Dispatcher.HttpMethod,
+          path: basePath + req.path,
+          headers: req.headers,
+          body: req.body,
+          headersTimeout: firstByteTimeoutMs,
+          bodyTimeout: UPSTREAM_BODY_TIMEOUT_MS,
+        },
+        {
+          onRequestStart(controller) {
+            answer.controller = controller;
+            if (answer.abortRequested) controller.abort(new Error("aborted by the client"));
+          },
+          onResponseStart(_controller, statusCode, headers) {
+            answer.statusCode = statusCode;
+            answer.headers = headers;
+            resolve(answer);
+          },
+          onResponseData(controller, chunk) {
+            answer.data(controller, chunk);
+          },
+          onResponseEnd() {
+            answer.finish(null);
+          },
+          onResponseError(_controller, err) {
+            if (answer.statusCode === 0) reject(err);
+            else answer.finish(err);
+          },
+        },
+      );
     });
   }
 
@@ -70,5 +97,63 @@ export class GatewayUpstreams {
     const all = [...this.pools.values()];
     this.pools.clear();
     await Promise.allSettled(all.map((p) => p.pool.close()));
+  }
+}
+
+/** Where an upstream body goes: data() returns false to pause the upstream until resume(). */
+export interface BodySink {
+  data(chunk: Buffer): boolean;
+  end(err: Error | null): void;
+}
+
+/**
+ * One upstream answer: status and headers, then the body pushed to a sink as it arrives (chunks
+ * that came before stream() was called are kept and delivered first). abort() cancels the request.
+ */
+export class UpstreamAnswer {
+  statusCode = 0;
+  headers: IncomingHttpHeaders = {};
+  controller: Dispatcher.DispatchController | null = null;
+  abortRequested = false;
+  private sink: BodySink | null = null;
+  private early: Buffer[] = [];
+  private ended: { err: Error | null } | null = null;
+
+  data(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.sink) {
+      this.early.push(chunk);
+      return;
+    }
+    if (!this.sink.data(chunk)) controller.pause();
+  }
+
+  finish(err: Error | null): void {
+    if (this.ended) return;
+    this.ended = { err };
+    this.sink?.end(err);
+  }
+
+  stream(sink: BodySink): void {
+    this.sink = sink;
+    const early = this.early;
+    this.early = [];
+    let paused = false;
+    for (const c of early) if (!sink.data(c)) paused = true;
+    if (paused) this.controller?.pause();
+    if (this.ended) sink.end(this.ended.err);
+  }
+
+  resume(): void {
+    this.controller?.resume();
+  }
+
+  abort(): void {
+    this.abortRequested = true;
+    if (!this.ended) this.controller?.abort(new Error("aborted by the client"));
+  }
+
+  /** Reads and discards the body (a failed attempt's answer), freeing the connection. */
+  dump(): Promise<void> {
+    return new Promise((resolve) => this.stream({ data: () => true, end: () => resolve() }));
   }
 }

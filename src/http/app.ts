@@ -7,6 +7,7 @@ import { callRoutes } from "../calls/routes.js";
 import { dashboardApiRoutes, webAppRoutes } from "../dashboard/routes.js";
 import { fleetRoutes } from "../fleet/routes.js";
 import { gatewayRoutes } from "../gateway/routes.js";
+import { gatewayWsRoutes } from "../gateway/ws/routes.js";
 import { ingestRoutes } from "../ingest/routes.js";
 import { manageRoutes } from "../manage/routes.js";
 import { readRoutes } from "../reports/routes.js";
@@ -32,6 +33,7 @@ export function createApp(services: Services): Hono<AppEnv> {
   });
   // Before the per-request log and header middleware: the gateway's hot path writes its own headers
   // and records each call (src/gateway).
+  app.route("/", gatewayWsRoutes());
   app.route("/", gatewayRoutes());
   app.use(requestLog);
   app.use(securityHeaders);

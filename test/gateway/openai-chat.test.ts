@@ -104,6 +104,14 @@ describe("OpenAI chat completions through Voxgate", () => {
     }
   });
 
+  it("accepts a minted vk_ key with the infer scope, bound to its tenant", async () => {
+    const minted = await app.call("POST", "/v1/api-keys", { key: OPERATOR_KEY, body: { name: "agent", tenant_id: "initech", scopes: ["infer"] } });
+    const { plaintext } = (await minted.json()) as { plaintext: string };
+    const res = await client(plaintext).chat.completions.create({ model: "openai/gpt-4.1-mini", messages: [{ role: "user", content: "x" }] }).withResponse();
+    const row = (await recordedRows(app)).find((r) => r.id === res.response.headers.get("x-voxgate-request-id"));
+    expect(row?.tenant_id).toBe("initech");
+  });
+
   it("records a tenant key's calls under its tenant, visible to that tenant only", async () => {
     const res = await client(ACME_KEY, { "X-Voxgate-Project": "acme-proj" })
       .chat.completions.create({ model: "openai/gpt-4.1-mini", messages: [{ role: "user", content: "x" }] })

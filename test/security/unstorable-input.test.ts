@@ -51,6 +51,16 @@ const BODIES: Record<string, (() => unknown) | null> = {
   // Gateway bodies name a model no provider serves: the walk must never spend a call upstream.
   ...vendorBodies("openai/v1/chat/completions", () => ({ model: "nowhere/none", messages: [{ role: "user", content: "hi" }] })),
   ...vendorBodies("anthropic/v1/messages", () => ({ model: "nowhere/none", max_tokens: 5, messages: [{ role: "user", content: "hi" }] })),
+  // Audio routes: JSON bodies for the speech routes; the audio-upload routes get JSON too, which they refuse with a 4xx.
+  ...vendorBodies("openai/v1/audio/speech", () => ({ model: "nowhere/none", input: "hi", voice: "alloy" })),
+  ...vendorBodies("openai/v1/audio/transcriptions", () => ({ model: "nowhere/none", file: "x" })),
+  ...vendorBodies("deepgram/v1/listen", () => ({ url: "https://example.com/a.wav", model: "nowhere/none" })),
+  ...vendorBodies("deepgram/v1/speak", () => ({ text: "hi", model: "nowhere/none" })),
+  ...vendorBodies("elevenlabs/v1/text-to-speech/:voice_id", () => ({ text: "hi", model_id: "nowhere/none" })),
+  ...vendorBodies("elevenlabs/v1/text-to-speech/:voice_id/stream", () => ({ text: "hi", model_id: "nowhere/none" })),
+  ...vendorBodies("cartesia/tts/bytes", () => ({ model_id: "nowhere/none", transcript: "hi", voice: { mode: "id", id: "v" } })),
+  // Cartesia's clients fix this path at the root (src/gateway/ws/routes.ts).
+  "POST /tts/bytes": () => ({ model_id: "nowhere/none", transcript: "hi", voice: { mode: "id", id: "v" } }),
 };
 
 /** A gateway route's body, at its vendor prefix and behind the /p/{project}/s/{session} attribution prefix. */
@@ -62,7 +72,7 @@ function vendorBodies(path: string, make: () => unknown): Record<string, () => u
  * Gateway routes speak their vendor's protocol: errors come in the vendor's shape (the SDK parses
  * them), so for them the walk asserts a 4xx, never a 5xx, instead of Voxgate's envelope.
  */
-const isVendorRoute = (path: string) => /^\/(p\/:project\/s\/:session\/)?(openai|anthropic|deepgram|elevenlabs|cartesia)(\/|$)/.test(path);
+const isVendorRoute = (path: string) => /^\/(p\/:project\/s\/:session\/)?(openai|anthropic|deepgram|elevenlabs|cartesia|tts)(\/|$)/.test(path);
 
 /** Routes that read their body themselves and treat bad strings per row (ingest) or verify a signature first. */
 const PER_ROW_OR_SIGNED = new Set(["POST /v1/ingest", "POST /v1/ingest/turns", "POST /v1/ingest/dead-air", "POST /v1/livekit/webhook"]);

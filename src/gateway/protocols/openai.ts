@@ -1,4 +1,5 @@
 import { authorizationToken, type GatewayErrorCode, type LocalRoute, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
+import { speechRoute, transcriptionsRoute } from "./openai-audio.js";
 import { chatCompletionsRoute } from "./openai-chat.js";
 
 /** OpenAI's error `type` for each gateway error (the SDKs map status codes; type is informative). */
@@ -48,5 +49,5 @@ export const openaiProtocol: VendorProtocol = {
       body: JSON.stringify({ error: { message, type: OPENAI_ERROR_TYPES[code], param: null, code, ...(details !== undefined && { details }) } }),
     };
   },
-  routes: [chatCompletionsRoute(bearer), modelsRoute],
+  routes: [chatCompletionsRoute(bearer), modelsRoute, transcriptionsRoute(bearer), speechRoute(bearer)],
 };

@@ -1,0 +1,152 @@
+import type { Units } from "../protocol.js";
+import type { StreamMeter } from "../ws/relay.js";
+import {
+  type DeepgramAudioFormat,
+  deepgramLiveFrame,
+  deepgramLiveSeconds,
+  realtimeClientFrame,
+  realtimeInputBytesPerSecond,
+  realtimeServerFrame,
+  rawAudioSeconds,
+} from "./stt-units.js";
+import { cartesiaWsCharacters, deepgramSpeakWsCharacters, elevenlabsWsCharacters, ttsWsAudioFrame } from "./tts-units.js";
+
+/** Text of a text frame for parsing; binary frames are never parsed as JSON. */
+const text = (frame: Buffer, isBinary: boolean): string | null => (isBinary ? null : frame.toString("utf8"));
+
+/** Deepgram live listen: binary frames are audio; `Results` answer; `Metadata.duration` is the bill. */
+export function deepgramListenMeter(format: DeepgramAudioFormat): StreamMeter {
+  let audioBytes = 0;
+  let metadataDuration: number | null = null;
+  let resultsEnd: number | null = null;
+  // Raw audio is timed from its bytes; only container audio needs how far the results reached.
+  const needResultsEnd = rawAudioSeconds(0, format) === null;
+  return {
+    client(frame, isBinary) {
+      if (!isBinary) return false;
+      audioBytes += frame.length;
+      return true;
+    },
+    upstream(frame, isBinary) {
+      if (isBinary) return false;
+      // Most frames are Results: recognised without decoding or parsing them (the hot path of a stream).
+      if (frame.includes(RESULTS_TYPE)) {
+        if (needResultsEnd) {
+          const f = deepgramLiveFrame(frame.toString("utf8"));
+          if (f.resultsEnd !== null) resultsEnd = Math.max(resultsEnd ?? 0, f.resultsEnd);
+        }
+        return true;
+      }
+      if (frame.includes(METADATA_TYPE)) {
+        const f = deepgramLiveFrame(frame.toString("utf8"));
+        if (f.metadataDuration !== null) metadataDuration = (metadataDuration ?? 0) + f.metadataDuration;
+      }
+      return false;
+    },
+    units(): Units {
+      const seconds = deepgramLiveSeconds({ metadataDuration, audioBytes, resultsEnd }, format);
+      return seconds === null ? {} : { audioSeconds: seconds };
+    },
+  };
+}
+
+const RESULTS_TYPE = Buffer.from('"Results"');
+const METADATA_TYPE = Buffer.from('"Metadata"');
+
+/** Deepgram speak WS: `Speak` messages carry the text; binary frames are the audio. */
+export function deepgramSpeakMeter(): StreamMeter {
+  let characters = 0;
+  return {
+    client(frame, isBinary) {
+      const t = text(frame, isBinary);
+      const n = t === null ? 0 : deepgramSpeakWsCharacters(t);
+      characters += n;
+      return n > 0;
+    },
+    upstream: (_frame, isBinary) => isBinary,
+    units: () => ({ characters }),
+  };
+}
+
+/** ElevenLabs multi-stream-input: `text` messages (the single-space opener excluded); `audio` answers. */
+export function elevenlabsMeter(): StreamMeter {
+  let characters = 0;
+  let answered = false;
+  return {
+    client(frame, isBinary) {
+      const t = text(frame, isBinary);
+      const n = t === null ? 0 : elevenlabsWsCharacters(t);
+      characters += n;
+      return n > 0;
+    },
+    upstream(frame, isBinary) {
+      // Only the first audio frame matters (TTFB); later ones (large base64 audio) are not parsed.
+      if (answered) return false;
+      const t = text(frame, isBinary);
+      answered = t !== null && ttsWsAudioFrame("elevenlabs", t);
+      return answered;
+    },
+    units: () => ({ characters }),
+  };
+}
+
+/** Cartesia tts/websocket: `transcript` of each generation request; `chunk` answers. */
+export function cartesiaMeter(): StreamMeter {
+  let characters = 0;
+  let answered = false;
+  return {
+    client(frame, isBinary) {
+      const t = text(frame, isBinary);
+      const n = t === null ? 0 : cartesiaWsCharacters(t);
+      characters += n;
+      return n > 0;
+    },
+    upstream(frame, isBinary) {
+      // Only the first audio frame matters (TTFB); later ones (large base64 audio) are not parsed.
+      if (answered) return false;
+      const t = text(frame, isBinary);
+      answered = t !== null && ttsWsAudioFrame("cartesia", t);
+      return answered;
+    },
+    units: () => ({ characters }),
+  };
+}
+
+/**
+ * OpenAI realtime transcription: `input_audio_buffer.append` carries base64 audio in the session's
+ * input format (pcm16 at 24 kHz unless a session update says otherwise); completed transcriptions
+ * carry `usage.seconds`, which wins when the vendor sent it.
+ */
+export function realtimeTranscriptionMeter(): StreamMeter {
+  let seconds = 0;
+  let usageSeconds: number | null = null;
+  let inputTokens: number | null = null;
+  let outputTokens: number | null = null;
+  let bytesPerSecond = 48_000;
+  return {
+    client(frame, isBinary) {
+      const t = text(frame, isBinary);
+      if (t === null) return false;
+      const f = realtimeClientFrame(t);
+      const rate = realtimeInputBytesPerSecond(f.inputFormat);
+      if (rate !== null) bytesPerSecond = rate;
+      seconds += f.audioBytes / bytesPerSecond;
+      return f.audioBytes > 0;
+    },
+    upstream(frame, isBinary) {
+      const t = text(frame, isBinary);
+      if (t === null) return false;
+      const f = realtimeServerFrame(t);
+      if (f.usageSeconds !== null) usageSeconds = (usageSeconds ?? 0) + f.usageSeconds;
+      if (f.inputTokens !== null) inputTokens = (inputTokens ?? 0) + f.inputTokens;
+      if (f.outputTokens !== null) outputTokens = (outputTokens ?? 0) + f.outputTokens;
+      return f.transcript;
+    },
+    units(): Units {
+      const out: Units = { audioSeconds: usageSeconds ?? seconds };
+      if (inputTokens !== null) out.inputTokens = inputTokens;
+      if (outputTokens !== null) out.outputTokens = outputTokens;
+      return out;
+    },
+  };
+}

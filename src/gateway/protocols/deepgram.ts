@@ -1,0 +1,119 @@
+import { deepgramAudioFormat, deepgramPrerecordedSeconds, jsonObject, rawAudioSeconds, wavSeconds } from "../audio/stt-units.js";
+import { deepgramListenMeter, deepgramSpeakMeter } from "../audio/stream-meters.js";
+import { characterCount, deepgramSpeakText } from "../audio/tts-units.js";
+import {
+  authorizationToken,
+  forwardableHeaders,
+  type InboundRequest,
+  ProtocolInputError,
+  type ProxyRoute,
+  type UpstreamTarget,
+  type VendorProtocol,
+} from "../protocol.js";
+import { forwardQuery, subprotocolToken, type WsProtocol, type WsRoute } from "../ws/ws-route.js";
+import { bufferedJsonMeter, charactersMeter, modelQuery, type SpeechState } from "./audio-common.js";
+
+const tokenAuth = (t: UpstreamTarget): Record<string, string> => (t.apiKey ? { authorization: `Token ${t.apiKey}` } : {});
+
+interface ListenState {
+  format: ReturnType<typeof deepgramAudioFormat>;
+  /** Seconds measured from the uploaded audio (raw encoding or WAV), the fallback when the answer has none. */
+  uploadSeconds: number | null;
+}
+
+/** POST /listen: pre-recorded audio (raw bytes, or JSON {url}); billed by the answer's metadata.duration. */
+const listenRoute: ProxyRoute = {
+  kind: "proxy",
+  method: "POST",
+  path: "/listen",
+  modality: "stt",
+  parse(inbound) {
+    const type = String(inbound.headers["content-type"] ?? "").toLowerCase();
+    if (type.startsWith("application/json")) {
+      const url = jsonObject(inbound.body.toString("utf8"))?.url;
+      if (typeof url !== "string" || url.length === 0) throw new ProtocolInputError("a JSON body must be {\"url\": \"<audio url>\"}");
+    } else if (inbound.body.byteLength === 0) throw new ProtocolInputError("no audio in the request body");
+    const format = deepgramAudioFormat(inbound.query);
+    const uploadSeconds = type.startsWith("application/json") ? null : (rawAudioSeconds(inbound.body.byteLength, format) ?? wavSeconds(inbound.body));
+    const state: ListenState = { format, uploadSeconds };
+    return { model: modelQuery(inbound), stream: false, state };
+  },
+  upstreamRequest(inbound, _call, target) {
+    return {
+      method: "POST",
+      path: `/listen${forwardQuery(inbound.query, { model: target.modelName })}`,
+      headers: { ...forwardableHeaders(inbound.headers), ...tokenAuth(target) },
+      body: inbound.body,
+    };
+  },
+  meter(call) {
+    const state = call.state as ListenState;
+    return bufferedJsonMeter((json) => {
+      const seconds = deepgramPrerecordedSeconds(json, state.format) ?? state.uploadSeconds;
+      return seconds === null ? {} : { audioSeconds: seconds };
+    });
+  },
+};
+
+/** POST /speak: `{"text"}` → audio; billed by the characters of the text. */
+const speakRoute: ProxyRoute = {
+  kind: "proxy",
+  method: "POST",
+  path: "/speak",
+  modality: "tts",
+  parse(inbound) {
+    const json = jsonObject(inbound.body.toString("utf8"));
+    const text = deepgramSpeakText(json);
+    if (json === null || text === null) throw new ProtocolInputError('the body must be a JSON object with a "text" string');
+    const state: SpeechState = { json, characters: characterCount(text) };
+    return { model: modelQuery(inbound), stream: true, state };
+  },
+  upstreamRequest(inbound, _call, target) {
+    return {
+      method: "POST",
+      path: `/speak${forwardQuery(inbound.query, { model: target.modelName })}`,
+      headers: { ...forwardableHeaders(inbound.headers), ...tokenAuth(target) },
+      body: inbound.body,
+    };
+  },
+  meter: (call) => charactersMeter(call),
+};
+
+/** Deepgram's error shape: err_code carries Voxgate's code. */
+function deepgramError(_status: number, code: string, message: string, details?: unknown) {
+  return { contentType: "application/json", body: JSON.stringify({ err_code: code, err_msg: message, ...(details !== undefined && { details }) }) };
+}
+
+/** The key: `Authorization: Token|Bearer` (server SDKs, LiveKit plugin) or the `token, <key>` subprotocol (browsers). */
+const deepgramCredential = (headers: InboundRequest["headers"]) => authorizationToken(headers) ?? subprotocolToken(headers);
+
+/** /deepgram/v1: Deepgram's wire protocol (listen, speak). */
+export const deepgramProtocol: VendorProtocol = {
+  id: "deepgram",
+  prefix: "/deepgram/v1",
+  providerTypes: ["deepgram"],
+  credential: deepgramCredential,
+  upstreamAuth: tokenAuth,
+  errorBody: deepgramError,
+  routes: [listenRoute, speakRoute],
+};
+
+/** WebSocket listen: binary audio frames up, `Results` down, `Metadata.duration` after CloseStream. */
+const listenWs: WsRoute = {
+  path: "/listen",
+  modality: "stt",
+  model: modelQuery,
+  upstream: (inbound, target) => ({ path: `/listen${forwardQuery(inbound.query, { model: target.modelName })}`, headers: tokenAuth(target) }),
+  meter: (inbound) => deepgramListenMeter(deepgramAudioFormat(inbound.query)),
+};
+
+/** WebSocket speak: `Speak` text messages up, binary audio down. */
+const speakWs: WsRoute = {
+  path: "/speak",
+  modality: "tts",
+  model: modelQuery,
+  upstream: (inbound, target) => ({ path: `/speak${forwardQuery(inbound.query, { model: target.modelName })}`, headers: tokenAuth(target) }),
+  meter: () => deepgramSpeakMeter(),
+};
+
+export const deepgramWs: WsProtocol = { protocol: deepgramProtocol, routes: [listenWs, speakWs] };

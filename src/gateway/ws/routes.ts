@@ -1,0 +1,41 @@
+import type { Context } from "hono";
+import { Hono } from "hono";
+import type { AppEnv } from "../../http/app-env.js";
+import { ATTRIBUTION_PATH } from "../attribution.js";
+import { handleProxy } from "../pipeline.js";
+import { cartesiaBytesRoute, cartesiaProtocol, cartesiaWs } from "../protocols/cartesia.js";
+import { deepgramWs } from "../protocols/deepgram.js";
+import { elevenlabsWs } from "../protocols/elevenlabs.js";
+import { openaiProtocol } from "../protocols/openai.js";
+import { realtimeRoute } from "../protocols/openai-audio.js";
+import type { UpstreamTarget } from "../protocol.js";
+import { handleWebSocket } from "./pipeline.js";
+import type { WsProtocol } from "./ws-route.js";
+
+const bearer = (t: UpstreamTarget): Record<string, string> => (t.apiKey ? { authorization: `Bearer ${t.apiKey}` } : {});
+const openaiRealtimeWs: WsProtocol = { protocol: openaiProtocol, routes: [realtimeRoute(bearer)] };
+
+/** Every vendor's WebSocket routes. */
+export const WS_PROTOCOLS: readonly WsProtocol[] = [openaiRealtimeWs, deepgramWs, elevenlabsWs, cartesiaWs];
+
+/**
+ * The gateway's WebSocket routes, under each protocol's prefix and behind /p/{project}/s/{session}.
+ * Mounted before the HTTP gateway routes (whose per-prefix catch-all would answer them). A plain GET
+ * on a WebSocket route is a 426.
+ *
+ * Cartesia's paths are fixed in its clients (the LiveKit plugin's synthesize() drops a base URL's
+ * path), so /tts/bytes and /tts/websocket are also served at the root, attributed by headers only.
+ */
+export function gatewayWsRoutes() {
+  const app = new Hono<AppEnv>();
+  for (const wsp of WS_PROTOCOLS) {
+    for (const route of wsp.routes) {
+      const handler = (c: Context<AppEnv>) => handleWebSocket(c.var.services.gateway, wsp, route, c);
+      app.get(`${wsp.protocol.prefix}${route.path}`, handler);
+      app.get(`${ATTRIBUTION_PATH}${wsp.protocol.prefix}${route.path}`, handler);
+      if (wsp === cartesiaWs) app.get(route.path, handler);
+    }
+  }
+  app.post(cartesiaBytesRoute.path, (c) => handleProxy(c.var.services.gateway, cartesiaProtocol, cartesiaBytesRoute, c));
+  return app;
+}

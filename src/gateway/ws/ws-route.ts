@@ -1,0 +1,62 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { Modality } from "../../config/schema.js";
+import type { InboundRequest, UpstreamTarget, VendorProtocol } from "../protocol.js";
+import type { StreamMeter } from "./relay.js";
+
+/**
+ * A WebSocket route of a vendor protocol (the WebSocket counterpart of protocol.ts's ProxyRoute):
+ * where the model is named at connect time, the upstream socket's path/headers for one attempt,
+ * how its frames are metered, and an optional rewrite of client text frames (a model named inside a
+ * session message). Everything else (auth, budget, fallback at connect, relay, recording) is the
+ * WebSocket pipeline's (src/gateway/ws/pipeline.ts).
+ */
+export interface WsRoute {
+  /** Path below the protocol prefix in Hono syntax, e.g. "/listen", "/text-to-speech/:voice_id/multi-stream-input". */
+  path: string;
+  modality: Modality;
+  /** The model the caller named on the URL (null: not named); throws ProtocolInputError when malformed. */
+  model(inbound: InboundRequest): string | null;
+  /** The upstream socket for one attempt: path (with query) below target.baseUrl, headers, subprotocols. */
+  upstream(inbound: InboundRequest, target: UpstreamTarget): { path: string; headers: Record<string, string>; protocols?: string[] };
+  meter(inbound: InboundRequest, target: UpstreamTarget): StreamMeter;
+  /** Rewrites a client text frame before it goes upstream (null: frames pass untouched). */
+  rewriteClientText?(target: UpstreamTarget): ((frame: string) => string) | null;
+}
+
+export interface WsProtocol {
+  protocol: VendorProtocol;
+  routes: readonly WsRoute[];
+}
+
+/** The ws:// or wss:// URL of a provider base URL plus a path (http → ws, https → wss). */
+export function wsUrl(baseUrl: string, path: string): string {
+  const base = baseUrl.replace(/^http(s?):\/\//i, (_m, s: string) => `ws${s}://`);
+  return `${base.replace(/\/+$/, "")}${path}`;
+}
+
+/** Query parameters that may carry a caller's key: never forwarded upstream. */
+export const CREDENTIAL_QUERY_PARAMS = new Set(["api_key", "token", "xi-api-key", "xi_api_key", "authorization", "access_token", "key"]);
+
+/** The caller's query without its credential, with `model` replaced when given; "" or "?…". */
+export function forwardQuery(query: URLSearchParams, replace: Record<string, string | null> = {}): string {
+  const out = new URLSearchParams();
+  for (const [k, v] of query) if (!CREDENTIAL_QUERY_PARAMS.has(k.toLowerCase()) && !(k in replace)) out.append(k, v);
+  for (const [k, v] of Object.entries(replace)) if (v !== null) out.set(k, v);
+  const s = out.toString();
+  return s ? `?${s}` : "";
+}
+
+/**
+ * A key sent as a WebSocket subprotocol, the way browser SDKs must: Deepgram's `token, <key>`,
+ * OpenAI's `openai-insecure-api-key.<key>`. Null when none.
+ */
+export function subprotocolToken(headers: IncomingHttpHeaders): string | null {
+  const raw = headers["sec-websocket-protocol"];
+  const v = Array.isArray(raw) ? raw.join(",") : raw;
+  if (!v) return null;
+  const parts = v.split(",").map((p) => p.trim());
+  const at = parts.findIndex((p) => p.toLowerCase() === "token" || p.toLowerCase() === "bearer");
+  if (at >= 0 && parts[at + 1]) return parts[at + 1] ?? null;
+  const prefixed = parts.find((p) => p.startsWith("openai-insecure-api-key."));
+  return prefixed ? prefixed.slice("openai-insecure-api-key.".length) : null;
+}

@@ -1,0 +1,52 @@
+import { chunked, type StubTruth, ttsAudioFor } from "./deepgram.js";
+import { StubServer } from "./vendor-stub.js";
+
+function parseJson(bytes: Uint8Array | string): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(typeof bytes === "string" ? bytes : Buffer.from(bytes).toString("utf8"));
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Cartesia: POST /tts/bytes (audio for `transcript`) and WS /tts/websocket (key in the query
+ * `api_key` or header `X-API-Key`): a `chunk` per generation request, `done` when `continue` is false.
+ */
+export class CartesiaStub extends StubServer {
+  constructor() {
+    super();
+    this.http("POST", "/tts/bytes", async ({ req, answer }) => {
+      const body = parseJson(req.body);
+      if (!body || typeof body.transcript !== "string") {
+        await answer(400, { "content-type": "application/json" }, [JSON.stringify({ error: "invalid request" })]);
+        return;
+      }
+      const audio = ttsAudioFor(body.transcript);
+      this.truth.push({ path: req.path, characters: [...body.transcript].length, audioOut: audio });
+      await answer(200, { "content-type": "audio/wav" }, chunked(audio));
+    });
+
+    this.ws("/tts/websocket", (ws) => {
+      const truth: StubTruth = { path: ws.req.path, characters: 0 };
+      this.truth.push(truth);
+      ws.onMessage((data) => {
+        const msg = parseJson(data);
+        if (!msg) {
+          void ws.send(JSON.stringify({ type: "error", error: "invalid json", done: true }));
+          return;
+        }
+        const contextId = typeof msg.context_id === "string" ? msg.context_id : "";
+        if (msg.cancel === true) return;
+        if (typeof msg.transcript === "string") {
+          truth.characters = (truth.characters ?? 0) + [...msg.transcript].length;
+          const data64 = Buffer.from(ttsAudioFor(msg.transcript)).toString("base64");
+          void ws.send(JSON.stringify({ type: "chunk", data: data64, done: false, status_code: 206, context_id: contextId })).then(() => {
+            if (msg.continue !== true) return ws.send(JSON.stringify({ type: "done", done: true, status_code: 200, context_id: contextId }));
+          });
+        }
+      });
+    });
+  }
+}

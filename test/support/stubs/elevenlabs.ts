@@ -1,0 +1,57 @@
+import { chunked, type StubTruth, ttsAudioFor } from "./deepgram.js";
+import { StubServer } from "./vendor-stub.js";
+
+function parseJson(bytes: Uint8Array | string): Record<string, unknown> | null {
+  try {
+    const v: unknown = JSON.parse(typeof bytes === "string" ? bytes : Buffer.from(bytes).toString("utf8"));
+    return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * ElevenLabs: POST /v1/text-to-speech/{voice} and /stream (audio for `text`), and WS
+ * /v1/text-to-speech/{voice}/multi-stream-input (an `audio` message per text message, `isFinal`
+ * on flush/close_context; the single-space opener synthesizes nothing).
+ */
+export class ElevenLabsStub extends StubServer {
+  constructor() {
+    super();
+    const tts = async (ctx: Parameters<Parameters<StubServer["http"]>[2]>[0]) => {
+      const body = parseJson(ctx.req.body);
+      if (!body || typeof body.text !== "string") {
+        await ctx.answer(400, { "content-type": "application/json" }, [JSON.stringify({ detail: { status: "invalid_json" } })]);
+        return;
+      }
+      const audio = ttsAudioFor(body.text);
+      this.truth.push({ path: ctx.req.path, characters: [...body.text].length, audioOut: audio });
+      await ctx.answer(200, { "content-type": "audio/mpeg", "request-id": "el-1" }, chunked(audio));
+    };
+    this.http("POST", "/v1/text-to-speech/:voice", tts);
+    this.http("POST", "/v1/text-to-speech/:voice/stream", tts);
+
+    this.ws("/v1/text-to-speech/:voice/multi-stream-input", (ws) => {
+      const truth: StubTruth = { path: ws.req.path, characters: 0 };
+      this.truth.push(truth);
+      ws.onMessage((data) => {
+        const msg = parseJson(data);
+        if (!msg) {
+          ws.close(1008, "invalid message");
+          return;
+        }
+        const contextId = typeof msg.context_id === "string" ? msg.context_id : "default";
+        if (msg.close_socket === true) {
+          ws.close(1000);
+          return;
+        }
+        if (typeof msg.text === "string" && msg.text !== " " && msg.text !== "") {
+          truth.characters = (truth.characters ?? 0) + [...msg.text].length;
+          const audio = Buffer.from(ttsAudioFor(msg.text)).toString("base64");
+          void ws.send(JSON.stringify({ audio, isFinal: false, contextId }));
+        }
+        if (msg.flush === true || msg.close_context === true) void ws.send(JSON.stringify({ isFinal: true, contextId }));
+      });
+    });
+  }
+}
