@@ -29,9 +29,11 @@ export interface GatewayModel {
 export interface ModelTable {
   models: GatewayModel[];
   stacks: Record<string, Partial<Record<Modality, string>>>;
+  /** False when the key could not read `GET /v1/models`: models of non-OpenAI vendors may be missing. */
+  complete: boolean;
 }
 
-/** Options a factory passes on to the plugin's constructor (model, voice, base URL and key are set). */
+/** Options a factory passes on to the plugin's constructor, over the gateway's base URL and key (the model is the factory's). */
 export type PluginOptions = Record<string, unknown> & {
   /** The vendor plugin to use when the provider id does not name one (`acme-asr` of type deepgram). */
   vendor?: Vendor;
@@ -137,20 +139,43 @@ export function voxgateGateway(options: VoxgateGatewayOptions, shared?: { table:
   return gw;
 }
 
-async function fetchModelTable(url: string, apiKey: string): Promise<ModelTable> {
-  let res: Response;
+async function getJson(url: string, apiKey: string): Promise<{ ok: true; body: unknown } | { ok: false; why: string }> {
   try {
-    res = await fetch(`${url}/openai/v1/models`, { headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(10_000) });
+    const res = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(10_000) });
+    if (!res.ok) return { ok: false, why: `answered ${res.status}` };
+    return { ok: true, body: await res.json() };
   } catch (err) {
-    throw new GatewayModelError(`could not read Voxgate's model table at ${url}/openai/v1/models: ${(err as Error).message}`);
+    return { ok: false, why: (err as Error).message };
   }
-  if (!res.ok) throw new GatewayModelError(`Voxgate's model table answered ${res.status} at ${url}/openai/v1/models`);
-  const body = (await res.json()) as { data?: { id: string; modality?: string; owned_by?: string }[]; stacks?: ModelTable["stacks"] };
-  const models = (body.data ?? [])
-    .filter((m): m is { id: string; modality: Modality; owned_by?: string } => m.modality === "stt" || m.modality === "llm" || m.modality === "tts")
-    .map((m) => ({ id: m.id, modality: m.modality, provider: m.owned_by ?? m.id.slice(0, Math.max(0, m.id.indexOf("/"))) }));
-  return { models, stacks: body.stacks ?? {} };
 }
+
+const isModality = (m: unknown): m is Modality => m === "stt" || m === "llm" || m === "tts";
+
+/**
+ * `GET /openai/v1/models` (the stacks, and the models behind OpenAI-type providers), joined with the
+ * daemon's `GET /v1/models` (every configured model) when the key may read it. Without the latter
+ * the table is partial: a model missing from it is still built, from its provider prefix.
+ */
+async function fetchModelTable(url: string, apiKey: string): Promise<ModelTable> {
+  const [gatewayList, daemonList] = await Promise.all([getJson(`${url}/openai/v1/models`, apiKey), getJson(`${url}/v1/models`, apiKey)]);
+  if (!gatewayList.ok) throw new GatewayModelError(`could not read Voxgate's model table at ${url}/openai/v1/models: ${gatewayList.why}`);
+  const listed = gatewayList.body as { data?: { id?: unknown; modality?: unknown; owned_by?: unknown }[]; stacks?: ModelTable["stacks"] };
+  const byId = new Map<string, GatewayModel>();
+  for (const m of listed.data ?? []) {
+    if (typeof m.id !== "string" || !isModality(m.modality)) continue;
+    byId.set(m.id, { id: m.id, modality: m.modality, provider: typeof m.owned_by === "string" ? m.owned_by : providerPrefix(m.id) });
+  }
+  if (daemonList.ok) {
+    const models = (daemonList.body as { models?: Record<string, { modality?: unknown; provider?: unknown }> }).models ?? {};
+    for (const [id, m] of Object.entries(models)) {
+      if (!isModality(m.modality) || byId.has(id)) continue;
+      byId.set(id, { id, modality: m.modality, provider: typeof m.provider === "string" ? m.provider : providerPrefix(id) });
+    }
+  }
+  return { models: [...byId.values()], stacks: listed.stacks ?? {}, complete: daemonList.ok };
+}
+
+const providerPrefix = (id: string) => id.slice(0, Math.max(0, id.indexOf("/")));
 
 /** The plugin for a provider id: its own name (`deepgram`), a prefixed one (`deepgram-eu`), OpenAI-like types. */
 export function vendorOf(provider: string, explicit?: Vendor): Vendor | null {
@@ -188,7 +213,8 @@ async function build(gw: VoxgateGateway, modality: Modality, spec: ModelSpec, op
 async function buildOne(gw: VoxgateGateway, table: ModelTable, modality: Modality, spec: string, opts: PluginOptions): Promise<STT | LLM | TTS> {
   const { vendor: explicit, ...rest } = opts;
   const { id, voice } = splitVoice(spec, modality);
-  const entry = table.models.find((m) => m.id === id);
+  // A partial table (no read scope) cannot rule a model out: build it from its id; Voxgate will judge.
+  const entry = table.models.find((m) => m.id === id) ?? (table.complete ? undefined : { id, modality, provider: providerPrefix(id) });
   if (!entry || entry.modality !== modality) {
     const routable = table.models.filter((m) => m.modality === modality).map((m) => m.id);
     const why = entry ? `is a ${entry.modality} model` : "is not routable through Voxgate";
@@ -200,24 +226,24 @@ async function buildOne(gw: VoxgateGateway, table: ModelTable, modality: Modalit
 
   if (vendor === "openai") {
     const openai = await loadOpenAI(spec);
-    const o = { ...rest, model: id, ...gw.openai() };
+    const o = { ...gw.openai(), ...rest, model: id };
     if (modality === "llm") return trackInstance(new openai.LLM(o as ConstructorParameters<typeof openai.LLM>[0]));
     if (modality === "stt") return trackInstance(new openai.STT(o as ConstructorParameters<typeof openai.STT>[0]));
-    return trackInstance(new openai.TTS({ ...o, ...voiceOpt("voice") } as ConstructorParameters<typeof openai.TTS>[0]));
+    return trackInstance(new openai.TTS({ ...voiceOpt("voice"), ...o } as ConstructorParameters<typeof openai.TTS>[0]));
   }
   if (vendor === "deepgram") {
     const deepgram = await loadDeepgram(spec);
-    const o = { ...rest, model: id, ...gw.deepgram() };
+    const o = { ...gw.deepgram(), ...rest, model: id };
     if (modality === "stt") return trackInstance(new deepgram.STT(o as ConstructorParameters<typeof deepgram.STT>[0]));
     if (modality === "tts") return trackInstance(new deepgram.TTS(o as ConstructorParameters<typeof deepgram.TTS>[0]));
   }
   if (vendor === "elevenlabs" && modality === "tts") {
     const elevenlabs = await loadElevenLabs(spec);
-    return trackInstance(new elevenlabs.TTS({ ...rest, model: id, ...voiceOpt("voiceId"), ...gw.elevenlabs() } as ConstructorParameters<typeof elevenlabs.TTS>[0]));
+    return trackInstance(new elevenlabs.TTS({ ...gw.elevenlabs(), ...voiceOpt("voiceId"), ...rest, model: id } as ConstructorParameters<typeof elevenlabs.TTS>[0]));
   }
   if (vendor === "cartesia" && modality === "tts") {
     const cartesia = await loadCartesia(spec);
-    return trackInstance(new cartesia.TTS({ ...rest, model: id, ...voiceOpt("voice"), ...gw.cartesia() } as ConstructorParameters<typeof cartesia.TTS>[0]));
+    return trackInstance(new cartesia.TTS({ ...gw.cartesia(), ...voiceOpt("voice"), ...rest, model: id } as ConstructorParameters<typeof cartesia.TTS>[0]));
   }
   throw new GatewayModelError(`${id}: Voxgate's ${vendor} routes serve no ${modality} to a LiveKit plugin`);
 }

@@ -1,0 +1,194 @@
+import { globalAgent } from "node:https";
+import { initializeLogger, llm as lkllm, tts as lktts } from "@livekit/agents";
+import { AudioFrame } from "@livekit/rtc-node";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type VoxgateGateway, voxgateGateway } from "../../src/livekit/index.js";
+import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY } from "../gateway/support.js";
+import type { TestApp } from "../support/app.js";
+import { pseudoAudio } from "../support/stubs/audio.js";
+import { CartesiaStub } from "../support/stubs/cartesia.js";
+import { DeepgramStub } from "../support/stubs/deepgram.js";
+import { ElevenLabsStub } from "../support/stubs/elevenlabs.js";
+import { openaiChatStub } from "../support/stubs/openai-chat.js";
+import { presentedKeys, type StubServer } from "../support/stubs/vendor-stub.js";
+import { rowsWhere, tlsTerminator } from "./support.js";
+
+/**
+ * Each plugin instance voxgateGateway builds, run through its real request path (the plugin's own
+ * HTTP, SSE and WebSocket code) into a Voxgate on loopback, to the loopback stub vendors; the rows
+ * show the model, units and price. Prices: catalog × default_markup 1.25.
+ */
+initializeLogger({ pretty: false, level: "error" });
+
+const chat = openaiChatStub();
+const chatB = openaiChatStub({ prompt_tokens: 20, completion_tokens: 5, cached_tokens: 0 });
+const deepgram = new DeepgramStub();
+const elevenlabs = new ElevenLabsStub();
+const cartesia = new CartesiaStub();
+const audioStubs: StubServer[] = [deepgram, elevenlabs, cartesia];
+let app: TestApp & { base: string };
+let tls: Awaited<ReturnType<typeof tlsTerminator>>;
+let gw: VoxgateGateway;
+
+const VOICE = "a0e99841-438c-4a64-b679-ae501e7d6091";
+const YAML = () => `${KEYS_YAML}
+providers:
+  openai: { api_key: "${PROVIDER_KEY}", base_url: "${chat.url}/v1" }
+  groq: { api_key: "${PROVIDER_KEY}", base_url: "${chatB.url}/v1" }
+  deepgram: { api_key: "${PROVIDER_KEY}", base_url: "${deepgram.url}/v1" }
+  elevenlabs: { api_key: "${PROVIDER_KEY}", base_url: "${elevenlabs.url}/v1" }
+  cartesia: { api_key: "${PROVIDER_KEY}", base_url: "${cartesia.url}" }
+models:
+  llm:
+    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }
+    groq/llama-3.1-8b-instant: { provider: groq, model: llama-3.1-8b-instant }
+  stt:
+    deepgram/nova-3: { provider: deepgram, model: nova-3 }
+  tts:
+    elevenlabs/eleven_flash_v2_5: { provider: elevenlabs, model: eleven_flash_v2_5 }
+    cartesia/sonic-2: { provider: cartesia, model: sonic-2 }
+stacks:
+  fast: { stt: deepgram/nova-3, llm: openai/gpt-4.1-mini, tts: cartesia/sonic-2 }
+pricing:
+  catalog:
+    cartesia/sonic-2: { price_usd: 0.03 }
+    groq/llama-3.1-8b-instant: { input_price_usd: 0.05, output_price_usd: 0.08 }
+`;
+
+beforeAll(async () => {
+  await Promise.all([chat.start(), chatB.start(), ...audioStubs.map((s) => s.start())]);
+  app = await gatewayApp(YAML());
+  tls = await tlsTerminator(Number(new URL(app.base).port));
+  globalAgent.options.ca = tls.ca; // Cartesia's synthesize() uses node:https with the global agent
+  gw = voxgateGateway({ url: app.base, apiKey: OPERATOR_KEY, project: "lk-proj", sessionId: "lk-call-1" });
+});
+afterAll(async () => {
+  await app?.close();
+  await tls?.close();
+  await Promise.all([chat.close(), chatB.close(), ...audioStubs.map((s) => s.stop())]);
+});
+beforeEach(() => {
+  for (const s of audioStubs) s.reset();
+});
+
+function expectProviderKeyOnly(stub: StubServer) {
+  const seen = JSON.stringify(stub.seen.map((r) => ({ h: r.headers, q: r.query.toString() })));
+  expect(seen).not.toContain(OPERATOR_KEY);
+  expect(presentedKeys(stub.seen.at(-1) as NonNullable<(typeof stub.seen)[number]>).join(" ")).toContain(PROVIDER_KEY);
+}
+
+async function chatText(model: lkllm.LLM): Promise<string> {
+  const chatCtx = new lkllm.ChatContext();
+  chatCtx.addMessage({ role: "user", content: "hi" });
+  let text = "";
+  for await (const chunk of model.chat({ chatCtx })) text += chunk.delta?.content ?? "";
+  return text;
+}
+
+async function drainTts(stream: AsyncIterable<unknown>): Promise<number> {
+  let frames = 0;
+  for await (const ev of stream) {
+    if (ev === lktts.SynthesizeStream.END_OF_STREAM) break;
+    if (ev && typeof ev === "object" && "frame" in ev) frames++;
+  }
+  return frames;
+}
+
+describe("option fragments", () => {
+  it("put project and session in the base-URL prefix, in each plugin's own option names", () => {
+    const base = `${app.base}/p/lk-proj/s/lk-call-1`;
+    expect(gw.openai()).toEqual({ baseURL: `${base}/openai/v1`, apiKey: OPERATOR_KEY });
+    expect(gw.deepgram()).toEqual({ baseUrl: `${base}/deepgram`, apiKey: OPERATOR_KEY });
+    expect(gw.elevenlabs()).toEqual({ baseURL: `${base}/elevenlabs/v1`, apiKey: OPERATOR_KEY });
+    expect(gw.cartesia()).toEqual({ baseUrl: `${base}/cartesia`, apiKey: OPERATOR_KEY });
+    expect(voxgateGateway({ url: `${app.base}/`, apiKey: "k" }).openai().baseURL).toBe(`${app.base}/openai/v1`);
+    expect(voxgateGateway({ url: app.base, apiKey: "k", project: "a b", sessionId: "c/d" }).base).toBe(`${app.base}/p/a%20b/s/c%2Fd`);
+  });
+});
+
+describe("openai.LLM through /openai/v1", () => {
+  it("streams a chat completion and records its tokens and price under the project and session", async () => {
+    const llm = await gw.llm("openai/gpt-4.1-mini");
+    expect(await chatText(llm)).toBe("Hello there!");
+    expect(chat.hits.at(-1)?.headers.authorization).toBe(`Bearer ${PROVIDER_KEY}`);
+    const [row] = await rowsWhere(app, (r) => r.model_id === "openai/gpt-4.1-mini" && r.session_id === "lk-call-1");
+    // (8 uncached × 0.4 + 4 cached × 0.1 + 5 out × 1.6) / 1e6
+    expect(row).toMatchObject({ project: "lk-proj", status: "success", input_tokens: 12, cached_input_tokens: 4, output_tokens: 5, cost_usd: "0.0000116000" });
+    expect(row?.ttfb_ms).not.toBeNull();
+  });
+
+  it("falls back across vendors with LiveKit's FallbackAdapter when the first answers 500", async () => {
+    chat.script({ status: 500 });
+    const llm = await gw.llm(["openai/gpt-4.1-mini", "groq/llama-3.1-8b-instant"]);
+    expect(llm).toBeInstanceOf(lkllm.FallbackAdapter);
+    expect(await chatText(llm)).toBe("Hello there!");
+    const rows = await rowsWhere(app, (r) => r.session_id === "lk-call-1" && (r.status === "error" || r.model_id.startsWith("groq/")), 2);
+    expect(rows.map((r) => [r.model_id, r.status])).toEqual([
+      ["openai/gpt-4.1-mini", "error"],
+      ["groq/llama-3.1-8b-instant", "success"],
+    ]);
+  });
+});
+
+describe("deepgram.STT through /deepgram (WebSocket live)", () => {
+  it("streams audio frames and records the seconds Deepgram reported, with their price", async () => {
+    const stt = await gw.stt("deepgram/nova-3");
+    const stream = stt.stream();
+    // 3 s of 16 kHz mono 16-bit audio in 100 ms frames.
+    for (let i = 0; i < 30; i++) {
+      const pcm = pseudoAudio(3200, i + 1);
+      stream.pushFrame(new AudioFrame(new Int16Array(pcm.buffer, pcm.byteOffset, 1600), 16000, 1, 1600));
+    }
+    stream.endInput();
+    for await (const _ev of stream) {
+      // the plugin's speech events; the units are the gateway's
+    }
+    const [row] = await rowsWhere(app, (r) => r.model_id === "deepgram/nova-3");
+    expect(deepgram.truth[0]?.audioSeconds).toBe(3);
+    expect(deepgram.seen[0]?.query.get("model")).toBe("nova-3");
+    expectProviderKeyOnly(deepgram);
+    // nova-3 at $0.0077/min: 3 s
+    expect(row).toMatchObject({ project: "lk-proj", session_id: "lk-call-1", status: "success", audio_seconds: 3, cost_usd: "0.0003850000" });
+  });
+});
+
+describe("elevenlabs.TTS through /elevenlabs/v1", () => {
+  it("synthesize() posts to /stream and records the characters", async () => {
+    const tts = await gw.tts(`elevenlabs/eleven_flash_v2_5:${VOICE}`);
+    const text = "Hello from the gateway, twenty!"; // 31 characters
+    expect(await drainTts(tts.synthesize(text))).toBeGreaterThan(0);
+    expect(elevenlabs.seen[0]?.path).toBe(`/v1/text-to-speech/${VOICE}/stream`);
+    expectProviderKeyOnly(elevenlabs);
+    const [row] = await rowsWhere(app, (r) => r.model_id === "elevenlabs/eleven_flash_v2_5" && r.characters === 31);
+    // eleven_flash_v2_5 at $0.05/1k characters
+    expect(row).toMatchObject({ project: "lk-proj", session_id: "lk-call-1", cost_usd: "0.0015500000" });
+  });
+});
+
+describe("cartesia.TTS through /cartesia", () => {
+  it("stream() speaks over the WebSocket under the attributed prefix", async () => {
+    const tts = await gw.tts(`cartesia/sonic-2:${VOICE}`);
+    const stream = tts.stream();
+    stream.pushText("Twenty characters!! ");
+    stream.flush();
+    stream.endInput();
+    expect(await drainTts(stream)).toBeGreaterThan(0);
+    await tts.close();
+    expect(cartesia.seen[0]?.path).toBe("/tts/websocket");
+    expectProviderKeyOnly(cartesia);
+    const rows = await rowsWhere(app, (r) => r.model_id === "cartesia/sonic-2" && r.session_id === "lk-call-1");
+    const chars = rows.reduce((a, r) => a + Number(r.characters ?? 0), 0);
+    expect(chars).toBe(cartesia.truth.reduce((a, t) => a + (t.characters ?? 0), 0));
+    expect(chars).toBeGreaterThan(0);
+  });
+
+  it("synthesize() reaches the root /tts/bytes over TLS (its fixed path), recorded with its price", async () => {
+    const tlsGw = voxgateGateway({ url: `https://127.0.0.1:${tls.port}`, apiKey: OPERATOR_KEY, project: "lk-proj", sessionId: "lk-call-1" });
+    const tts = await voxgateGateway({ url: app.base, apiKey: OPERATOR_KEY }).tts(`cartesia/sonic-2:${VOICE}`, { ...tlsGw.cartesia() });
+    const text = "x".repeat(100);
+    expect(await drainTts(tts.synthesize(text))).toBeGreaterThan(0);
+    expect(cartesia.seen[0]?.path).toBe("/tts/bytes");
+    const [row] = await rowsWhere(app, (r) => r.model_id === "cartesia/sonic-2" && r.characters === 100);
+    expect(row).toMatchObject({ cost_usd: "0.0030000000" });
+  });
+});
