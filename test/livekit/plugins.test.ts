@@ -49,6 +49,8 @@ models:
     cartesia/sonic-2: { provider: cartesia, model: sonic-2 }
 stacks:
   fast: { stt: deepgram/nova-3, llm: openai/gpt-4.1-mini, tts: cartesia/sonic-2 }
+projects:
+  lk-proj: { default_stack: fast }
 pricing:
   catalog:
     cartesia/sonic-2: { price_usd: 0.03 }
@@ -139,6 +141,8 @@ describe("deepgram.STT through /deepgram (WebSocket live)", () => {
       const pcm = pseudoAudio(3200, i + 1);
       stream.pushFrame(new AudioFrame(new Int16Array(pcm.buffer, pcm.byteOffset, 1600), 16000, 1, 1600));
     }
+    // The plugin connects when its stream runs: end the input once the vendor has the 3 s.
+    while ((deepgram.truth[0]?.audioSeconds ?? 0) < 3) await new Promise((r) => setTimeout(r, 10));
     stream.endInput();
     for await (const _ev of stream) {
       // the plugin's speech events; the units are the gateway's
@@ -163,9 +167,27 @@ describe("elevenlabs.TTS through /elevenlabs/v1", () => {
     // eleven_flash_v2_5 at $0.05/1k characters
     expect(row).toMatchObject({ project: "lk-proj", session_id: "lk-call-1", cost_usd: "0.0015500000" });
   });
+  it("stream() speaks over the multi-stream-input WebSocket and records the characters sent", async () => {
+    const tts = await gw.tts(`elevenlabs/eleven_flash_v2_5:${VOICE}`);
+    const stream = tts.stream();
+    stream.pushText("Streaming words to the voice. ");
+    stream.flush();
+    stream.endInput();
+    expect(await drainTts(stream)).toBeGreaterThan(0);
+    await tts.close();
+    expect(elevenlabs.seen[0]?.path).toBe(`/v1/text-to-speech/${VOICE}/multi-stream-input`);
+    expect(elevenlabs.seen[0]?.query.get("model_id")).toBe("eleven_flash_v2_5");
+    expectProviderKeyOnly(elevenlabs);
+    const sent = elevenlabs.truth.reduce((a, t) => a + (t.characters ?? 0), 0);
+    expect(sent).toBeGreaterThan(0);
+    const rows = await rowsWhere(app, (r) => r.model_id === "elevenlabs/eleven_flash_v2_5" && r.metadata?.stream_id === undefined && r.characters === sent);
+    expect(rows[0]).toMatchObject({ project: "lk-proj", session_id: "lk-call-1", status: "success" });
+  });
 });
 
 describe("cartesia.TTS through /cartesia", () => {
+  // The plugin names its model only inside each message, so Voxgate takes the stream's model from
+  // the project's default_stack when it connects (lk-proj: fast → cartesia/sonic-2).
   it("stream() speaks over the WebSocket under the attributed prefix", async () => {
     const tts = await gw.tts(`cartesia/sonic-2:${VOICE}`);
     const stream = tts.stream();

@@ -42,7 +42,7 @@ export class CartesiaStub extends StubServer {
         if (typeof msg.transcript === "string") {
           truth.characters = (truth.characters ?? 0) + [...msg.transcript].length;
           const data64 = Buffer.from(ttsAudioFor(msg.transcript)).toString("base64");
-          void ws.send(JSON.stringify({ type: "chunk", data: data64, done: false, status_code: 206, context_id: contextId })).then(() => {
+          void ws.send(JSON.stringify({ type: "chunk", data: data64, done: false, status_code: 206, step_time: 1, context_id: contextId })).then(() => {
             if (msg.continue !== true) return ws.send(JSON.stringify({ type: "done", done: true, status_code: 200, context_id: contextId }));
           });
         }

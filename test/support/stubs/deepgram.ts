@@ -61,7 +61,9 @@ export class DeepgramStub extends StubServer {
           bytes += data.length;
           const end = rawSeconds(bytes, ws.req.query);
           truth.audioSeconds = end;
-          void ws.send(JSON.stringify({ type: "Results", start, duration: end - start, is_final: true, channel: { alternatives: [{ transcript: `frame ${bytes}` }] } }));
+          // Deepgram's live shape as its SDKs (and LiveKit's plugin) read it: metadata.request_id, speech_final, confidence.
+          const results = { type: "Results", start, duration: end - start, is_final: true, speech_final: false, metadata: { request_id: "dg-live-1" } };
+          void ws.send(JSON.stringify({ ...results, channel: { alternatives: [{ transcript: `frame ${bytes}`, confidence: 0.99, words: [] }] } }));
           return;
         }
         let type: unknown = null;
