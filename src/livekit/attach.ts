@@ -1,14 +1,18 @@
 import { randomUUID } from "node:crypto";
+import type { voice } from "@livekit/agents";
 import { type ClientStats, type NewRequestRecord, type Turn, VoxgateClient } from "../client/index.js";
 import { VERSION } from "../version.js";
 import type { Modality, VoxgateGateway } from "./gateway.js";
-import { isGatewayHost, isGatewayInstance, isGatewayMetrics } from "./plugins.js";
+import { isGatewayHost, isGatewayInstance, isGatewayMetrics, trackHost } from "./plugins.js";
 
-/** What attach() needs of an AgentSession: its event emitter (LiveKit's AgentSession is one). */
+/** What attach() needs of an AgentSession: its event emitter (any EventEmitter with LiveKit's events). */
 export interface AgentSessionLike {
-  on(event: string, listener: (ev: never) => void): unknown;
-  off(event: string, listener: (ev: never) => void): unknown;
+  on(event: string, listener: (ev: unknown) => void): unknown;
+  off(event: string, listener: (ev: unknown) => void): unknown;
 }
+
+/** LiveKit's own AgentSession (its typed emitter), or anything shaped like it. */
+export type AttachableSession = AgentSessionLike | voice.AgentSession;
 
 export interface AttachOptions {
   /** Collector base URL; default env VOXGATE_COLLECTOR_URL, else VOXGATE_URL, else the gateway's URL. */
@@ -70,14 +74,18 @@ interface Shared {
   state: { active: number };
 }
 
-/** One client (and so one heartbeat) per collector and key for the whole worker. */
+/** One client (and so one heartbeat) per collector and key for the whole worker; counts the session in. */
 const clients = new Map<string, Shared>();
 
 function sharedClient(collectorUrl: string, apiKey: string | undefined, opts: AttachOptions, project: string): Shared {
   const key = `${collectorUrl}\u0000${apiKey ?? ""}`;
   const found = clients.get(key);
-  if (found) return found;
-  const state = { active: 0 };
+  if (found) {
+    found.state.active++;
+    return found;
+  }
+  // Counted before the client exists: its first heartbeat (sent as it starts) already says busy.
+  const state = { active: 1 };
   const version = opts.version ?? VERSION;
   const client = new VoxgateClient({
     collectorUrl,
@@ -128,6 +136,17 @@ export function providerId(provider: string | undefined, label: string | undefin
   return fromLabel || p || "unknown";
 }
 
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+};
+
+/** `provider/model`, unless the model name already carries that provider prefix. */
+const modelIdOf = (provider: string, model: string) => (model.startsWith(`${provider}/`) ? model : `${provider}/${model}`);
+
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" ? (v as Record<string, unknown>) : {});
@@ -138,7 +157,8 @@ const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object"
  * listener is O(1) work plus a push into the client's bounded buffers; nothing is awaited or thrown
  * into the voice loop.
  */
-export function attach(session: AgentSessionLike, options: AttachOptions = {}): Attachment {
+export function attach(agentSession: AttachableSession, options: AttachOptions = {}): Attachment {
+  const session = agentSession as unknown as AgentSessionLike;
   const env = options.env ?? process.env;
   const gw = options.gateway;
   const sessionId = options.sessionId ?? gw?.sessionId ?? null;
@@ -151,8 +171,9 @@ export function attach(session: AgentSessionLike, options: AttachOptions = {}): 
   const apiKey = options.apiKey ?? (env.VOXGATE_API_KEY || undefined);
 
   const shared = collectorUrl ? sharedClient(collectorUrl, apiKey, options, project) : null;
+  // The collector is a Voxgate: a plugin reporting its host as provider went through its gateway.
+  if (collectorUrl) trackHost(hostOf(collectorUrl));
   const client = shared?.client ?? null;
-  if (shared) shared.state.active++;
   const room = roomName ? { room_name: roomName } : {};
 
   const counts = { events: 0, turns: 0, deadAir: 0, records: 0, skippedGateway: 0, internalErrors: 0 };
@@ -258,7 +279,7 @@ export function attach(session: AgentSessionLike, options: AttachOptions = {}): 
     const provider = providerId(providerName, str(m.label));
     const model = str(meta.modelName) ?? "unknown";
     const rec: NewRequestRecord = {
-      ...baseRecord(modality, `${provider}/${model}`, provider),
+      ...baseRecord(modality, modelIdOf(provider, model), provider),
       id: randomUUID(),
       timestamp: num(m.timestamp) ?? Date.now(),
       turn_index: (modality === "tts" ? (answering?.index ?? open?.index) : (open?.index ?? answering?.index)) ?? Math.max(0, turnIndex - 1),
@@ -301,7 +322,7 @@ export function attach(session: AgentSessionLike, options: AttachOptions = {}): 
     const message = inner instanceof Error ? inner.message : (str(obj(inner).message) ?? str(e.message) ?? "error");
     counts.records++;
     client?.record({
-      ...baseRecord(modality, `${provider}/${str(src.model) ?? "unknown"}`, provider),
+      ...baseRecord(modality, modelIdOf(provider, str(src.model) ?? "unknown"), provider),
       timestamp: num(e.timestamp) ?? num(ev.createdAt) ?? Date.now(),
       status: "error",
       error_message: message.slice(0, 1000),
@@ -312,7 +333,7 @@ export function attach(session: AgentSessionLike, options: AttachOptions = {}): 
   const finish = (at: number) => {
     if (closed) return;
     closed = true;
-    for (const [name, fn] of listeners) session.off(name, fn as (ev: never) => void);
+    for (const [name, fn] of listeners) session.off(name, fn);
     if (answering) emitTurn(answering, agentSpeaking ? at : null);
     // A caller left waiting for an answer: the silence up to the close is dead air, the turn unanswered.
     const waiting = open !== null && open.end !== null;
@@ -326,10 +347,10 @@ export function attach(session: AgentSessionLike, options: AttachOptions = {}): 
 
   const guard =
     <E>(fn: (ev: E) => void) =>
-    (ev: E) => {
+    (ev: unknown) => {
       counts.events++;
       try {
-        fn(ev ?? ({} as E));
+        fn((ev ?? {}) as E);
       } catch (err) {
         counts.internalErrors++;
         try {
@@ -340,7 +361,7 @@ export function attach(session: AgentSessionLike, options: AttachOptions = {}): 
       }
     };
 
-  const listeners: [string, (ev: never) => void][] = [
+  const listeners: [string, (ev: unknown) => void][] = [
     ["user_state_changed", guard(onUserState)],
     ["agent_state_changed", guard(onAgentState)],
     ["metrics_collected", guard(onMetrics)],

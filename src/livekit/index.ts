@@ -3,7 +3,7 @@
  * Voxgate's gateway routes; `attach()` meters an AgentSession (turns, dead air, records of components
  * that bypass the gateway) and heartbeats the worker. The LiveKit packages are optional peers.
  */
-export { type AgentSessionLike, type AttachOptions, type AttachStats, type Attachment, attach, closeAttachClients } from "./attach.js";
+export { type AgentSessionLike, type AttachableSession, type AttachOptions, type AttachStats, type Attachment, attach, closeAttachClients } from "./attach.js";
 export {
   GatewayModelError,
   type GatewayModel,
