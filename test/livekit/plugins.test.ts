@@ -1,8 +1,9 @@
+import { EventEmitter } from "node:events";
 import { globalAgent } from "node:https";
 import { initializeLogger, llm as lkllm, tts as lktts } from "@livekit/agents";
 import { AudioFrame } from "@livekit/rtc-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type VoxgateGateway, voxgateGateway } from "../../src/livekit/index.js";
+import { attach, closeAttachClients, type VoxgateGateway, voxgateGateway } from "../../src/livekit/index.js";
 import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY } from "../gateway/support.js";
 import type { TestApp } from "../support/app.js";
 import { pseudoAudio } from "../support/stubs/audio.js";
@@ -65,6 +66,7 @@ beforeAll(async () => {
   gw = voxgateGateway({ url: app.base, apiKey: OPERATOR_KEY, project: "lk-proj", sessionId: "lk-call-1" });
 });
 afterAll(async () => {
+  await closeAttachClients();
   await app?.close();
   await tls?.close();
   await Promise.all([chat.close(), chatB.close(), ...audioStubs.map((s) => s.stop())]);
@@ -212,5 +214,45 @@ describe("cartesia.TTS through /cartesia", () => {
     expect(cartesia.seen[0]?.path).toBe("/tts/bytes");
     const [row] = await rowsWhere(app, (r) => r.model_id === "cartesia/sonic-2" && r.characters === 100);
     expect(row).toMatchObject({ cost_usd: "0.0030000000" });
+  });
+});
+
+describe("a LiveKit session through Voxgate, metered by attach()", () => {
+  it("shows the plugin's record in /v1/logs, its session in /v1/sessions and its turn in /v1/rooms/{room}/latency, recorded once", async () => {
+    const call = gw.forSession("lk-call-e2e");
+    const llm = await call.llm("openai/gpt-4.1-mini");
+    // An AgentSession-shaped emitter, wired the way LiveKit's AgentActivity forwards a component's metrics.
+    const session = new EventEmitter();
+    llm.on("metrics_collected", (metrics) => session.emit("metrics_collected", { type: "metrics_collected", metrics, createdAt: Date.now() }));
+    const handle = attach(session, { gateway: call, collectorUrl: app.base, apiKey: OPERATOR_KEY, roomName: "room-e2e", heartbeatIntervalMs: 0 });
+    expect(handle.sessionId).toBe("lk-call-e2e");
+
+    const t0 = Date.now();
+    const state = (kind: "user" | "agent", newState: string, at: number) =>
+      session.emit(`${kind}_state_changed`, { type: `${kind}_state_changed`, oldState: "listening", newState, createdAt: t0 + at });
+    state("user", "speaking", 0);
+    state("user", "listening", 800);
+    expect(await chatText(llm)).toBe("Hello there!");
+    state("agent", "speaking", 1300);
+    state("agent", "listening", 2300);
+    session.emit("close", { type: "close", error: null, reason: "participant_disconnected", createdAt: t0 + 2400 });
+    await handle.flush();
+
+    const rows = await rowsWhere(app, (r) => r.session_id === "lk-call-e2e");
+    expect(rows).toHaveLength(1); // the gateway's row only: attach skipped the plugin's own metrics
+    expect(handle.stats()).toMatchObject({ records: 0, skippedGateway: 1, turns: 1 });
+
+    const get = async <T>(path: string): Promise<T> => {
+      const res = await fetch(`${app.base}${path}`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } });
+      expect(res.status).toBe(200);
+      return (await res.json()) as T;
+    };
+    const logs = await get<{ id: string; session_id: string; model_id: string; project: string; cost_usd: number }[]>("/v1/logs?limit=100&project=lk-proj");
+    expect(logs.find((l) => l.id === rows[0]?.id)).toMatchObject({ session_id: "lk-call-e2e", model_id: "openai/gpt-4.1-mini", project: "lk-proj" });
+    const sessions = await get<{ id?: string; session_id?: string }[]>("/v1/sessions");
+    expect(sessions.some((s) => (s.id ?? s.session_id) === "lk-call-e2e")).toBe(true);
+    const latency = await get<{ turns: { turn_index: number; response_speed_ms: number | null }[]; turn_count: number }>("/v1/rooms/room-e2e/latency");
+    expect(latency.turn_count).toBe(1);
+    expect(latency.turns).toMatchObject([{ turn_index: 0, response_speed_ms: 500 }]);
   });
 });
