@@ -3,7 +3,11 @@ import { globalAgent } from "node:https";
 import { initializeLogger, llm as lkllm, tts as lktts } from "@livekit/agents";
 import { AudioFrame } from "@livekit/rtc-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { attach, closeAttachClients, type VoxgateGateway, voxgateGateway } from "../../src/livekit/index.js";
+import * as cartesiaPlugin from "@livekit/agents-plugin-cartesia";
+import * as deepgramPlugin from "@livekit/agents-plugin-deepgram";
+import * as openaiPlugin from "@livekit/agents-plugin-openai";
+import { attach, closeAttachClients, GatewayModelError, PluginMissingError, type VoxgateGateway, voxgateGateway } from "../../src/livekit/index.js";
+import { requirePlugin } from "../../src/livekit/plugins.js";
 import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY } from "../gateway/support.js";
 import type { TestApp } from "../support/app.js";
 import { pseudoAudio } from "../support/stubs/audio.js";
@@ -32,7 +36,8 @@ let tls: Awaited<ReturnType<typeof tlsTerminator>>;
 let gw: VoxgateGateway;
 
 const VOICE = "a0e99841-438c-4a64-b679-ae501e7d6091";
-const YAML = () => `${KEYS_YAML}
+const INFER_ONLY_KEY = "lk-infer-only-key-0123456789";
+const YAML = () => `${KEYS_YAML.replace("auth:\n  api_keys:\n", `auth:\n  api_keys:\n    - { key: ${INFER_ONLY_KEY}, scopes: [infer] }\n`)}
 providers:
   openai: { api_key: "${PROVIDER_KEY}", base_url: "${chat.url}/v1" }
   groq: { api_key: "${PROVIDER_KEY}", base_url: "${chatB.url}/v1" }
@@ -107,6 +112,38 @@ describe("option fragments", () => {
     expect(gw.cartesia()).toEqual({ baseUrl: `${base}/cartesia`, apiKey: OPERATOR_KEY });
     expect(voxgateGateway({ url: `${app.base}/`, apiKey: "k" }).openai().baseURL).toBe(`${app.base}/openai/v1`);
     expect(voxgateGateway({ url: app.base, apiKey: "k", project: "a b", sessionId: "c/d" }).base).toBe(`${app.base}/p/a%20b/s/c%2Fd`);
+  });
+});
+
+describe("factories", () => {
+  it("gw.stack() builds the stack's stt, llm and tts plugins, each pointed at the gateway", async () => {
+    const stack = await gw.stack("fast");
+    expect(stack.stt).toBeInstanceOf(deepgramPlugin.STT);
+    expect(stack.llm).toBeInstanceOf(openaiPlugin.LLM);
+    expect(stack.tts).toBeInstanceOf(cartesiaPlugin.TTS);
+    expect(stack.llm.model).toBe("openai/gpt-4.1-mini");
+    expect(stack.llm.provider).toBe(new URL(app.base).host);
+  });
+
+  it("names the routable models when a model is unknown or of another modality", async () => {
+    await expect(gw.llm("openai/gpt-nope")).rejects.toThrow(GatewayModelError);
+    await expect(gw.llm("openai/gpt-nope")).rejects.toThrow(/routable llm models: openai\/gpt-4.1-mini, groq\/llama-3.1-8b-instant/);
+    await expect(gw.tts("deepgram/nova-3")).rejects.toThrow(/deepgram\/nova-3 is a stt model/);
+    await expect(gw.stack("nope")).rejects.toThrow(/no stack "nope" \(stacks: fast\)/);
+  });
+
+  it("an infer-only key reads a partial table and still builds a model by its provider prefix", async () => {
+    const infer = voxgateGateway({ url: app.base, apiKey: INFER_ONLY_KEY });
+    const table = await infer.models();
+    expect(table.complete).toBe(false);
+    expect(await infer.stt("deepgram/nova-3")).toBeInstanceOf(deepgramPlugin.STT);
+  });
+
+  it("says which package to install when a plugin is missing", async () => {
+    const missing = "@livekit/agents-plugin-not-installed";
+    const err = await requirePlugin(missing, () => import(missing), "acme/model-1").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PluginMissingError);
+    expect((err as Error).message).toBe(`acme/model-1 needs the LiveKit package ${missing}: npm install ${missing}`);
   });
 });
 
