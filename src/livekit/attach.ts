@@ -151,139 +151,186 @@ const num = (v: unknown): number | undefined => (typeof v === "number" && Number
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" ? (v as Record<string, unknown>) : {});
 
+type Handler = "user" | "agent" | "metrics" | "error" | "close";
+const LISTENED: readonly [string, Handler][] = [
+  ["user_state_changed", "user"],
+  ["agent_state_changed", "agent"],
+  ["metrics_collected", "metrics"],
+  ["error", "error"],
+  ["close", "close"],
+];
+
+interface StateEvent {
+  newState?: string;
+  createdAt?: number;
+}
+
 /**
- * Meters one LiveKit AgentSession into Voxgate: turns (caller speak end → agent speak start),
- * dead-air spans, and request records for components that did not go through the gateway. Every
- * listener is O(1) work plus a push into the client's bounded buffers; nothing is awaited or thrown
- * into the voice loop.
+ * One attached session's state. A class, not closures made per session: its methods are shared by
+ * every session of the worker, so V8 optimizes them once instead of running each new session's
+ * handlers cold (bench:attach).
  */
-export function attach(agentSession: AttachableSession, options: AttachOptions = {}): Attachment {
-  const session = agentSession as unknown as AgentSessionLike;
-  const env = options.env ?? process.env;
-  const gw = options.gateway;
-  const sessionId = options.sessionId ?? gw?.sessionId ?? null;
-  if (!sessionId) throw new TypeError("attach() needs a sessionId (or a gateway made with one)");
-  const project = options.project ?? gw?.project ?? "default";
-  const roomName = options.roomName;
-  const threshold = options.deadAirThresholdMs ?? 2000;
-  const viaGateway = new Set(options.viaGateway ?? []);
-  const collectorUrl = options.collectorUrl ?? (env.VOXGATE_COLLECTOR_URL || env.VOXGATE_URL || gw?.url);
-  const apiKey = options.apiKey ?? (env.VOXGATE_API_KEY || undefined);
+class SessionMeter {
+  readonly counts = { events: 0, turns: 0, deadAir: 0, records: 0, skippedGateway: 0, internalErrors: 0 };
+  private turnIndex = 0;
+  private userSpeaking = false;
+  private agentSpeaking = false;
+  /** The caller's turn not yet answered. */
+  private open: TurnDraft | null = null;
+  /** Answered; ends when the agent stops speaking. */
+  private answering: TurnDraft | null = null;
+  /** Neither side speaking since (after the first speech). */
+  private silenceSince: number | null = null;
+  private closed = false;
+  private readonly listeners: [string, (ev: unknown) => void][];
+  private readonly room: { room_name?: string };
+  private readonly agentId: { agent_id?: string };
 
-  const shared = collectorUrl ? sharedClient(collectorUrl, apiKey, options, project) : null;
-  // The collector is a Voxgate: a plugin reporting its host as provider went through its gateway.
-  if (collectorUrl) trackHost(hostOf(collectorUrl));
-  const client = shared?.client ?? null;
-  const room = roomName ? { room_name: roomName } : {};
+  constructor(
+    private readonly session: AgentSessionLike,
+    readonly sessionId: string,
+    private readonly project: string,
+    roomName: string | undefined,
+    private readonly threshold: number,
+    private readonly viaGateway: ReadonlySet<Modality>,
+    private readonly shared: Shared | null,
+    private readonly onError: ((err: Error) => void) | undefined,
+  ) {
+    this.room = roomName ? { room_name: roomName } : {};
+    this.agentId = shared?.client.agentId ? { agent_id: shared.client.agentId } : {};
+    this.listeners = LISTENED.map(([name, handler]) => [name, (ev: unknown) => this.dispatch(handler, ev)]);
+    for (const [name, fn] of this.listeners) session.on(name, fn);
+  }
 
-  const counts = { events: 0, turns: 0, deadAir: 0, records: 0, skippedGateway: 0, internalErrors: 0 };
-  let turnIndex = 0;
-  let userSpeaking = false;
-  let agentSpeaking = false;
-  let open: TurnDraft | null = null; // the caller's turn not yet answered
-  let answering: TurnDraft | null = null; // answered; ends when the agent stops speaking
-  let silenceSince: number | null = null; // neither side speaking since (after the first speech)
-  let closed = false;
+  private get client(): VoxgateClient | null {
+    return this.shared?.client ?? null;
+  }
 
-  const emitTurn = (t: TurnDraft, agentEnd: number | null) => {
+  /** Every listener goes through here: counted, and nothing thrown back into the session. */
+  dispatch(handler: Handler, raw: unknown): void {
+    this.counts.events++;
+    const ev = (raw ?? {}) as Record<string, unknown>;
+    try {
+      if (handler === "user") this.onUserState(ev as StateEvent);
+      else if (handler === "agent") this.onAgentState(ev as StateEvent);
+      else if (handler === "metrics") this.onMetrics(ev);
+      else if (handler === "error") this.onErrorEvent(ev);
+      else this.finish(num(ev.createdAt) ?? Date.now());
+    } catch (err) {
+      this.counts.internalErrors++;
+      try {
+        this.onError?.(err instanceof Error ? err : new Error(String(err)));
+      } catch {
+        // the caller's callback must not reach the voice loop either
+      }
+    }
+  }
+
+  private emitTurn(t: TurnDraft, agentEnd: number | null): void {
     if (t.end === null) return;
     const turn: Turn = {
-      session_id: sessionId,
+      session_id: this.sessionId,
       turn_index: t.index,
       caller_speak_start_ms: t.start,
       caller_speak_end_ms: t.end,
       agent_speak_start_ms: t.agentStart,
       agent_speak_end_ms: agentEnd,
       response_speed_ms: t.agentStart === null ? null : Math.max(0, t.agentStart - t.end),
-      ...room,
+      ...this.room,
     };
-    counts.turns++;
-    client?.turn(turn);
-  };
+    this.counts.turns++;
+    this.client?.turn(turn);
+  }
 
-  const endSilence = (at: number, always = true) => {
-    if (silenceSince === null) return;
-    const duration = at - silenceSince;
-    if (always && duration >= threshold) {
-      counts.deadAir++;
-      client?.deadAir({ session_id: sessionId, started_at_ms: silenceSince, duration_ms: duration, threshold_used_ms: threshold, ...room });
+  private endSilence(at: number, record = true): void {
+    const since = this.silenceSince;
+    if (since === null) return;
+    const duration = at - since;
+    if (record && duration >= this.threshold) {
+      this.counts.deadAir++;
+      this.client?.deadAir({ session_id: this.sessionId, started_at_ms: since, duration_ms: duration, threshold_used_ms: this.threshold, ...this.room });
     }
-    silenceSince = null;
-  };
+    this.silenceSince = null;
+  }
 
-  const onUserState = (ev: { oldState?: string; newState?: string; createdAt?: number }) => {
+  private onUserState(ev: StateEvent): void {
     const at = num(ev.createdAt) ?? Date.now();
     const speaking = ev.newState === "speaking";
-    if (speaking === userSpeaking) return;
-    userSpeaking = speaking;
+    if (speaking === this.userSpeaking) return;
+    this.userSpeaking = speaking;
+    const open = this.open;
     if (speaking) {
-      endSilence(at);
+      this.endSilence(at);
       if (open && open.end !== null && open.agentStart === null) {
         // The caller spoke again before any answer: the same turn after a short pause, a new one after a silence.
-        if (at - open.end >= threshold) {
-          emitTurn(open, null);
-          open = { index: turnIndex++, start: at, end: null, agentStart: null };
+        if (at - open.end >= this.threshold) {
+          this.emitTurn(open, null);
+          this.open = { index: this.turnIndex++, start: at, end: null, agentStart: null };
         } else open.end = null;
-      } else if (!open) open = { index: turnIndex++, start: at, end: null, agentStart: null };
+      } else if (!open) this.open = { index: this.turnIndex++, start: at, end: null, agentStart: null };
     } else {
       if (open) open.end = at;
-      if (!agentSpeaking) silenceSince = at;
+      if (!this.agentSpeaking) this.silenceSince = at;
     }
-  };
+  }
 
-  const onAgentState = (ev: { oldState?: string; newState?: string; createdAt?: number }) => {
+  private onAgentState(ev: StateEvent): void {
     const at = num(ev.createdAt) ?? Date.now();
     const speaking = ev.newState === "speaking";
-    if (speaking === agentSpeaking) return;
-    agentSpeaking = speaking;
+    if (speaking === this.agentSpeaking) return;
+    this.agentSpeaking = speaking;
     if (speaking) {
-      endSilence(at);
-      if (open && open.end !== null && !answering) {
+      this.endSilence(at);
+      const open = this.open;
+      if (open && open.end !== null && !this.answering) {
         open.agentStart = at;
-        answering = open;
-        open = null;
+        this.answering = open;
+        this.open = null;
       }
     } else {
-      if (answering) {
-        emitTurn(answering, at);
-        answering = null;
+      if (this.answering) {
+        this.emitTurn(this.answering, at);
+        this.answering = null;
       }
-      if (!userSpeaking) silenceSince = at;
+      if (!this.userSpeaking) this.silenceSince = at;
     }
-  };
+  }
 
-  const isGatewayComponent = (modality: Modality, provider: string | undefined, source?: unknown) =>
-    viaGateway.has(modality) || isGatewayHost(provider) || (source !== undefined && isGatewayInstance(source));
+  private isGatewayComponent(modality: Modality, provider: string | undefined, source?: unknown): boolean {
+    return this.viaGateway.has(modality) || isGatewayHost(provider) || (source !== undefined && isGatewayInstance(source));
+  }
 
-  const baseRecord = (modality: Modality, modelId: string, provider: string) => ({
-    modality,
-    model_id: modelId,
-    provider,
-    project,
-    session_id: sessionId,
-    ...room,
-    ...(client?.agentId ? { agent_id: client.agentId } : {}),
-  });
+  private turnIndexFor(modality: Modality): number {
+    const a = this.answering?.index;
+    const o = this.open?.index;
+    return (modality === "tts" ? (a ?? o) : (o ?? a)) ?? Math.max(0, this.turnIndex - 1);
+  }
 
-  const onMetrics = (ev: { metrics?: unknown }) => {
+  private onMetrics(ev: Record<string, unknown>): void {
     const m = obj(ev.metrics);
     const type = str(m.type);
     const modality = type ? METRIC_MODALITY[type] : undefined;
     if (!modality) return; // vad, eou, interruption…: no request of their own
     const meta = obj(m.metadata);
     const providerName = str(meta.modelProvider);
-    if (isGatewayMetrics(ev.metrics) || isGatewayComponent(modality, providerName)) {
-      counts.skippedGateway++;
+    if (isGatewayMetrics(ev.metrics) || this.isGatewayComponent(modality, providerName)) {
+      this.counts.skippedGateway++;
       return;
     }
-    const provider = providerId(providerName, str(m.label));
-    const model = str(meta.modelName) ?? "unknown";
+    const label = str(m.label);
+    const provider = providerId(providerName, label);
     const rec: NewRequestRecord = {
-      ...baseRecord(modality, modelIdOf(provider, model), provider),
       id: randomUUID(),
       timestamp: num(m.timestamp) ?? Date.now(),
-      turn_index: (modality === "tts" ? (answering?.index ?? open?.index) : (open?.index ?? answering?.index)) ?? Math.max(0, turnIndex - 1),
-      metadata: { source: "livekit", label: str(m.label), request_id: str(m.requestId), ...(m.cancelled === true ? { cancelled: true } : {}) },
+      modality,
+      model_id: modelIdOf(provider, str(meta.modelName) ?? "unknown"),
+      provider,
+      project: this.project,
+      session_id: this.sessionId,
+      ...this.room,
+      ...this.agentId,
+      turn_index: this.turnIndexFor(modality),
+      metadata: m.cancelled === true ? { source: "livekit", label, request_id: str(m.requestId), cancelled: true } : { source: "livekit", label, request_id: str(m.requestId) },
     };
     if (type === "stt_metrics") {
       rec.audio_seconds = (num(m.audioDurationMs) ?? 0) / 1000;
@@ -302,91 +349,101 @@ export function attach(agentSession: AttachableSession, options: AttachOptions =
       if (ttft !== undefined && ttft >= 0) rec.ttfb_ms = ttft;
       rec.total_latency_ms = num(m.durationMs);
     }
-    counts.records++;
-    client?.record(rec);
-  };
+    this.counts.records++;
+    this.client?.record(rec);
+  }
 
-  const onError = (ev: { error?: unknown; source?: unknown; createdAt?: number }) => {
+  private onErrorEvent(ev: Record<string, unknown>): void {
     const e = obj(ev.error);
     const type = str(e.type);
     const modality = type ? ERROR_MODALITY[type] : undefined;
     if (!modality) return;
     const src = obj(ev.source);
     const providerName = str(src.provider);
-    if (isGatewayComponent(modality, providerName, ev.source)) {
-      counts.skippedGateway++;
+    if (this.isGatewayComponent(modality, providerName, ev.source)) {
+      this.counts.skippedGateway++;
       return;
     }
-    const provider = providerId(providerName, str(e.label));
+    const label = str(e.label);
+    const provider = providerId(providerName, label);
     const inner = e.error;
     const message = inner instanceof Error ? inner.message : (str(obj(inner).message) ?? str(e.message) ?? "error");
-    counts.records++;
-    client?.record({
-      ...baseRecord(modality, modelIdOf(provider, str(src.model) ?? "unknown"), provider),
+    this.counts.records++;
+    this.client?.record({
       timestamp: num(e.timestamp) ?? num(ev.createdAt) ?? Date.now(),
+      modality,
+      model_id: modelIdOf(provider, str(src.model) ?? "unknown"),
+      provider,
+      project: this.project,
+      session_id: this.sessionId,
+      ...this.room,
+      ...this.agentId,
       status: "error",
       error_message: message.slice(0, 1000),
-      metadata: { source: "livekit", label: str(e.label), recoverable: e.recoverable === true },
+      metadata: { source: "livekit", label, recoverable: e.recoverable === true },
     });
-  };
+  }
 
-  const finish = (at: number) => {
-    if (closed) return;
-    closed = true;
-    for (const [name, fn] of listeners) session.off(name, fn);
-    if (answering) emitTurn(answering, agentSpeaking ? at : null);
+  finish(at: number): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const [name, fn] of this.listeners) this.session.off(name, fn);
+    if (this.answering) this.emitTurn(this.answering, this.agentSpeaking ? at : null);
     // A caller left waiting for an answer: the silence up to the close is dead air, the turn unanswered.
-    const waiting = open !== null && open.end !== null;
-    if (open) emitTurn(open, null);
-    endSilence(at, waiting);
-    answering = null;
-    open = null;
-    if (shared) shared.state.active = Math.max(0, shared.state.active - 1);
-    void client?.flush();
-  };
+    const waiting = this.open !== null && this.open.end !== null;
+    if (this.open) this.emitTurn(this.open, null);
+    this.endSilence(at, waiting);
+    this.answering = null;
+    this.open = null;
+    if (this.shared) this.shared.state.active = Math.max(0, this.shared.state.active - 1);
+    void this.client?.flush();
+  }
+}
 
-  const guard =
-    <E>(fn: (ev: E) => void) =>
-    (ev: unknown) => {
-      counts.events++;
-      try {
-        fn((ev ?? {}) as E);
-      } catch (err) {
-        counts.internalErrors++;
-        try {
-          options.onError?.(err instanceof Error ? err : new Error(String(err)));
-        } catch {
-          // the caller's callback must not reach the voice loop either
-        }
-      }
-    };
+const EMPTY_CLIENT_STATS: ClientStats = {
+  queued: { records: 0, turns: 0, dead_air: 0 },
+  sent: { records: 0, turns: 0, dead_air: 0, heartbeats: 0 },
+  dropped: 0,
+  rejected: 0,
+  failedAttempts: 0,
+};
 
-  const listeners: [string, (ev: unknown) => void][] = [
-    ["user_state_changed", guard(onUserState)],
-    ["agent_state_changed", guard(onAgentState)],
-    ["metrics_collected", guard(onMetrics)],
-    ["error", guard(onError)],
-    ["close", guard((ev: { createdAt?: number }) => finish(num(ev.createdAt) ?? Date.now()))],
-  ];
-  for (const [name, fn] of listeners) session.on(name, fn);
-
+/**
+ * Meters one LiveKit AgentSession into Voxgate: turns (caller speak end → agent speak start),
+ * dead-air spans, and request records for components that did not go through the gateway. Every
+ * listener is O(1) work plus a push into the client's bounded buffers; nothing is awaited or thrown
+ * into the voice loop.
+ */
+export function attach(agentSession: AttachableSession, options: AttachOptions = {}): Attachment {
+  const env = options.env ?? process.env;
+  const gw = options.gateway;
+  const sessionId = options.sessionId ?? gw?.sessionId ?? null;
+  if (!sessionId) throw new TypeError("attach() needs a sessionId (or a gateway made with one)");
+  const project = options.project ?? gw?.project ?? "default";
+  const collectorUrl = options.collectorUrl ?? (env.VOXGATE_COLLECTOR_URL || env.VOXGATE_URL || gw?.url);
+  const apiKey = options.apiKey ?? (env.VOXGATE_API_KEY || undefined);
+  const shared = collectorUrl ? sharedClient(collectorUrl, apiKey, options, project) : null;
+  // The collector is a Voxgate: a plugin reporting its host as provider went through its gateway.
+  if (collectorUrl) trackHost(hostOf(collectorUrl));
+  const meter = new SessionMeter(
+    agentSession as unknown as AgentSessionLike,
+    sessionId,
+    project,
+    options.roomName,
+    options.deadAirThresholdMs ?? 2000,
+    new Set(options.viaGateway ?? []),
+    shared,
+    options.onError,
+  );
+  const client = shared?.client ?? null;
   return {
     sessionId,
-    stats: () => ({
-      ...counts,
-      client: client?.stats() ?? {
-        queued: { records: 0, turns: 0, dead_air: 0 },
-        sent: { records: 0, turns: 0, dead_air: 0, heartbeats: 0 },
-        dropped: 0,
-        rejected: 0,
-        failedAttempts: 0,
-      },
-    }),
+    stats: () => ({ ...meter.counts, client: client?.stats() ?? EMPTY_CLIENT_STATS }),
     flush: async () => {
       await client?.flush();
     },
     detach: async () => {
-      finish(Date.now());
+      meter.finish(Date.now());
       await client?.flush();
     },
   };
