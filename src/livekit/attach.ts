@@ -183,8 +183,9 @@ class SessionMeter {
   private silenceSince: number | null = null;
   private closed = false;
   private readonly listeners: [string, (ev: unknown) => void][];
-  private readonly room: { room_name?: string };
-  private readonly agentId: { agent_id?: string };
+  // Fixed-shape rows (undefined fields are left out of the JSON): no object spreads per event.
+  private readonly roomName: string | undefined;
+  private readonly agentId: string | undefined;
 
   constructor(
     private readonly session: AgentSessionLike,
@@ -196,8 +197,8 @@ class SessionMeter {
     private readonly shared: Shared | null,
     private readonly onError: ((err: Error) => void) | undefined,
   ) {
-    this.room = roomName ? { room_name: roomName } : {};
-    this.agentId = shared?.client.agentId ? { agent_id: shared.client.agentId } : {};
+    this.roomName = roomName;
+    this.agentId = shared?.client.agentId ?? undefined;
     this.listeners = LISTENED.map(([name, handler]) => [name, (ev: unknown) => this.dispatch(handler, ev)]);
     for (const [name, fn] of this.listeners) session.on(name, fn);
   }
@@ -236,7 +237,7 @@ class SessionMeter {
       agent_speak_start_ms: t.agentStart,
       agent_speak_end_ms: agentEnd,
       response_speed_ms: t.agentStart === null ? null : Math.max(0, t.agentStart - t.end),
-      ...this.room,
+      room_name: this.roomName,
     };
     this.counts.turns++;
     this.client?.turn(turn);
@@ -248,7 +249,7 @@ class SessionMeter {
     const duration = at - since;
     if (record && duration >= this.threshold) {
       this.counts.deadAir++;
-      this.client?.deadAir({ session_id: this.sessionId, started_at_ms: since, duration_ms: duration, threshold_used_ms: this.threshold, ...this.room });
+      this.client?.deadAir({ session_id: this.sessionId, started_at_ms: since, duration_ms: duration, threshold_used_ms: this.threshold, room_name: this.roomName });
     }
     this.silenceSince = null;
   }
@@ -319,6 +320,11 @@ class SessionMeter {
     }
     const label = str(m.label);
     const provider = providerId(providerName, label);
+    const isStt = type === "stt_metrics";
+    const isTts = type === "tts_metrics";
+    const isLlm = !isStt && !isTts;
+    const duration = num(m.durationMs);
+    const ttft = isLlm ? num(m.ttftMs) : undefined;
     const rec: NewRequestRecord = {
       id: randomUUID(),
       timestamp: num(m.timestamp) ?? Date.now(),
@@ -327,28 +333,19 @@ class SessionMeter {
       provider,
       project: this.project,
       session_id: this.sessionId,
-      ...this.room,
-      ...this.agentId,
+      room_name: this.roomName,
+      agent_id: this.agentId,
       turn_index: this.turnIndexFor(modality),
-      metadata: m.cancelled === true ? { source: "livekit", label, request_id: str(m.requestId), cancelled: true } : { source: "livekit", label, request_id: str(m.requestId) },
+      // A streaming STT reports 0 ms: no latency of its own.
+      total_latency_ms: isStt && !duration ? undefined : duration,
+      ttfb_ms: isTts ? num(m.ttfbMs) : ttft !== undefined && ttft >= 0 ? ttft : undefined,
+      audio_seconds: isStt ? (num(m.audioDurationMs) ?? 0) / 1000 : undefined,
+      characters: isTts ? (num(m.charactersCount) ?? 0) : undefined,
+      input_tokens: isLlm ? (num(m.promptTokens) ?? num(m.inputTokens) ?? 0) : undefined,
+      output_tokens: isLlm ? (num(m.completionTokens) ?? num(m.outputTokens) ?? 0) : undefined,
+      cached_input_tokens: isLlm ? (num(m.promptCachedTokens) ?? num(obj(m.inputTokenDetails).cachedTokens)) : undefined,
+      metadata: { source: "livekit", label, request_id: str(m.requestId), cancelled: m.cancelled === true ? true : undefined },
     };
-    if (type === "stt_metrics") {
-      rec.audio_seconds = (num(m.audioDurationMs) ?? 0) / 1000;
-      const d = num(m.durationMs);
-      if (d) rec.total_latency_ms = d;
-    } else if (type === "tts_metrics") {
-      rec.characters = num(m.charactersCount) ?? 0;
-      rec.ttfb_ms = num(m.ttfbMs);
-      rec.total_latency_ms = num(m.durationMs);
-    } else {
-      rec.input_tokens = num(m.promptTokens) ?? num(m.inputTokens) ?? 0;
-      rec.output_tokens = num(m.completionTokens) ?? num(m.outputTokens) ?? 0;
-      const cached = num(m.promptCachedTokens) ?? num(obj(m.inputTokenDetails).cachedTokens);
-      if (cached !== undefined) rec.cached_input_tokens = cached;
-      const ttft = num(m.ttftMs);
-      if (ttft !== undefined && ttft >= 0) rec.ttfb_ms = ttft;
-      rec.total_latency_ms = num(m.durationMs);
-    }
     this.counts.records++;
     this.client?.record(rec);
   }
@@ -376,8 +373,8 @@ class SessionMeter {
       provider,
       project: this.project,
       session_id: this.sessionId,
-      ...this.room,
-      ...this.agentId,
+      room_name: this.roomName,
+      agent_id: this.agentId,
       status: "error",
       error_message: message.slice(0, 1000),
       metadata: { source: "livekit", label, recoverable: e.recoverable === true },
@@ -396,7 +393,8 @@ class SessionMeter {
     this.answering = null;
     this.open = null;
     if (this.shared) this.shared.state.active = Math.max(0, this.shared.state.active - 1);
-    void this.client?.flush();
+    // No flush here: the worker's client sends every flushIntervalMs in batches shared by all its
+    // sessions (a POST per closing call would cost more than all its events; bench:attach).
   }
 }
 
