@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
 import { apiKeyRoutes } from "../auth/routes.js";
 import { identify } from "../auth/gate.js";
 import { auditRoutes } from "../audit/routes.js";
@@ -16,7 +17,7 @@ import type { Services } from "../services.js";
 import { VERSION } from "../version.js";
 import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
-import { checkContracts, registerComponents } from "./openapi.js";
+import { checkContracts, defineRoute, registerComponents } from "./openapi.js";
 import { docsRoutes, openApiRoutes } from "./openapi-docs.js";
 import { registerGatewayPaths } from "./openapi-gateway.js";
 import { requestLog } from "./request-log.js";
@@ -49,18 +50,30 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
   app.use(requestLog);
   app.use(securityHeaders);
 
-  app.get("/health", (c) =>
-    c.json({
-      status: "ok",
-      uptime_seconds: Math.round((Date.now() - services.startedAt) / 10) / 100,
-      version: VERSION,
-    }),
+  defineRoute(
+    app,
+    {
+      method: "get",
+      path: "/health",
+      tag: "meta",
+      summary: "Liveness",
+      scope: null,
+      responses: {
+        200: { description: "up", schema: z.object({ status: z.literal("ok"), uptime_seconds: z.number(), version: z.string() }) },
+      },
+    },
+    (c) =>
+      c.json({
+        status: "ok",
+        uptime_seconds: Math.round((Date.now() - services.startedAt) / 10) / 100,
+        version: VERSION,
+      }),
   );
 
   app.use("/v1/*", identify);
   app.use("/api/*", identify);
   app.use(refuseUnstorableUrl);
-  app.route("/v1/api-keys", apiKeyRoutes());
+  app.route("/", apiKeyRoutes());
   app.route("/", ingestRoutes());
   app.route("/", fleetRoutes());
   app.route("/", callRoutes());
