@@ -50,8 +50,8 @@ function isOperation(route: { method: string; path: string }): boolean {
 const PENDING = [
   /^\w+ \/v1\/(ingest|agents|livekit|calls)/,
   /^\w+ \/v1\/billing/,
-  /^\w+ \/(v1|api)\/(status|models|projects|providers)/,
   /^\w+ \/v1\/audit-log/,
+  /^\w+ \/api\/models/,
   /^\w+ \/(v1|api)\/(costs|latency|logs|metrics|sessions|rooms|nodes|whoami|overview|calls|agents|fleet|diagnostics)/,
 ];
 
