@@ -3,6 +3,7 @@ import { type Db, rowsOf } from "../db/client.js";
 import { executeNamed } from "../db/named.js";
 import { applyRequestRollups, type RequestRow } from "../rollups/apply.js";
 import { withRetry } from "../db/errors.js";
+import { attachTurns } from "../rollups/fleet-index.js";
 
 /** Columns written by ingest, in the order of the INSERT; all others keep their defaults. */
 const REQUEST_COLUMNS = [
@@ -114,6 +115,10 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
         inserted.push(isProbe === (r.isProbe ?? false) ? r : { ...r, isProbe });
       }
       await applyRequestRollups(tx, inserted);
+      // Turns that arrived before their session named its agent now count toward it (GET /api/agents).
+      const agentSessions = new Set<string>();
+      for (const r of inserted) if (r.agentId && r.sessionId) agentSessions.add(r.sessionId);
+      await attachTurns(tx, tenantId, { sessionIds: [...agentSessions].sort() });
       return inserted;
     }),
   );

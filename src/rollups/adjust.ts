@@ -1,11 +1,12 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS } from "./apply.js";
+import { adjustFleetIndexMoney } from "./fleet-index.js";
 
 /**
  * Moves money deltas of already-rolled-up requests into every rollup table (re-rating changes a
  * stored row's price or cost after ingest folded it in). `deltas` is a SELECT yielding
- * ts, tenant_id, project, provider, model_id, modality, is_probe, dp (price delta), dc (cost delta);
+ * ts, tenant_id, project, provider, model_id, modality, is_probe, agent_id, dp (price delta), dc (cost delta);
  * run it in the transaction that changes the rows, before the rows change.
  */
 export async function adjustRollupMoney(tx: Db, deltas: SQL): Promise<void> {
@@ -22,4 +23,5 @@ export async function adjustRollupMoney(tx: Db, deltas: SQL): Promise<void> {
          AND rr.provider = d.provider AND rr.model_id = d.model_id AND rr.modality = d.modality
          AND rr.is_probe = d.is_probe`);
   }
+  await adjustFleetIndexMoney(tx, deltas);
 }

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { EXACT_SAMPLE_LIMIT, SKETCH_RELATIVE_ACCURACY } from "../stats/summary.js";
 import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS } from "./apply.js";
+import { rebuildFleetIndexRollups } from "./fleet-index.js";
 
 const LN_GAMMA = Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY));
 /** Raw samples kept in a rebuilt sketch while its count is within the bound, as ingest keeps them. */
@@ -12,6 +13,7 @@ const KEY = sql.raw("bucket, tenant_id, project, provider, model_id, modality, i
  * Rebuilds every rollup table for [from, to) from raw request rows in SQL (bulk loads, repair after
  * a manual change to `requests`). `from`/`to` must be whole UTC days so no bucket is cut in two.
  * The latency sketches are built with the same bucket index as src/stats/summary.ts (ceil(ln v / ln γ)).
+ * The per-agent rollups of GET /api/agents are rebuilt too (src/rollups/fleet-index.ts).
  */
 export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void> {
   for (const grain of ROLLUP_GRAINS) {
@@ -60,4 +62,5 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
       LEFT JOIN lb ON lb.bucket = a.bucket AND coalesce(lb.tenant_id, '') = coalesce(a.tenant_id, '') AND lb.tenant_id IS NOT DISTINCT FROM a.tenant_id AND lb.project = a.project
         AND lb.provider = a.provider AND lb.model_id = a.model_id AND lb.modality = a.modality AND lb.is_probe = a.is_probe`);
   }
+  await rebuildFleetIndexRollups(db, from, to);
 }
