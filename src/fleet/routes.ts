@@ -3,12 +3,13 @@ import { requireScope } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
 import { readJson } from "../http/body.js";
 import { ApiError, parseOrThrow } from "../http/errors.js";
+import { fleetIndex, fleetIndexQuery } from "./index-queries.js";
 import { heartbeatSchema, listRoster, recordHeartbeat, ROSTER_AGEING_SECONDS, rosterEntry } from "./presence.js";
 
 /** Heartbeat bodies are one small object; anything bigger is not a snapshot. */
 export const HEARTBEAT_BODY_LIMIT_BYTES = 64 * 1024;
 
-/** Fleet presence (spec endpoints 40-41): heartbeat upsert and the live roster. */
+/** Fleet presence (spec endpoints 40-41): heartbeat upsert and the live roster; the fleet index /api/agents. */
 export function fleetRoutes() {
   const app = new Hono<AppEnv>();
 
@@ -34,6 +35,12 @@ export function fleetRoutes() {
       count: rows.length,
       ageing_seconds: ROSTER_AGEING_SECONDS,
     });
+  });
+
+  // The fleet index (dashboard API): per-agent cost, p95 latency and probe traffic over a period.
+  app.get("/api/agents", requireScope("read"), async (c) => {
+    const q = parseOrThrow(fleetIndexQuery, c.req.query(), "invalid query");
+    return c.json(await fleetIndex(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
   });
 
   return app;

@@ -5,6 +5,7 @@ import { type RequestRow, requests } from "../db/schema/requests.js";
 import { hasServerDefault, literalDefaults, storedColumns } from "../db/table-columns.js";
 import { applyRequestRollups } from "../rollups/apply.js";
 import { withRetry } from "../db/errors.js";
+import { attachTurns } from "../rollups/fleet-index.js";
 
 /**
  * Columns written by ingest, in the order of the table (src/db/schema/requests.ts): all of them but
@@ -79,6 +80,10 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
         inserted.push(isProbe === r.is_probe ? r : { ...r, is_probe: isProbe });
       }
       await applyRequestRollups(tx, inserted);
+      // Turns that arrived before their session named its agent now count toward it (GET /api/agents).
+      const agentSessions = new Set<string>();
+      for (const r of inserted) if (r.agent_id && r.session_id) agentSessions.add(r.session_id);
+      await attachTurns(tx, tenantId, { sessionIds: [...agentSessions].sort() });
       return inserted;
     }),
   );

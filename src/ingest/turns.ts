@@ -4,6 +4,7 @@ import { type Db, queryRows } from "../db/client.js";
 import { epochMs, firstIssue, int32, shortText } from "./fields.js";
 import { allocateSeqs, learnSessionRooms, sessionRooms, UNKNOWN_ROOM } from "./rooms.js";
 import { withRetry } from "../db/errors.js";
+import { attachTurns } from "../rollups/fleet-index.js";
 
 /** One turn of POST /v1/ingest/turns (spec Resources: Turn); unknown keys ignored. */
 export const turnSchema = z
@@ -111,6 +112,8 @@ export async function storeTurns(db: Db, tenantId: string | null, batch: unknown
                   ON CONFLICT (session_id, turn_index, tenant_id) DO NOTHING
                   RETURNING id`,
             );
+            // Turns of a session that names its agent count toward that agent (GET /api/agents).
+            await attachTurns(tx, tenantId, { turnIds: inserted.map((r) => Number(r.id)) });
             await learnSessionRooms(tx, tenantId, namedRooms(unique));
             return inserted.length;
           }),

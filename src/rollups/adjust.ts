@@ -1,14 +1,16 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS, ROW_KEY } from "./apply.js";
+import { adjustFleetIndexMoney } from "./fleet-index.js";
 import { keyMatch, rowKeySelect } from "./key-sql.js";
 
 /**
  * The columns `adjustRollupMoney` needs from each changed request row, as a select list over the
- * requests alias `alias`: its ts and the rollup key's columns (`r.ts, r.tenant_id, r.project, …`).
+ * requests alias `alias`: its ts, the rollup key's columns (`r.ts, r.tenant_id, r.project, …`) and
+ * agent_id (the fleet index's per-agent rollups take the same deltas).
  */
 export function rollupSourceColumns(alias: string): SQL {
-  return sql.raw(["ts", ...ROW_KEY.map((k) => k.name)].map((c) => `${alias}.${c}`).join(", "));
+  return sql.raw(["ts", ...ROW_KEY.map((k) => k.name), "agent_id"].map((c) => `${alias}.${c}`).join(", "));
 }
 
 /**
@@ -28,4 +30,5 @@ export async function adjustRollupMoney(tx: Db, deltas: SQL): Promise<void> {
                 FROM (${deltas}) x GROUP BY ${groupBy}) d
        WHERE ${keyMatch("rr", "d")}`);
   }
+  await adjustFleetIndexMoney(tx, deltas);
 }

@@ -7,6 +7,7 @@ import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stat
 import { formatMoney, parseMoney } from "../money.js";
 import { mergeSketchSql } from "./sketch-json.js";
 import { executeNamed } from "../db/named.js";
+import { applyFleetIndexRequests } from "./fleet-index.js";
 
 export type { RequestRow } from "../db/schema/requests.js";
 
@@ -231,4 +232,6 @@ export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<v
   if (!first || !last) throw new Error("ROLLUP_GRAINS must list at least two tables");
   const ctes = [first, ...rest].map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
   await executeNamed(tx, ROLLUPS_STATEMENT_NAME, sql`WITH ${sql.join(ctes, sql`, `)} ${last}`);
+  // The per-agent rollups of GET /api/agents (rows that name an agent), in the same transaction.
+  await applyFleetIndexRequests(tx, rows);
 }

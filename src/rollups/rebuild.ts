@@ -3,6 +3,7 @@ import type { Db } from "../db/client.js";
 import { EXACT_SAMPLE_LIMIT, SKETCH_RELATIVE_ACCURACY } from "../stats/summary.js";
 import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS, ROLLUP_KEY_COLUMNS } from "./apply.js";
 import { KEY_LIST, keyMatch, rowKeySelect } from "./key-sql.js";
+import { rebuildFleetIndexRollups } from "./fleet-index.js";
 
 const LN_GAMMA = Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY));
 /** Raw samples kept in a rebuilt sketch while its count is within the bound, as ingest keeps them. */
@@ -14,6 +15,7 @@ const KEY_LIST_A = ROLLUP_KEY_COLUMNS.map((c) => `a.${c}`).join(", ");
  * Rebuilds every rollup table for [from, to) from raw request rows in SQL (bulk loads, repair after
  * a manual change to `requests`). `from`/`to` must be whole UTC days so no bucket is cut in two.
  * The latency sketches are built with the same bucket index as src/stats/summary.ts (ceil(ln v / ln γ)).
+ * The per-agent rollups of GET /api/agents are rebuilt too (src/rollups/fleet-index.ts).
  */
 export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void> {
   for (const grain of ROLLUP_GRAINS) {
@@ -59,4 +61,5 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
       LEFT JOIN tb ON ${keyMatch("tb", "a")}
       LEFT JOIN lb ON ${keyMatch("lb", "a")}`);
   }
+  await rebuildFleetIndexRollups(db, from, to);
 }

@@ -27,5 +27,7 @@ export const sessions = pgTable(
     index("sessions_tenant_started_idx").on(t.tenantId, t.startedAt),
     index("sessions_started_idx").on(t.startedAt),
     index("sessions_room_idx").on(t.roomName),
+    // GET /api/agents counts a page of agents' sessions in the window.
+    index("sessions_agent_started_idx").on(t.agentId, t.startedAt),
   ],
 );

@@ -18,6 +18,8 @@ export const turns = pgTable(
     agentSpeakStartMs: bigint({ mode: "number" }),
     agentSpeakEndMs: bigint({ mode: "number" }),
     responseSpeedMs: integer(),
+    /** The session's agent, stamped when the turn is folded into the per-agent rollups (null until then). */
+    agentId: text(),
     createdAt: tstz().notNull().default(sql`now()`),
   },
   (t) => [
@@ -25,6 +27,8 @@ export const turns = pgTable(
     index("turns_room_seq_idx").on(t.tenantId, t.roomName, t.seq),
     // Operators (no tenant) look a room up by name alone: GET /v1/rooms/{room}/latency.
     index("turns_room_name_seq_idx").on(t.roomName, t.seq),
+    // GET /api/agents reads the edge hours of a page of agents' turns.
+    index("turns_agent_start_idx").on(t.agentId, t.callerSpeakStartMs),
   ],
 );
 

@@ -1,0 +1,38 @@
+import { bigint, index, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { money, tstz } from "./columns.js";
+
+// Per-agent aggregates for GET /api/agents (src/fleet/index-queries.ts), the same two grains as the
+// request rollups. One row per (bucket, tenant, agent): every modality's TTFB sketch is a column, so a
+// fleet of 10k agents reads one row per agent and bucket. Probe traffic is counted (probe_requests,
+// probe_turns) but never enters a sketch, errors or turns.
+const agentRollupColumns = () => ({
+  bucket: tstz().notNull(),
+  tenantId: text(),
+  agentId: text().notNull(),
+  /** Every request of the agent, probe included (as /api/costs counts them). */
+  requests: bigint({ mode: "number" }).notNull().default(0),
+  /** Of `requests`, the probe (load-test) ones. */
+  probeRequests: bigint({ mode: "number" }).notNull().default(0),
+  /** Non-probe requests with status error. */
+  errors: bigint({ mode: "number" }).notNull().default(0),
+  costUsd: money().notNull().default("0"),
+  ratedPriceUsd: money().notNull().default("0"),
+  /** Non-probe TTFB sketches (src/stats/summary.ts), one per modality; null when empty. */
+  sttTtfbHist: jsonb(),
+  llmTtfbHist: jsonb(),
+  ttsTtfbHist: jsonb(),
+  /** Non-probe turns attributed to the agent (through their session) and their response-speed sketch. */
+  turns: bigint({ mode: "number" }).notNull().default(0),
+  probeTurns: bigint({ mode: "number" }).notNull().default(0),
+  responseHist: jsonb(),
+});
+
+export const fleetIndexAgentRollups = pgTable("fleet_index_agent_rollups", agentRollupColumns(), (t) => [
+  unique("fleet_index_agent_rollups_key_uq").on(t.bucket, t.tenantId, t.agentId).nullsNotDistinct(),
+  index("fleet_index_agent_rollups_agent_idx").on(t.agentId, t.bucket),
+]);
+
+export const fleetIndexAgentRollupsDaily = pgTable("fleet_index_agent_rollups_daily", agentRollupColumns(), (t) => [
+  unique("fleet_index_agent_rollups_daily_key_uq").on(t.bucket, t.tenantId, t.agentId).nullsNotDistinct(),
+  index("fleet_index_agent_rollups_daily_agent_idx").on(t.agentId, t.bucket),
+]);

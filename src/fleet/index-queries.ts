@@ -1,0 +1,319 @@
+import { and, type SQL, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
+import { z } from "zod";
+import { type TenantScope, tenantCondition } from "../auth/context.js";
+import { type Db, queryRows } from "../db/client.js";
+import { agentPresence, calls, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, requests, sessions, turns } from "../db/schema/index.js";
+import { moneyNumber } from "../money.js";
+import { costsQuery } from "../reports/query.js";
+import { type Period, type Segment, windowSegments } from "../reports/window.js";
+import { type AgentAcc, AgentRollupBatch, emptyAgentAcc, FLEET_MODALITIES, type FleetModality, mergeAgentAcc, textArray } from "../rollups/fleet-index.js";
+import { sketchFromJson } from "../rollups/sketch-json.js";
+import { mergeSketch, summarize } from "../stats/summary.js";
+import { ROSTER_AGEING_SECONDS } from "./presence.js";
+
+/** GET /api/agents page sizes. */
+export const FLEET_INDEX_LIMIT_DEFAULT = 100;
+export const FLEET_INDEX_LIMIT_MAX = 1000;
+export const FLEET_INDEX_SORTS = ["cost", "requests", "agent_id"] as const;
+
+const intParam = (min: number, max: number, dflt: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === "") return dflt;
+      const n = /^\d+$/.test(v.trim()) ? Number(v.trim()) : Number.NaN;
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: "custom", message: `must be an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+/** The query of GET /api/agents: `period` is /api/costs's own (same values, default, error). */
+export const fleetIndexQuery = z.object({
+  period: costsQuery.shape.period,
+  limit: intParam(1, FLEET_INDEX_LIMIT_MAX, FLEET_INDEX_LIMIT_DEFAULT),
+  offset: intParam(0, 10_000_000, 0),
+  sort: z.enum(FLEET_INDEX_SORTS).default("cost"),
+});
+
+export interface FleetIndexArgs extends TenantScope {
+  period: Period;
+  limit: number;
+  offset: number;
+  sort: (typeof FLEET_INDEX_SORTS)[number];
+  now?: Date;
+}
+
+const ROLLUP_TABLES = {
+  hour: fleetIndexAgentRollups,
+  day: fleetIndexAgentRollupsDaily,
+} as const;
+
+function range(time: AnyPgColumn | SQL, seg: Segment, asMs = false): SQL | undefined {
+  const v = (d: Date) => (asMs ? sql`${d.getTime()}::bigint` : sql`${d.toISOString()}::timestamptz`);
+  return and(seg.from ? sql`${time} >= ${v(seg.from)}` : undefined, seg.toInclusive ? sql`${time} <= ${v(seg.to)}` : sql`${time} < ${v(seg.to)}`);
+}
+
+/** The same turn-probe rule as the rollups (src/rollups/fleet-index.ts). */
+const TURN_PROBE = sql.raw(`(EXISTS (SELECT 1 FROM calls c WHERE turns.room_name IS NOT NULL AND c.room_name = turns.room_name AND c.is_probe
+  AND (c.tenant_id IS NULL OR c.tenant_id = turns.tenant_id)))`);
+
+interface TotalsRow {
+  tenant_id: string | null;
+  agent_id: string | null;
+  requests: string;
+  probe_requests: string;
+  errors: string;
+  cost: string;
+  rated: string;
+  turns: string;
+  probe_turns: string;
+  agent_name: string | null;
+  host: string | null;
+  version: string | null;
+  region: string | null;
+  last_seen_at: Date | string | null;
+  total: string;
+  online: string;
+}
+
+/**
+ * One UNION ALL of the window's per-agent totals: rollup buckets for whole hours/days, raw request
+ * rows and turns for the partial edge hours, presence rows (so an agent only heard by heartbeat is
+ * listed too). Every source is confined by tenantCondition, the one tenant-scoping path.
+ */
+function totalsUnion(segments: Segment[], scope: TenantScope): SQL {
+  const nul = sql.raw("NULL::text AS agent_name, NULL::text AS host, NULL::text AS version, NULL::text AS region, NULL::timestamptz AS last_seen_at");
+  const parts: SQL[] = [];
+  for (const seg of segments) {
+    if (seg.source === "raw") {
+      parts.push(sql`SELECT tenant_id, agent_id, 1::bigint AS requests, is_probe::int::bigint AS probe_requests,
+          (status = 'error' AND NOT is_probe)::int::bigint AS errors, coalesce(cost_usd, 0) AS cost, coalesce(rated_price_usd, 0) AS rated,
+          0::bigint AS turns, 0::bigint AS probe_turns, ${nul}
+        FROM ${requests} WHERE ${and(sql`agent_id IS NOT NULL`, range(requests.ts, seg), tenantCondition(requests.tenantId, scope))}`);
+      parts.push(sql`SELECT turns.tenant_id, turns.agent_id, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric,
+          (NOT ${TURN_PROBE})::int::bigint, ${TURN_PROBE}::int::bigint, ${nul}
+        FROM ${turns} WHERE ${and(sql`turns.agent_id IS NOT NULL`, range(turns.callerSpeakStartMs, seg, true), tenantCondition(turns.tenantId, scope))}`);
+    } else {
+      const t = ROLLUP_TABLES[seg.source];
+      parts.push(sql`SELECT tenant_id, agent_id, requests, probe_requests, errors, cost_usd AS cost, rated_price_usd AS rated, turns, probe_turns, ${nul}
+        FROM ${t} WHERE ${and(range(t.bucket, seg), tenantCondition(t.tenantId, scope))}`);
+    }
+  }
+  const presenceWhere = tenantCondition(agentPresence.tenantId, scope);
+  parts.push(sql`SELECT tenant_id, agent_id, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, 0::bigint, 0::bigint,
+      agent_name, host, version, region, last_seen_at FROM ${agentPresence}${presenceWhere ? sql` WHERE ${presenceWhere}` : sql``}`);
+  return sql.join(parts, sql` UNION ALL `);
+}
+
+const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
+
+interface SketchRow {
+  tenant_id: string | null;
+  agent_id: string;
+  stt_ttfb_hist: unknown;
+  llm_ttfb_hist: unknown;
+  tts_ttfb_hist: unknown;
+  response_hist: unknown;
+}
+
+/** The page's agents' sketches: rollup sketches merged, edge-hour raw samples added (probe traffic left out). */
+async function pageSketches(db: Db, segments: Segment[], scope: TenantScope, agentIds: string[]) {
+  const ids = textArray(agentIds);
+  const rollupParts: SQL[] = [];
+  const rawReq: SQL[] = [];
+  const rawTurns: SQL[] = [];
+  for (const seg of segments) {
+    if (seg.source === "raw") {
+      rawReq.push(sql`SELECT tenant_id, agent_id, modality, ttfb_ms FROM ${requests}
+        WHERE ${and(sql`agent_id = ANY(${ids})`, sql`NOT is_probe`, sql`ttfb_ms IS NOT NULL`, range(requests.ts, seg), tenantCondition(requests.tenantId, scope))}`);
+      rawTurns.push(sql`SELECT turns.tenant_id, turns.agent_id, turns.caller_speak_start_ms AS start_ms, turns.response_speed_ms, ${TURN_PROBE} AS is_probe
+        FROM ${turns} WHERE ${and(sql`turns.agent_id = ANY(${ids})`, range(turns.callerSpeakStartMs, seg, true), tenantCondition(turns.tenantId, scope))}`);
+    } else {
+      const t = ROLLUP_TABLES[seg.source];
+      rollupParts.push(sql`SELECT tenant_id, agent_id, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist FROM ${t}
+        WHERE ${and(sql`agent_id = ANY(${ids})`, range(t.bucket, seg), tenantCondition(t.tenantId, scope))}
+          AND (stt_ttfb_hist IS NOT NULL OR llm_ttfb_hist IS NOT NULL OR tts_ttfb_hist IS NOT NULL OR response_hist IS NOT NULL)`);
+    }
+  }
+  const [rolled, raw, rawT] = await Promise.all([
+    rollupParts.length === 0 ? [] : queryRows<SketchRow>(db, sql.join(rollupParts, sql` UNION ALL `)),
+    rawReq.length === 0
+      ? []
+      : queryRows<{ tenant_id: string | null; agent_id: string; modality: string; ttfb_ms: number }>(db, sql.join(rawReq, sql` UNION ALL `)),
+    rawTurns.length === 0
+      ? []
+      : queryRows<{ tenant_id: string | null; agent_id: string; start_ms: string; response_speed_ms: number | null; is_probe: boolean }>(
+          db,
+          sql.join(rawTurns, sql` UNION ALL `),
+        ),
+  ]);
+  // One accumulator per agent (the grain is irrelevant: everything lands in one bucket).
+  const batch = new AgentRollupBatch(Number.MAX_SAFE_INTEGER);
+  const out = new Map<string, AgentAcc>();
+  const accOf = (tenantId: string | null, agentId: string) => {
+    const k = pairKey(tenantId, agentId);
+    let a = out.get(k);
+    if (!a) {
+      a = emptyAgentAcc(new Date(0), tenantId, agentId);
+      out.set(k, a);
+    }
+    return a;
+  };
+  for (const r of rolled) {
+    const a = accOf(r.tenant_id, r.agent_id);
+    mergeSketch(a.ttfb.stt, sketchFromJson(r.stt_ttfb_hist));
+    mergeSketch(a.ttfb.llm, sketchFromJson(r.llm_ttfb_hist));
+    mergeSketch(a.ttfb.tts, sketchFromJson(r.tts_ttfb_hist));
+    mergeSketch(a.response, sketchFromJson(r.response_hist));
+  }
+  for (const r of raw) {
+    batch.addRequest({
+      id: "",
+      ts: new Date(0),
+      tenant_id: r.tenant_id,
+      agent_id: r.agent_id,
+      modality: r.modality,
+      model_id: "",
+      provider: "",
+      ttfb_ms: Number(r.ttfb_ms),
+    });
+  }
+  for (const t of rawT) {
+    batch.addTurn({
+      startMs: 0,
+      tenantId: t.tenant_id,
+      agentId: t.agent_id,
+      responseSpeedMs: t.response_speed_ms === null ? null : Number(t.response_speed_ms),
+      isProbe: t.is_probe,
+    });
+  }
+  for (const a of batch.byKey.values()) mergeAgentAcc(accOf(a.tenantId, a.agentId), a);
+  return out;
+}
+
+interface CountRow {
+  tenant_id: string | null;
+  agent_id: string;
+  n: string;
+  probe: string;
+}
+
+/** Sessions started and calls started in the window, for the page's agents (indexed on agent, start). */
+async function pageCounts(db: Db, scope: TenantScope, agentIds: string[], from: Date | null, now: Date) {
+  const ids = textArray(agentIds);
+  const [sess, cls] = await Promise.all([
+    queryRows<CountRow>(
+      db,
+      sql`SELECT tenant_id, agent_id, count(*) AS n, 0 AS probe FROM ${sessions}
+        WHERE ${and(
+          sql`agent_id = ANY(${ids})`,
+          from ? sql`started_at >= ${from.toISOString()}::timestamptz` : undefined,
+          sql`started_at <= ${now.toISOString()}::timestamptz`,
+          tenantCondition(sessions.tenantId, scope),
+        )} GROUP BY 1, 2`,
+    ),
+    queryRows<CountRow>(
+      db,
+      sql`SELECT tenant_id, agent_id, count(*) FILTER (WHERE NOT is_probe) AS n, count(*) FILTER (WHERE is_probe) AS probe FROM ${calls}
+        WHERE ${and(
+          sql`agent_id = ANY(${ids})`,
+          from ? sql`started_at_ms >= ${from.getTime()}::bigint` : undefined,
+          sql`started_at_ms <= ${now.getTime()}::bigint`,
+          tenantCondition(calls.tenantId, scope),
+        )} GROUP BY 1, 2`,
+    ),
+  ]);
+  const toMap = (rows: CountRow[]) => new Map(rows.map((r) => [pairKey(r.tenant_id, r.agent_id), { n: Number(r.n), probe: Number(r.probe) }]));
+  return { sessions: toMap(sess), calls: toMap(cls) };
+}
+
+const p95 = (s: Parameters<typeof summarize>[0]) => summarize(s)?.p95 ?? null;
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+/**
+ * GET /api/agents: the fleet index. One entry per agent seen (request records, attributed turns or a
+ * heartbeat), one page of them sorted by `sort`, with the window's figures from the per-agent rollups
+ * (edge hours from raw rows, as every report does). Probe traffic is counted apart and kept out of
+ * every percentile, of errors and of error_rate.
+ */
+export async function fleetIndex(db: Db, args: FleetIndexArgs) {
+  const now = args.now ?? new Date();
+  const segments = windowSegments(args.period, now);
+  const from = segments[0]?.from ?? null;
+  const union = totalsUnion(segments, args);
+  const order = args.sort === "cost" ? "cost_n DESC, " : args.sort === "requests" ? "requests_n DESC, " : "";
+  // One row even when the page is empty (offset past the end): the counts still answer.
+  const rows = await queryRows<TotalsRow>(
+    db,
+    sql`WITH r AS (${union}), a AS (
+        SELECT tenant_id, agent_id, sum(requests)::text AS requests, sum(probe_requests)::text AS probe_requests, sum(errors)::text AS errors,
+          sum(cost)::text AS cost, sum(rated)::text AS rated, sum(turns)::text AS turns, sum(probe_turns)::text AS probe_turns,
+          max(agent_name) AS agent_name, max(host) AS host, max(version) AS version, max(region) AS region, max(last_seen_at) AS last_seen_at,
+          sum(cost) AS cost_n, sum(requests) AS requests_n
+        FROM r GROUP BY tenant_id, agent_id)
+      SELECT p.*, c.total, c.online
+      FROM (SELECT count(*) AS total,
+              count(*) FILTER (WHERE last_seen_at > ${now.toISOString()}::timestamptz - make_interval(secs => ${ROSTER_AGEING_SECONDS})) AS online
+            FROM a) c
+      LEFT JOIN LATERAL (
+        SELECT tenant_id, agent_id, requests, probe_requests, errors, cost, rated, turns, probe_turns, agent_name, host, version, region, last_seen_at
+        FROM a ORDER BY ${sql.raw(order)}agent_id, tenant_id NULLS FIRST
+        LIMIT ${args.limit} OFFSET ${args.offset}) p ON true`,
+  );
+  const head = rows[0];
+  const page = rows.filter((r): r is TotalsRow & { agent_id: string } => r.agent_id !== null);
+  const agentIds = [...new Set(page.map((r) => r.agent_id))];
+  const [sketches, counts] =
+    agentIds.length === 0
+      ? [new Map(), { sessions: new Map(), calls: new Map() }]
+      : await Promise.all([pageSketches(db, segments, args, agentIds), pageCounts(db, args, agentIds, from, now)]);
+  const agents = page.map((r) => {
+    const k = pairKey(r.tenant_id, r.agent_id);
+    const s = sketches.get(k);
+    const requestsN = Number(r.requests);
+    const probeRequests = Number(r.probe_requests);
+    const errors = Number(r.errors);
+    const measured = requestsN - probeRequests;
+    const lastSeen = r.last_seen_at === null ? null : new Date(r.last_seen_at);
+    const sc = counts.sessions.get(k);
+    const cc = counts.calls.get(k);
+    const ttfb = Object.fromEntries(FLEET_MODALITIES.map((m) => [m, s ? p95(s.ttfb[m]) : null])) as Record<FleetModality, number | null>;
+    return {
+      agent_id: r.agent_id,
+      tenant_id: r.tenant_id,
+      agent_name: r.agent_name,
+      host: r.host,
+      version: r.version,
+      region: r.region,
+      online: lastSeen !== null && now.getTime() - lastSeen.getTime() < ROSTER_AGEING_SECONDS * 1000,
+      last_heartbeat_at: iso(r.last_seen_at),
+      sessions: sc?.n ?? 0,
+      calls: cc?.n ?? 0,
+      requests: requestsN,
+      errors,
+      error_rate: measured > 0 ? Math.round((errors / measured) * 10_000) / 10_000 : null,
+      cost_usd: moneyNumber(r.cost),
+      rated_price_usd: moneyNumber(r.rated),
+      turns: Number(r.turns),
+      p95_response_speed_ms: s ? p95(s.response) : null,
+      p95_ttfb_ms: ttfb,
+      probe: { requests: probeRequests, turns: Number(r.probe_turns), calls: cc?.probe ?? 0 },
+    };
+  });
+  return {
+    period: args.period,
+    sort: args.sort,
+    limit: args.limit,
+    offset: args.offset,
+    total_agents: Number(head?.total ?? 0),
+    online: Number(head?.online ?? 0),
+    ageing_seconds: ROSTER_AGEING_SECONDS,
+    agents,
+  };
+}
+
+export type FleetIndex = Awaited<ReturnType<typeof fleetIndex>>;

@@ -1,0 +1,336 @@
+import { type SQL, sql } from "drizzle-orm";
+import { type Db, queryRows } from "../db/client.js";
+import { formatMoney, parseMoney } from "../money.js";
+import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
+import type { RequestRow } from "./apply.js";
+import { mergeSketchSql } from "./sketch-json.js";
+
+/**
+ * The per-agent rollups of GET /api/agents (src/db/schema/fleet-index-agent-rollups.ts), kept on the
+ * same write paths as the request rollups: ingest folds new request rows in (applyRequestRollups calls
+ * applyFleetIndexRequests), turn ingest folds turns whose session names an agent, re-rating moves money
+ * (adjustRollupMoney), and rebuildRollups rebuilds them from raw rows with the same aggregation code.
+ */
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+export const FLEET_INDEX_GRAINS = [
+  { table: "fleet_index_agent_rollups", ms: HOUR_MS },
+  { table: "fleet_index_agent_rollups_daily", ms: DAY_MS },
+] as const;
+
+/** Modalities with a TTFB sketch column; a row of another modality counts but has no sketch. */
+export const FLEET_MODALITIES = ["stt", "llm", "tts"] as const;
+export type FleetModality = (typeof FLEET_MODALITIES)[number];
+
+export interface AgentAcc {
+  bucket: Date;
+  tenantId: string | null;
+  agentId: string;
+  requests: number;
+  probeRequests: number;
+  errors: number;
+  cost: bigint;
+  rated: bigint;
+  ttfb: Record<FleetModality, LatencySketch>;
+  turns: number;
+  probeTurns: number;
+  response: LatencySketch;
+}
+
+/** A turn as the rollups see it: its start (epoch ms), owner, response speed and probe flag. */
+export interface TurnFold {
+  startMs: number;
+  tenantId: string | null;
+  agentId: string;
+  responseSpeedMs: number | null;
+  isProbe: boolean;
+}
+
+/** A text[] from one JSON parameter (a JS array would be spread into one parameter per element). */
+export function textArray(values: string[]): SQL {
+  return sql`ARRAY(SELECT json_array_elements_text(${JSON.stringify(values)}::json))`;
+}
+
+const isFleetModality = (m: string): m is FleetModality => (FLEET_MODALITIES as readonly string[]).includes(m);
+
+/** An empty accumulator. */
+export function emptyAgentAcc(bucket: Date, tenantId: string | null, agentId: string): AgentAcc {
+  return {
+    bucket,
+    tenantId,
+    agentId,
+    requests: 0,
+    probeRequests: 0,
+    errors: 0,
+    cost: 0n,
+    rated: 0n,
+    ttfb: { stt: emptySketch(), llm: emptySketch(), tts: emptySketch() },
+    turns: 0,
+    probeTurns: 0,
+    response: emptySketch(),
+  };
+}
+
+/** Key string; sorting these is the lock order (NUL never occurs in Postgres text). */
+const keyOf = (bucketMs: number, tenantId: string | null, agentId: string) =>
+  `${String(bucketMs).padStart(15, "0")}\u0000${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
+
+/** Per-agent accumulators at one grain, filled from request rows and turns. */
+export class AgentRollupBatch {
+  readonly byKey = new Map<string, AgentAcc>();
+  constructor(readonly grainMs: number) {}
+
+  private acc(ms: number, tenantId: string | null, agentId: string): AgentAcc {
+    const bucketMs = Math.floor(ms / this.grainMs) * this.grainMs;
+    const key = keyOf(bucketMs, tenantId, agentId);
+    let a = this.byKey.get(key);
+    if (!a) {
+      a = emptyAgentAcc(new Date(bucketMs), tenantId, agentId);
+      this.byKey.set(key, a);
+    }
+    return a;
+  }
+
+  /** A request row as stored (defaults applied as the requests table applies them). */
+  addRequest(row: RequestRow): void {
+    if (row.agent_id === null || row.agent_id === undefined) return;
+    const ts = row.ts instanceof Date ? row.ts.getTime() : new Date(row.ts).getTime();
+    const a = this.acc(ts, row.tenant_id ?? null, row.agent_id);
+    a.requests += 1;
+    a.cost += parseMoney(row.cost_usd);
+    a.rated += parseMoney(row.rated_price_usd);
+    if (row.is_probe ?? false) {
+      a.probeRequests += 1;
+      return;
+    }
+    if ((row.status ?? "success") === "error") a.errors += 1;
+    if (row.ttfb_ms !== null && row.ttfb_ms !== undefined && isFleetModality(row.modality)) addSample(a.ttfb[row.modality], row.ttfb_ms);
+  }
+
+  addTurn(t: TurnFold): void {
+    const a = this.acc(t.startMs, t.tenantId, t.agentId);
+    if (t.isProbe) {
+      a.probeTurns += 1;
+      return;
+    }
+    a.turns += 1;
+    if (t.responseSpeedMs !== null) addSample(a.response, t.responseSpeedMs);
+  }
+
+  /** Accumulators sorted by key: the order rows are upserted (and locked) in. */
+  sorted(): AgentAcc[] {
+    return [...this.byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+  }
+}
+
+/** Merges accumulators (for totals across buckets): counts and money add, sketches merge. */
+export function mergeAgentAcc(into: AgentAcc, from: AgentAcc): void {
+  into.requests += from.requests;
+  into.probeRequests += from.probeRequests;
+  into.errors += from.errors;
+  into.cost += from.cost;
+  into.rated += from.rated;
+  for (const m of FLEET_MODALITIES) mergeSketch(into.ttfb[m], from.ttfb[m]);
+  into.turns += from.turns;
+  into.probeTurns += from.probeTurns;
+  mergeSketch(into.response, from.response);
+}
+
+const COLUMNS = [
+  ["bucket", "timestamptz"],
+  ["tenant_id", "text"],
+  ["agent_id", "text"],
+  ["requests", "bigint"],
+  ["probe_requests", "bigint"],
+  ["errors", "bigint"],
+  ["cost_usd", "numeric"],
+  ["rated_price_usd", "numeric"],
+  ["stt_ttfb_hist", "jsonb"],
+  ["llm_ttfb_hist", "jsonb"],
+  ["tts_ttfb_hist", "jsonb"],
+  ["turns", "bigint"],
+  ["probe_turns", "bigint"],
+  ["response_hist", "jsonb"],
+] as const;
+const SUMMED = ["requests", "probe_requests", "errors", "cost_usd", "rated_price_usd", "turns", "probe_turns"] as const;
+const SKETCHES = ["stt_ttfb_hist", "llm_ttfb_hist", "tts_ttfb_hist", "response_hist"] as const;
+
+const stored = (s: LatencySketch) => (s.count === 0 ? null : s);
+
+function jsonRow(a: AgentAcc) {
+  return {
+    bucket: a.bucket.toISOString(),
+    tenant_id: a.tenantId,
+    agent_id: a.agentId,
+    requests: a.requests,
+    probe_requests: a.probeRequests,
+    errors: a.errors,
+    cost_usd: formatMoney(a.cost),
+    rated_price_usd: formatMoney(a.rated),
+    stt_ttfb_hist: stored(a.ttfb.stt),
+    llm_ttfb_hist: stored(a.ttfb.llm),
+    tts_ttfb_hist: stored(a.ttfb.tts),
+    turns: a.turns,
+    probe_turns: a.probeTurns,
+    response_hist: stored(a.response),
+  };
+}
+
+function upsert(table: string, accs: AgentAcc[]): SQL {
+  const t = sql.raw(table);
+  const names = sql.raw(COLUMNS.map(([c]) => c).join(", "));
+  const types = sql.raw(COLUMNS.map(([c, ty]) => `${c} ${ty}`).join(", "));
+  const col = (c: string) => sql.raw(`${table}.${c}`);
+  const sets = [
+    ...SUMMED.map((c) => sql`${sql.raw(c)} = ${col(c)} + excluded.${sql.raw(c)}`),
+    ...SKETCHES.map((c) => sql`${sql.raw(c)} = ${mergeSketchSql(col(c), sql`excluded.${sql.raw(c)}`)}`),
+  ];
+  return sql`INSERT INTO ${t} (${names})
+    SELECT ${names} FROM json_to_recordset(${JSON.stringify(accs.map(jsonRow))}::json) AS v(${types})
+    ON CONFLICT (bucket, tenant_id, agent_id) DO UPDATE SET ${sql.join(sets, sql`, `)}`;
+}
+
+/** Upserts one batch into both grains (hour first, then day: the one table order every writer follows). */
+async function write(tx: Db, fill: (b: AgentRollupBatch) => void): Promise<void> {
+  for (const grain of FLEET_INDEX_GRAINS) {
+    const batch = new AgentRollupBatch(grain.ms);
+    fill(batch);
+    const accs = batch.sorted();
+    if (accs.length > 0) await tx.execute(upsert(grain.table, accs));
+  }
+}
+
+/** Folds newly stored request rows (exactly those inserted) into the per-agent rollups. */
+export async function applyFleetIndexRequests(tx: Db, rows: RequestRow[]): Promise<void> {
+  const withAgent = rows.filter((r) => r.agent_id !== null && r.agent_id !== undefined);
+  if (withAgent.length === 0) return;
+  await write(tx, (b) => {
+    for (const r of withAgent) b.addRequest(r);
+  });
+}
+
+/**
+ * A turn is probe traffic when its room's call is (same rule as request rows: a call of the turn's
+ * own tenant or of no tenant).
+ */
+const TURN_PROBE = sql.raw(`(EXISTS (SELECT 1 FROM calls c WHERE t.room_name IS NOT NULL AND c.room_name = t.room_name AND c.is_probe
+  AND (c.tenant_id IS NULL OR c.tenant_id = t.tenant_id)))`);
+
+interface TurnRow {
+  start_ms: string | number;
+  tenant_id: string | null;
+  agent_id: string;
+  response_speed_ms: number | null;
+  is_probe: boolean;
+}
+
+const toFold = (r: TurnRow): TurnFold => ({
+  startMs: Number(r.start_ms),
+  tenantId: r.tenant_id,
+  agentId: r.agent_id,
+  responseSpeedMs: r.response_speed_ms === null ? null : Number(r.response_speed_ms),
+  isProbe: r.is_probe,
+});
+
+/**
+ * Attributes turns to their session's agent and folds them in, once: turns.agent_id is stamped in
+ * the same statement, and only turns without one are taken. Called by turn ingest (the new turns) and
+ * by request ingest (turns that arrived before their session named its agent).
+ */
+export async function attachTurns(tx: Db, tenantId: string | null, which: { turnIds: number[] } | { sessionIds: string[] }): Promise<void> {
+  const target =
+    "turnIds" in which ? sql`t.id = ANY(${`{${which.turnIds.join(",")}}`}::bigint[])` : sql`t.session_id = ANY(${textArray(which.sessionIds)})`;
+  if (("turnIds" in which ? which.turnIds.length : which.sessionIds.length) === 0) return;
+  const rows = await queryRows<TurnRow>(
+    tx,
+    sql`UPDATE turns t SET agent_id = s.agent_id
+          FROM sessions s
+         WHERE ${target} AND t.tenant_id IS NOT DISTINCT FROM ${tenantId}::text AND t.agent_id IS NULL
+           AND s.id = t.session_id AND s.tenant_id IS NOT DISTINCT FROM t.tenant_id AND s.agent_id IS NOT NULL
+     RETURNING t.caller_speak_start_ms AS start_ms, t.tenant_id, t.agent_id, t.response_speed_ms, ${TURN_PROBE} AS is_probe`,
+  );
+  if (rows.length === 0) return;
+  await write(tx, (b) => {
+    for (const r of rows) b.addTurn(toFold(r));
+  });
+}
+
+/** Page size of the rebuild's reads: a day of a busy fleet at a time, never the whole table. */
+const REBUILD_PAGE_MS = DAY_MS;
+
+/**
+ * Rebuilds both per-agent grains for [from, to) (whole UTC days) from raw request rows and attributed
+ * turns, through the same accumulators as ingest: what ingest maintained is what a rebuild makes.
+ */
+export async function rebuildFleetIndexRollups(db: Db, from: Date, to: Date): Promise<void> {
+  for (const grain of FLEET_INDEX_GRAINS) {
+    await db.execute(
+      sql`DELETE FROM ${sql.raw(grain.table)} WHERE bucket >= ${from.toISOString()}::timestamptz AND bucket < ${to.toISOString()}::timestamptz`,
+    );
+  }
+  for (let a = from.getTime(); a < to.getTime(); a += REBUILD_PAGE_MS) {
+    const b = Math.min(to.getTime(), a + REBUILD_PAGE_MS);
+    const reqs = await queryRows<{
+      ts_ms: number;
+      tenant_id: string | null;
+      agent_id: string;
+      modality: string;
+      status: string;
+      ttfb_ms: number | null;
+      cost_usd: string | null;
+      rated_price_usd: string | null;
+      is_probe: boolean;
+    }>(
+      db,
+      sql`SELECT (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, tenant_id, agent_id, modality, status, ttfb_ms, cost_usd::text AS cost_usd,
+                 rated_price_usd::text AS rated_price_usd, is_probe
+            FROM requests WHERE agent_id IS NOT NULL
+             AND ts >= ${new Date(a).toISOString()}::timestamptz AND ts < ${new Date(b).toISOString()}::timestamptz`,
+    );
+    const turnRows = await queryRows<TurnRow>(
+      db,
+      sql`SELECT t.caller_speak_start_ms AS start_ms, t.tenant_id, t.agent_id, t.response_speed_ms, ${TURN_PROBE} AS is_probe
+            FROM turns t WHERE t.agent_id IS NOT NULL AND t.caller_speak_start_ms >= ${a} AND t.caller_speak_start_ms < ${b}`,
+    );
+    if (reqs.length === 0 && turnRows.length === 0) continue;
+    await db.transaction(async (tx) => {
+      await write(tx, (batch) => {
+        for (const r of reqs) {
+          batch.addRequest({
+            id: "",
+            ts: new Date(Number(r.ts_ms)),
+            tenant_id: r.tenant_id,
+            agent_id: r.agent_id,
+            modality: r.modality,
+            model_id: "",
+            provider: "",
+            status: r.status,
+            ttfb_ms: r.ttfb_ms === null ? null : Number(r.ttfb_ms),
+            cost_usd: r.cost_usd,
+            rated_price_usd: r.rated_price_usd,
+            is_probe: r.is_probe,
+          });
+        }
+        for (const t of turnRows) batch.addTurn(toFold(t));
+      });
+    });
+  }
+}
+
+/**
+ * Moves re-rating money deltas into the per-agent rollups. `deltas` yields ts, tenant_id, agent_id,
+ * dp (price delta), dc (cost delta); rows without an agent are not in these tables.
+ */
+export async function adjustFleetIndexMoney(tx: Db, deltas: SQL): Promise<void> {
+  for (const grain of FLEET_INDEX_GRAINS) {
+    const unit = sql.raw(grain.ms === HOUR_MS ? "'hour'" : "'day'");
+    await tx.execute(sql`
+      UPDATE ${sql.raw(grain.table)} ar
+         SET rated_price_usd = ar.rated_price_usd + d.dp, cost_usd = ar.cost_usd + d.dc
+        FROM (SELECT date_trunc(${unit}, ts, 'UTC') AS bucket, tenant_id, agent_id, sum(dp) AS dp, sum(dc) AS dc
+                FROM (${deltas}) x WHERE agent_id IS NOT NULL GROUP BY 1, 2, 3) d
+       WHERE ar.bucket = d.bucket AND ar.tenant_id IS NOT DISTINCT FROM d.tenant_id AND ar.agent_id = d.agent_id`);
+  }
+}

@@ -1,0 +1,226 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fleetIndex } from "../../src/fleet/index-queries.js";
+import { storeRequestRows } from "../../src/ingest/store-requests.js";
+import { storeTurns } from "../../src/ingest/turns.js";
+import { formatMoney, moneyNumber, parseMoney } from "../../src/money.js";
+import { queryRows } from "../../src/reports/sources.js";
+import type { Period } from "../../src/reports/window.js";
+import type { RequestRow } from "../../src/rollups/apply.js";
+import { rebuildRollups } from "../../src/rollups/rebuild.js";
+import { sketchFromJson } from "../../src/rollups/sketch-json.js";
+import { summarize, summarizeSamples } from "../../src/stats/summary.js";
+import { createTestApp, type TestApp } from "../support/app.js";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+function lcg(seed: number) {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
+}
+
+const TENANTS = [null, "acme", "globex"] as const;
+const AGENTS = ["agent-1", "agent-2", "agent-3", "agent-4"];
+const MODALITIES = [
+  ["openai/gpt-4.1-mini", "llm"],
+  ["deepgram/nova-3", "stt"],
+  ["cartesia/sonic", "tts"],
+] as const;
+
+interface Turn {
+  tenantId: string | null;
+  agentId: string;
+  sessionId: string;
+  startMs: number;
+  speed: number | null;
+  probe: boolean;
+}
+
+/**
+ * The fleet index served from the per-agent rollups equals the same figures computed from the raw
+ * rows, for every period and several `now`s (edges inside hours, on hours, on days); and a rebuild
+ * from raw rows reproduces what the write path maintained.
+ */
+describe("fleet index rollups equal raw aggregates", () => {
+  let t: TestApp;
+  const base = Math.floor(Date.now() / HOUR) * HOUR + 23 * 60_000 + 457;
+  const reqs: RequestRow[] = [];
+  const turns: Turn[] = [];
+  beforeAll(async () => {
+    t = await createTestApp();
+    const db = t.services.database.db;
+    // A probe call (the operator's load-test trunk): its room's turns are probe traffic.
+    await db.execute(sql`INSERT INTO calls (room_sid, room_name, is_probe) VALUES ('RM_probe', 'probe-room', true)`);
+    const rnd = lcg(7);
+    const sessionOwner = new Map<string, { tenantId: string | null; agentId: string }>();
+    for (let i = 0; i < 700; i++) {
+      const [modelId, modality] = MODALITIES[Math.floor(rnd() * 3)] ?? MODALITIES[0];
+      const tenantId = TENANTS[Math.floor(rnd() * 3)] ?? null;
+      const noAgent = rnd() < 0.1;
+      const agentId = AGENTS[Math.floor(rnd() * AGENTS.length)] ?? "agent-1";
+      const sessionId = rnd() < 0.5 ? `s-${tenantId ?? "op"}-${agentId}-${Math.floor(rnd() * 6)}` : null;
+      if (sessionId && !noAgent) sessionOwner.set(sessionId, { tenantId, agentId });
+      reqs.push({
+        id: randomUUID(),
+        ts: new Date(base - Math.floor(rnd() * 40 * DAY)),
+        tenant_id: tenantId,
+        agent_id: noAgent ? null : agentId,
+        session_id: noAgent ? null : sessionId,
+        model_id: modelId,
+        modality,
+        provider: modelId.split("/")[0] ?? "x",
+        status: rnd() < 0.1 ? "error" : "success",
+        cost_usd: rnd() < 0.1 ? null : (rnd() * 3).toFixed(10),
+        rated_price_usd: (rnd() * 4).toFixed(10),
+        ttfb_ms: rnd() < 0.1 ? null : Math.round(50 + rnd() * 900),
+        is_probe: rnd() < 0.15,
+      });
+    }
+    const sessionsList = [...sessionOwner.entries()];
+    // Half of the turns arrive before any record names their session's agent, half after.
+    const makeTurns = (n: number) => {
+      const batchByTenant = new Map<string | null, Record<string, unknown>[]>();
+      for (let i = 0; i < n; i++) {
+        const [sessionId, owner] = sessionsList[Math.floor(rnd() * sessionsList.length)] ?? ["", { tenantId: null, agentId: "" }];
+        const probe = rnd() < 0.2;
+        const startMs = base - Math.floor(rnd() * 40 * DAY);
+        const speed = rnd() < 0.1 ? null : Math.round(300 + rnd() * 1500);
+        const turn = { session_id: sessionId, turn_index: turns.length, caller_speak_start_ms: startMs, caller_speak_end_ms: startMs + 500, response_speed_ms: speed, room_name: probe ? "probe-room" : `room-${sessionId}` };
+        turns.push({ tenantId: owner.tenantId, agentId: owner.agentId, sessionId, startMs, speed, probe });
+        const list = batchByTenant.get(owner.tenantId) ?? [];
+        list.push(turn);
+        batchByTenant.set(owner.tenantId, list);
+      }
+      return batchByTenant;
+    };
+    for (const [tenant, batch] of makeTurns(150)) await storeTurns(db, tenant, batch);
+    for (const tenant of TENANTS) {
+      const mine = reqs.filter((r) => (r.tenant_id ?? null) === tenant);
+      for (let i = 0; i < mine.length; i += 53) await storeRequestRows(db, tenant, mine.slice(i, i + 53));
+    }
+    for (const [tenant, batch] of makeTurns(150)) await storeTurns(db, tenant, batch);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const nows = () => [new Date(base), new Date(base - 3.5 * HOUR), new Date(Math.floor(base / HOUR) * HOUR), new Date(Math.floor(base / DAY) * DAY - 5 * DAY)];
+  const SPAN: Record<Exclude<Period, "all">, number> = { today: DAY, week: 7 * DAY, month: 30 * DAY };
+
+  /** What the index must say, computed from the raw rows alone. */
+  function expected(tenant: string | null | undefined, period: Period, now: Date) {
+    const from = period === "all" ? Number.NEGATIVE_INFINITY : now.getTime() - SPAN[period];
+    const inWindow = (ms: number) => ms >= from && ms <= now.getTime();
+    const key = (tn: string | null, a: string) => `${tn ?? ""}/${a}`;
+    const out = new Map<string, { requests: number; probe: number; errors: number; cost: bigint; rated: bigint; ttfb: Record<string, number[]>; turns: number; probeTurns: number; speeds: number[] }>();
+    const get = (tn: string | null, a: string) => {
+      let e = out.get(key(tn, a));
+      if (!e) {
+        e = { requests: 0, probe: 0, errors: 0, cost: 0n, rated: 0n, ttfb: { stt: [], llm: [], tts: [] }, turns: 0, probeTurns: 0, speeds: [] };
+        out.set(key(tn, a), e);
+      }
+      return e;
+    };
+    for (const r of reqs) {
+      if (!r.agent_id || !inWindow((r.ts as Date).getTime())) continue;
+      if (tenant !== undefined && (r.tenant_id ?? null) !== tenant) continue;
+      const e = get(r.tenant_id ?? null, r.agent_id);
+      e.requests++;
+      e.cost += parseMoney(r.cost_usd);
+      e.rated += parseMoney(r.rated_price_usd);
+      if (r.is_probe) e.probe++;
+      else {
+        if (r.status === "error") e.errors++;
+        if (r.ttfb_ms !== null && r.ttfb_ms !== undefined) e.ttfb[r.modality]?.push(r.ttfb_ms);
+      }
+    }
+    for (const tu of turns) {
+      if (!inWindow(tu.startMs) || (tenant !== undefined && tu.tenantId !== tenant)) continue;
+      const e = get(tu.tenantId, tu.agentId);
+      if (tu.probe) e.probeTurns++;
+      else {
+        e.turns++;
+        if (tu.speed !== null) e.speeds.push(tu.speed);
+      }
+    }
+    return [...out.entries()]
+      .map(([k, e]) => ({
+        key: k,
+        requests: e.requests,
+        probe: { requests: e.probe, turns: e.probeTurns },
+        errors: e.errors,
+        cost_usd: moneyNumber(formatMoney(e.cost)),
+        rated_price_usd: moneyNumber(formatMoney(e.rated)),
+        turns: e.turns,
+        p95_response_speed_ms: summarizeSamples(e.speeds)?.p95 ?? null,
+        p95_ttfb_ms: { stt: summarizeSamples(e.ttfb.stt ?? [])?.p95 ?? null, llm: summarizeSamples(e.ttfb.llm ?? [])?.p95 ?? null, tts: summarizeSamples(e.ttfb.tts ?? [])?.p95 ?? null },
+      }))
+      .sort((a, b) => (a.key < b.key ? -1 : 1));
+  }
+
+  it("every period, every tenant scope and several nows", async () => {
+    const db = t.services.database.db;
+    let compared = 0;
+    let turnsSeen = 0;
+    let probeTurnsSeen = 0;
+    for (const now of nows()) {
+      for (const period of ["today", "week", "month", "all"] as const) {
+        for (const scope of [null, "acme", "globex"]) {
+          const got = await fleetIndex(db, { tenantId: scope, period, limit: 1000, offset: 0, sort: "agent_id", now });
+          const actual = got.agents
+            .map((a) => ({
+              key: `${a.tenant_id ?? ""}/${a.agent_id}`,
+              requests: a.requests,
+              probe: { requests: a.probe.requests, turns: a.probe.turns },
+              errors: a.errors,
+              cost_usd: a.cost_usd,
+              rated_price_usd: a.rated_price_usd,
+              turns: a.turns,
+              p95_response_speed_ms: a.p95_response_speed_ms,
+              p95_ttfb_ms: a.p95_ttfb_ms,
+            }))
+            .sort((a, b) => (a.key < b.key ? -1 : 1));
+          expect(actual, `${period} ${now.toISOString()} tenant ${scope}`).toEqual(expected(scope ?? undefined, period, now));
+          compared += actual.length;
+          for (const a of actual) {
+            turnsSeen += a.turns;
+            probeTurnsSeen += a.probe.turns;
+          }
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(100);
+    expect(turnsSeen).toBeGreaterThan(100);
+    expect(probeTurnsSeen).toBeGreaterThan(10);
+  });
+
+  it("rebuildRollups reproduces what the write path maintained (per-agent tables)", async () => {
+    const db = t.services.database.db;
+    const snapshot = async (table: string) =>
+      (
+        await queryRows<Record<string, unknown>>(
+          db,
+          sql`SELECT bucket, tenant_id, agent_id, requests, probe_requests, errors, cost_usd::text AS cost, rated_price_usd::text AS rated,
+            turns, probe_turns, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist
+          FROM ${sql.raw(table)} ORDER BY bucket, tenant_id NULLS FIRST, agent_id`,
+        )
+      ).map(({ stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist, ...rest }) => ({
+        ...rest,
+        sketches: [stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist].map((h) => {
+          const s = summarize(sketchFromJson(h));
+          return s && { ...s, avg: 0 };
+        }),
+      }));
+    const tables = ["fleet_index_agent_rollups", "fleet_index_agent_rollups_daily"];
+    const before = await Promise.all(tables.map(snapshot));
+    expect(before[0]?.length).toBeGreaterThan(100);
+    await rebuildRollups(db, new Date(Math.floor((base - 41 * DAY) / DAY) * DAY), new Date(Math.ceil(base / DAY) * DAY + DAY));
+    const after = await Promise.all(tables.map(snapshot));
+    expect(after).toEqual(before);
+  });
+});
