@@ -46,7 +46,7 @@ const close = recorded.filter(([name]) => name === "close");
 const eventsPerSession = call.length * REPEAT + close.length;
 const yieldNow = () => new Promise((r) => setImmediate(r));
 
-async function run(kind: "bare" | "attach"): Promise<number> {
+async function run(kind: "bare" | "attach" | "listeners"): Promise<number> {
   let sink = 0;
   const start = process.hrtime.bigint();
   for (let i = 0; i < CALLS; i++) {
@@ -56,6 +56,8 @@ async function run(kind: "bare" | "attach"): Promise<number> {
         session.on(name, (ev: unknown) => {
           sink += ev ? 1 : 0;
         });
+    } else if (kind === "listeners") {
+      attach(session, { sessionId: `bench-${i}`, roomName: "bench-room", env: {} }); // no collector: the listeners' own work
     } else {
       attach(session, { collectorUrl: url, apiKey: "bench", sessionId: `bench-${i}`, roomName: "bench-room", heartbeatIntervalMs: 0, flushIntervalMs: 100 });
     }
@@ -74,18 +76,23 @@ async function run(kind: "bare" | "attach"): Promise<number> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 await run("bare"); // warm-up
 await run("attach");
+await run("listeners");
 const bare: number[] = [];
 const attached: number[] = [];
+const listenersOnly: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   bare.push(await run("bare"));
   attached.push(await run("attach"));
+  listenersOnly.push(await run("listeners"));
 }
 await closeAttachClients();
 const b = median(bare);
 const a = median(attached);
+const l = median(listenersOnly);
 console.log(`bench:attach  ${CALLS} sessions × ${eventsPerSession} events, ${ROUNDS} rounds, load ${loadavg()[0]?.toFixed(1)}`);
 console.log(`bare listener baseline: ${b.toFixed(0)} ns/event (median; rounds ${bare.map((x) => x.toFixed(0)).join(", ")})`);
 console.log(`attach():               ${a.toFixed(0)} ns/event (median; rounds ${attached.map((x) => x.toFixed(0)).join(", ")})`);
 const received = (await (await fetch(`${url}/count`)).json()) as { rows: number; posts: number };
+console.log(`attach(), no collector:  ${l.toFixed(0)} ns/event (median; rounds ${listenersOnly.map((x) => x.toFixed(0)).join(", ")}): the listeners' own work, ${(l - b).toFixed(0)} ns added`);
 console.log(`added per event: ${(a - b).toFixed(0)} ns (${(a / b).toFixed(1)} × the bare listener); rows received by the collector: ${received.rows} in ${received.posts} POSTs`);
 child.kill();
