@@ -56,6 +56,7 @@ models:
     openai-audio/gpt-4o-mini-transcribe: { provider: openai-audio, model: gpt-4o-mini-transcribe }
   tts:
     openai-audio/tts-1: { provider: openai-audio, model: tts-1 }
+    deepgram/aura-2-thalia-en: { provider: deepgram, model: aura-2-thalia-en }
     elevenlabs/eleven_flash_v2_5: { provider: elevenlabs, model: eleven_flash_v2_5 }
     cartesia/sonic-2: { provider: cartesia, model: sonic-2 }
 stacks:
@@ -232,6 +233,29 @@ describe("openai.STT and openai.TTS through /openai/v1", () => {
     expect(JSON.parse(Buffer.from(openaiAudio.seen[0]?.body ?? new Uint8Array()).toString("utf8"))).toMatchObject({ model: "tts-1", voice: "alloy", input: text });
     const [row] = await rowsWhere(app, (r) => r.model_id === "openai-audio/tts-1");
     expect(row).toMatchObject({ project: "lk-proj", session_id: "lk-call-1", characters: [...text].length });
+  });
+});
+
+describe("deepgram.TTS through /deepgram", () => {
+  // Its synthesize() speaks HTTPS to port 443 of the base URL's host (path kept): behind a TLS
+  // terminator on 443 only, so this test runs stream(), which follows the base URL.
+  it("stream() speaks over the /v1/speak WebSocket and records the characters", async () => {
+    const tts = await gw.tts("deepgram/aura-2-thalia-en");
+    expect(tts).toBeInstanceOf(deepgramPlugin.TTS);
+    const stream = tts.stream();
+    stream.pushText("Deepgram speaks these words for the caller now. ");
+    stream.flush();
+    stream.endInput();
+    expect(await drainTts(stream)).toBeGreaterThan(0);
+    await tts.close();
+    expect(deepgram.seen[0]?.path).toBe("/v1/speak");
+    expect(deepgram.seen[0]?.query.get("model")).toBe("aura-2-thalia-en");
+    expectProviderKeyOnly(deepgram);
+    const sent = deepgram.truth.reduce((a, t) => a + (t.characters ?? 0), 0);
+    expect(sent).toBeGreaterThan(0);
+    const rows = await rowsWhere(app, (r) => r.model_id === "deepgram/aura-2-thalia-en");
+    expect(rows.reduce((a, r) => a + Number(r.characters ?? 0), 0)).toBe(sent);
+    expect(rows[0]).toMatchObject({ project: "lk-proj", session_id: "lk-call-1" });
   });
 });
 
