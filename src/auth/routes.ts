@@ -1,19 +1,15 @@
-import { Hono } from "hono";
 import { z } from "zod";
-import { recordAudit } from "../audit/record.js";
-import { ApiError, parseOrThrow } from "../http/errors.js";
-import type { AppEnv } from "../http/app-env.js";
-import { readJson } from "../http/body.js";
-import { requireScope } from "./gate.js";
+import { ApiError } from "../http/errors.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
+import { mintKey, revokeKey } from "./key-service.js";
 import { getApiKeyById, listApiKeys, publicKeyRow } from "./queries.js";
-import { mintVirtualKey, revokeVirtualKey } from "./virtual-keys.js";
 
 const mintBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  tenant_id: z.string().trim().min(1).max(200).nullish(),
-  issued_by: z.string().max(200).nullish(),
+  name: z.string().trim().min(1).max(200).describe("what the key is for"),
+  tenant_id: z.string().trim().min(1).max(200).nullish().describe("bind the key to one tenant (a tenant-bound minter: its own only)"),
+  issued_by: z.string().max(200).nullish().describe("audit string; defaults to the minter"),
   /** Narrower keys on request; minted keys default to `*` (role tenant keeps them off admin routes). */
-  scopes: z.array(z.enum(["read", "write", "ingest", "infer", "*"])).min(1).optional(),
+  scopes: z.array(z.enum(["read", "write", "ingest", "infer", "*"])).min(1).optional().describe("defaults to [\"*\"]"),
   role: z.enum(["tenant", "admin"]).default("tenant"),
 });
 
@@ -22,74 +18,117 @@ const booleanQuery = z
   .optional()
   .transform((v) => (v === undefined ? undefined : v === "true" || v === "1"));
 
+/** A key as every answer shows it: never its hash or plaintext. */
+export const ApiKey = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    tenant_id: z.string().nullable(),
+    issued_by: z.string().nullable(),
+    key_prefix: z.string().describe("vk_ plus 12 characters, stored in clear for lookup"),
+    scopes: z.array(z.string()),
+    role: z.enum(["tenant", "admin"]),
+    created_at: z.string(),
+    revoked_at: z.string().nullable(),
+  })
+  .meta({ id: "ApiKey" });
+
+const MintedKey = ApiKey.extend({ plaintext: z.string().describe("the key itself, shown once"), key: ApiKey });
+const keyParams = z.object({ key_id: z.string() });
+const TAG = "api-keys";
+
 /**
  * Endpoints 34-37: virtual API keys. Every route needs admin (a tenant-role key gets 403), and like
  * every other route they take the caller's tenant: a tenant-bound admin key mints, lists, reads and
- * revokes its own tenant's keys only.
+ * revokes its own tenant's keys only. Mint and revoke are the same service as `voxgate keys`.
  */
 export function apiKeyRoutes() {
-  const r = new Hono<AppEnv>();
-  r.use("*", requireScope("admin"));
+  const r = contractRouter();
 
-  r.post("/", async (c) => {
-    const { services } = c.var;
-    const { auth } = c.var;
-    const body = parseOrThrow(mintBody, await readJson(c, services.config.serve.body_limit_bytes));
-    // A tenant-bound admin key mints only for its own tenant: no key beyond the minter's rights.
-    if (auth.tenantId !== null && (body.tenant_id ?? auth.tenantId) !== auth.tenantId) {
-      throw new ApiError("forbidden", "this key can only mint keys for its own tenant");
-    }
-    const { plaintext, row } = await services.database.db.transaction(async (tx) => {
-      const minted = await mintVirtualKey(tx, {
+  defineRoute(
+    r,
+    {
+      method: "post",
+      path: "/v1/api-keys",
+      tag: TAG,
+      summary: "Mint a vk_ key (plaintext shown once)",
+      scope: "admin",
+      body: mintBody,
+      responses: { 201: { description: "the minted key", schema: MintedKey } },
+    },
+    async (c, { body }) => {
+      const { services, auth } = c.var;
+      // A tenant-bound admin key mints only for its own tenant: no key beyond the minter's rights.
+      if (auth.tenantId !== null && (body.tenant_id ?? auth.tenantId) !== auth.tenantId) {
+        throw new ApiError("forbidden", "this key can only mint keys for its own tenant");
+      }
+      const { plaintext, row } = await mintKey(services.database.db, auth, {
         name: body.name,
         tenantId: body.tenant_id ?? auth.tenantId,
         issuedBy: body.issued_by ?? auth.actor,
         scopes: body.scopes ?? ["*"],
         role: body.role,
       });
-      await recordAudit(tx, auth, {
-        entityType: "api_key",
-        entityId: minted.row.id,
-        action: "create",
-        after: publicKeyRow(minted.row),
-      });
-      return minted;
-    });
-    services.log.info({ key_id: row.id, tenant_id: row.tenantId, actor: c.var.auth.actor }, "api key minted");
-    const key = publicKeyRow(row);
-    return c.json({ plaintext, ...key, key }, 201);
-  });
+      services.log.info({ key_id: row.id, tenant_id: row.tenantId, actor: auth.actor }, "api key minted");
+      const key = publicKeyRow(row);
+      return c.json({ plaintext, ...key, key }, 201);
+    },
+  );
 
-  r.get("/", async (c) => {
-    const q = parseOrThrow(z.object({ include_revoked: booleanQuery }), c.req.query());
-    const rows = await listApiKeys(c.var.services.database.db, c.var.auth, { includeRevoked: q.include_revoked ?? true });
-    return c.json(rows.map(publicKeyRow));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/api-keys",
+      tag: TAG,
+      summary: "List keys",
+      scope: "admin",
+      query: z.object({ include_revoked: booleanQuery.describe("true (default) or false") }),
+      responses: { 200: { description: "the keys in the caller's tenant", schema: z.array(ApiKey) } },
+    },
+    async (c, { query }) => {
+      const rows = await listApiKeys(c.var.services.database.db, c.var.auth, { includeRevoked: query.include_revoked ?? true });
+      return c.json(rows.map(publicKeyRow));
+    },
+  );
 
-  r.get("/:key_id", async (c) => {
-    const row = await getApiKeyById(c.var.services.database.db, c.var.auth, c.req.param("key_id"));
-    if (!row) throw new ApiError("not_found", "no API key with this id");
-    return c.json(publicKeyRow(row));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/api-keys/{key_id}",
+      tag: TAG,
+      summary: "One key",
+      scope: "admin",
+      params: keyParams,
+      responses: { 200: { description: "the key", schema: ApiKey } },
+    },
+    async (c, { params }) => {
+      const row = await getApiKeyById(c.var.services.database.db, c.var.auth, params.key_id);
+      if (!row) throw new ApiError("not_found", "no API key with this id");
+      return c.json(publicKeyRow(row));
+    },
+  );
 
-  r.delete("/:key_id", async (c) => {
-    const { services } = c.var;
-    const row = await services.database.db.transaction(async (tx) => {
-      const revoked = await revokeVirtualKey(tx, services.virtualKeys, c.var.auth, c.req.param("key_id"));
-      if (revoked) {
-        await recordAudit(tx, c.var.auth, {
-          entityType: "api_key",
-          entityId: revoked.id,
-          action: "delete",
-          after: publicKeyRow(revoked),
-        });
-      }
-      return revoked;
-    });
-    if (!row) throw new ApiError("not_found", "no API key with this id");
-    services.log.info({ key_id: row.id, actor: c.var.auth.actor }, "api key revoked");
-    return c.body(null, 204);
-  });
+  defineRoute(
+    r,
+    {
+      method: "delete",
+      path: "/v1/api-keys/{key_id}",
+      tag: TAG,
+      summary: "Revoke a key (the row is kept for audit)",
+      scope: "admin",
+      params: keyParams,
+      responses: { 204: { description: "revoked" } },
+    },
+    async (c, { params }) => {
+      const { services } = c.var;
+      const row = await revokeKey(services.database.db, services.virtualKeys, c.var.auth, params.key_id);
+      if (!row) throw new ApiError("not_found", "no API key with this id");
+      services.log.info({ key_id: row.id, actor: c.var.auth.actor }, "api key revoked");
+      return c.body(null, 204);
+    },
+  );
 
   return r;
 }

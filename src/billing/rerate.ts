@@ -2,7 +2,7 @@ import { and, asc, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
 import { withRetry } from "../db/errors.js";
-import { adjustRollupMoney } from "../rollups/adjust.js";
+import { adjustRollupMoney, rollupSourceColumns } from "../rollups/adjust.js";
 import { formatMoneyShort, moneyNumber, moneyText, parseMoney } from "../money.js";
 import type { Catalog, RateCard, Rating, RatingInput } from "./rate.js";
 import { rateRequest } from "./rate.js";
@@ -169,7 +169,7 @@ async function applyBatch(db: Db, updates: { row: RowSel; rating: Rating }[]): P
       // Rollups first: the deltas are read from the rows as they still are.
       await adjustRollupMoney(
         tx,
-        sql`select r.ts, r.tenant_id, r.project, r.provider, r.model_id, r.modality, r.is_probe,
+        sql`select ${rollupSourceColumns("r")},
                    coalesce(v.price, 0) - coalesce(r.rated_price_usd, 0) as dp,
                    coalesce(v.cost, r.cost_usd, 0) - coalesce(r.cost_usd, 0) as dc
               from requests r join ${v} on ${same}`,

@@ -1,18 +1,29 @@
-import { moneyNumber } from "../money.js";
-import { Hono } from "hono";
 import { z } from "zod";
-import { requireScope } from "../auth/gate.js";
-import { MODALITIES } from "../config/schema.js";
-import { ApiError, parseOrThrow } from "../http/errors.js";
+import { MODALITIES, rateRuleInputSchema } from "../config/schema.js";
 import type { AppEnv } from "../http/app-env.js";
 import { readJson } from "../http/body.js";
+import { ApiError, parseOrThrow } from "../http/errors.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
+import { moneyNumber } from "../money.js";
 import { lookupCatalog } from "./catalog.js";
 import { quoteModel } from "./quote.js";
 import { resolveRules } from "./rate.js";
-import { deleteRule, listDbRules, parseRuleBody, publicRule, upsertRule } from "./rule-store.js";
+import { removeRule, setRule } from "./rule-service.js";
+import { listDbRules, publicRule } from "./rule-store.js";
 import { CANONICAL_UNIT } from "./rule-form.js";
 import { pricingGaps, seenModels, usageByTenant, usageLineItems } from "./usage.js";
 import type { GapsResponse, QuoteBatchResponse, RateCardResponse, RuleListResponse, RuleUpsertResponse, UsageResponse } from "./responses.js";
+import {
+  GapsSchema,
+  QuoteBatchSchema,
+  QuoteSchema,
+  RateCardModelsSchema,
+  RateCardSchema,
+  RuleDeletedSchema,
+  RuleListSchema,
+  RuleUpsertSchema,
+  UsageSchema,
+} from "./schemas.js";
 
 /** Most models one POST quote may price (spec limit); more is a 422, never a silent truncation. */
 export const QUOTE_BATCH_MAX = 200;
@@ -66,12 +77,15 @@ const usd = moneyNumber;
 
 /** Endpoints 9-17: usage, rate card, models, quotes, gaps, override rules. */
 export function billingRoutes() {
-  const r = new Hono<AppEnv>();
-  const read = requireScope("read");
-  const write = requireScope("write");
+  const r = contractRouter();
+  const tag = "billing";
+  const otherTenant = { 404: { description: "a tenant key named another tenant" } };
 
-  r.get("/v1/billing/usage", read, async (c) => {
-    const q = parseOrThrow(z.object({ tenant: optionalId, from: isoDate.optional(), to: isoDate.optional() }), c.req.query());
+  defineRoute(r, {
+    method: "get", path: "/v1/billing/usage", tag, summary: "Rated revenue, recorded cost and margin by tenant (line items for one tenant)", scope: "read",
+    query: z.object({ tenant: optionalId, from: isoDate.optional().describe("default: the current UTC month"), to: isoDate.optional() }),
+    responses: { 200: { description: "usage", schema: UsageSchema }, ...otherTenant },
+  }, async (c, { query: q }) => {
     const { auth, services } = c.var;
     const tenant = effectiveTenant(auth.tenantId, q.tenant);
     const to = q.to ?? defaultWindow().to;
@@ -122,7 +136,10 @@ export function billingRoutes() {
     } satisfies UsageResponse);
   });
 
-  r.get("/v1/billing/rate-card", read, (c) => {
+  defineRoute(r, {
+    method: "get", path: "/v1/billing/rate-card", tag, summary: "The rate card: default markup, gate and the rules visible to the key", scope: "read",
+    responses: { 200: { description: "the card", schema: RateCardSchema } },
+  }, (c) => {
     const { services } = c.var;
     const { card } = services.rateCard.snapshot();
     return c.json({
@@ -135,8 +152,11 @@ export function billingRoutes() {
     } satisfies RateCardResponse);
   });
 
-  r.get("/v1/billing/rate-card/models", read, async (c) => {
-    const q = parseOrThrow(z.object({ tenant: optionalId, plan: optionalId }), c.req.query());
+  defineRoute(r, {
+    method: "get", path: "/v1/billing/rate-card/models", tag, summary: "Models seen, with their voice price and the rule that prices them", scope: "read",
+    query: z.object({ tenant: optionalId, plan: optionalId }),
+    responses: { 200: { description: "models", schema: RateCardModelsSchema }, ...otherTenant },
+  }, async (c, { query: q }) => {
     const { auth, services } = c.var;
     const tenant = effectiveTenant(auth.tenantId, q.tenant);
     const { card, catalog } = services.rateCard.snapshot();
@@ -169,20 +189,26 @@ export function billingRoutes() {
     return quoteModel(card, catalog, c.var.services.config.pricing.gate, { modality: e.modality, model: e.model, tenant, plan: e.plan ?? null });
   };
 
-  r.get("/v1/billing/rate-card/quote", read, (c) => c.json(quote(c, parseOrThrow(quoteEntry, c.req.query()))));
+  defineRoute(r, {
+    method: "get", path: "/v1/billing/rate-card/quote", tag, summary: "Quote one model", scope: "read",
+    query: quoteEntry, responses: { 200: { description: "the quote", schema: QuoteSchema }, ...otherTenant },
+  }, (c, { query }) => c.json(quote(c, query)));
 
-  r.post("/v1/billing/rate-card/quote", read, async (c) => {
-    const body = parseOrThrow(
-      z.strictObject({ models: z.array(z.unknown()).max(QUOTE_BATCH_MAX, `at most ${QUOTE_BATCH_MAX} models per quote`) }),
-      await readJson(c, c.var.services.config.serve.body_limit_bytes),
-    );
+  defineRoute(r, {
+    method: "post", path: "/v1/billing/rate-card/quote", tag, summary: `Quote up to ${QUOTE_BATCH_MAX} models`, scope: "read",
+    body: z.strictObject({ models: z.array(z.unknown()).max(QUOTE_BATCH_MAX, `at most ${QUOTE_BATCH_MAX} models per quote`).describe("entries shaped like the GET quote's query") }),
+    responses: { 200: { description: "the quotes", schema: QuoteBatchSchema }, ...otherTenant },
+  }, async (c, { body }) => {
     const entries = parseOrThrow(z.array(quoteEntry), body.models);
     const models = entries.map((e) => quote(c, e));
     return c.json({ gate: c.var.services.config.pricing.gate, models } satisfies QuoteBatchResponse);
   });
 
-  r.get("/v1/billing/rate-card/gaps", read, async (c) => {
-    const q = parseOrThrow(z.object({ tenant: optionalId, project: optionalId, since: isoDate.optional() }), c.req.query());
+  defineRoute(r, {
+    method: "get", path: "/v1/billing/rate-card/gaps", tag, summary: "Models recorded without a price", scope: "read",
+    query: z.object({ tenant: optionalId, project: optionalId, since: isoDate.optional() }),
+    responses: { 200: { description: "gaps", schema: GapsSchema }, ...otherTenant },
+  }, async (c, { query: q }) => {
     const { auth, services } = c.var;
     const tenant = effectiveTenant(auth.tenantId, q.tenant);
     const rows = await pricingGaps(services.database.db, { tenantId: auth.tenantId, tenant, project: q.project ?? null, since: q.since ?? null });
@@ -206,31 +232,40 @@ export function billingRoutes() {
     } satisfies GapsResponse);
   });
 
-  r.get("/v1/billing/rate-card/rules", read, async (c) => {
+  defineRoute(r, {
+    method: "get", path: "/v1/billing/rate-card/rules", tag, summary: "The database override rules visible to the key", scope: "read",
+    responses: { 200: { description: "rules", schema: RuleListSchema } },
+  }, async (c) => {
     const rules = await listDbRules(c.var.services.database.db);
     return c.json({ rules: rules.filter(visibleTo(c.var.auth.tenantId)).map(publicRule) } satisfies RuleListResponse);
   });
 
-  r.post("/v1/billing/rate-card/rules", write, async (c) => {
+  // The body is validated by parseRuleBody (a 400 invalid_rate_rule, not a 422): documented, read here.
+  defineRoute(r, {
+    method: "post", path: "/v1/billing/rate-card/rules", tag, summary: "Upsert the database rule of a scope (operator keys)", scope: "write",
+    body: rateRuleInputSchema, bodyMode: "document",
+    responses: { 200: { description: "the stored rule", schema: RuleUpsertSchema }, 400: { description: "invalid_rate_rule: details name each offending field" } },
+  }, async (c) => {
     const { services, auth } = c.var;
     operatorOnly(auth.tenantId);
-    const def = parseRuleBody(await readJson(c, services.config.serve.body_limit_bytes));
-    const { rule, created } = await upsertRule(services.database.db, auth, def);
-    await services.rateCard.refresh();
-    services.log.info({ rule_id: rule.ruleId, scope_key: rule.scopeKey, rule: rule.token, actor: auth.actor }, "rate rule upserted");
+    const { rule, created } = await setRule(ruleDeps(c.var), auth, await readJson(c, services.config.serve.body_limit_bytes));
     return c.json({ ...publicRule(rule), created } satisfies RuleUpsertResponse);
   });
 
-  r.delete("/v1/billing/rate-card/rules/:rule_id", write, async (c) => {
-    const { services, auth } = c.var;
-    const id = c.req.param("rule_id");
+  defineRoute(r, {
+    method: "delete", path: "/v1/billing/rate-card/rules/{rule_id}", tag, summary: "Delete a database override rule (operator keys)", scope: "write",
+    params: z.object({ rule_id: z.string() }),
+    responses: { 200: { description: "the deleted rule", schema: RuleDeletedSchema } },
+  }, async (c, { params }) => {
+    const { auth } = c.var;
+    const id = params.rule_id;
     operatorOnly(auth.tenantId);
-    const rule = await deleteRule(services.database.db, auth, id);
+    const rule = await removeRule(ruleDeps(c.var), auth, id);
     if (!rule) throw new ApiError("not_found", `no rate rule with id ${id}`);
-    await services.rateCard.refresh();
-    services.log.info({ rule_id: id, scope_key: rule.scopeKey, actor: auth.actor }, "rate rule deleted");
-    return c.json({ deleted: true, ...publicRule(rule) });
+    return c.json({ deleted: true as const, ...publicRule(rule) });
   });
 
   return r;
 }
+
+const ruleDeps = (v: AppEnv["Variables"]) => ({ db: v.services.database.db, rateCard: v.services.rateCard, log: v.services.log });

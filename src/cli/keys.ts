@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { OPERATOR } from "../auth/context.js";
 import { listApiKeys, publicKeyRow } from "../auth/queries.js";
-import { mintVirtualKey, randomBase62, revokeVirtualKey } from "../auth/virtual-keys.js";
-import { recordAudit } from "../audit/record.js";
+import { mintKey, revokeKey } from "../auth/key-service.js";
+import { randomBase62 } from "../auth/virtual-keys.js";
 import { withStore } from "./store.js";
 
 const CLI_ACTOR = { ...OPERATOR, actor: "cli" };
@@ -24,21 +24,12 @@ export function registerKeys(program: Command): void {
       for (const s of scopes) if (!["read", "write", "ingest", "infer", "*"].includes(s)) fail(`unknown scope: ${s}`);
       if (o.role !== "tenant" && o.role !== "admin") fail(`role must be tenant or admin, not ${o.role}`);
       await withStore(async ({ database }) => {
-        const { plaintext, row } = await database.db.transaction(async (tx) => {
-          const minted = await mintVirtualKey(tx, {
-            name: o.name,
-            tenantId: o.tenant ?? null,
-            issuedBy: o.issuedBy,
-            scopes,
-            role: o.role as "tenant" | "admin",
-          });
-          await recordAudit(tx, CLI_ACTOR, {
-            entityType: "api_key",
-            entityId: minted.row.id,
-            action: "create",
-            after: publicKeyRow(minted.row),
-          });
-          return minted;
+        const { plaintext, row } = await mintKey(database.db, CLI_ACTOR, {
+          name: o.name,
+          tenantId: o.tenant ?? null,
+          issuedBy: o.issuedBy,
+          scopes,
+          role: o.role as "tenant" | "admin",
         });
         process.stdout.write(`${JSON.stringify({ plaintext, ...publicKeyRow(row) }, null, 2)}\n`);
         process.stderr.write("Store the plaintext now: it is not shown again.\n");
@@ -61,18 +52,7 @@ export function registerKeys(program: Command): void {
     .description("soft-revoke a key (row kept for audit)")
     .action(async (keyId: string) => {
       await withStore(async ({ database }) => {
-        const row = await database.db.transaction(async (tx) => {
-          const revoked = await revokeVirtualKey(tx, null, OPERATOR, keyId);
-          if (revoked) {
-            await recordAudit(tx, CLI_ACTOR, {
-              entityType: "api_key",
-              entityId: revoked.id,
-              action: "delete",
-              after: publicKeyRow(revoked),
-            });
-          }
-          return revoked;
-        });
+        const row = await revokeKey(database.db, null, CLI_ACTOR, keyId);
         if (!row) fail(`no API key with id ${keyId}`);
         process.stdout.write(`revoked ${keyId}\n`);
       });

@@ -3,7 +3,8 @@ import { type Command, InvalidArgumentError } from "commander";
 import { OPERATOR } from "../auth/context.js";
 import { RateCardStore } from "../billing/rate-card-store.js";
 import { rerateWindow } from "../billing/rerate.js";
-import { deleteRule, listDbRules, parseRuleBody, publicRule, upsertRule } from "../billing/rule-store.js";
+import { removeRule, setRule } from "../billing/rule-service.js";
+import { listDbRules, publicRule } from "../billing/rule-store.js";
 import { ApiError } from "../http/errors.js";
 import { withStore } from "./store.js";
 
@@ -48,7 +49,7 @@ export function registerRates(program: Command): void {
       }
       await withStore(async ({ database }) => {
         try {
-          const { rule, created } = await upsertRule(database.db, CLI_ACTOR, parseRuleBody(body));
+          const { rule, created } = await setRule({ db: database.db }, CLI_ACTOR, body);
           print({ ...publicRule(rule), created });
         } catch (err) {
           if (err instanceof ApiError) fail(`${err.message}${err.details ? `\n${JSON.stringify(err.details)}` : ""}`);
@@ -69,7 +70,7 @@ export function registerRates(program: Command): void {
     .description("delete a database override rule")
     .action(async (ruleId: string) => {
       await withStore(async ({ database }) => {
-        const rule = await deleteRule(database.db, CLI_ACTOR, ruleId);
+        const rule = await removeRule({ db: database.db }, CLI_ACTOR, ruleId);
         if (!rule) fail(`no rate rule with id ${ruleId}`);
         print({ deleted: true, ...publicRule(rule) });
       });

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { serveStatic } from "@hono/node-server/serve-static";
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { requireScope } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
 import { parseOrThrow } from "../http/errors.js";
@@ -63,7 +63,14 @@ export function webAppRoutes(distDir: string = DASHBOARD_DIST) {
     if (indexHtml === null && existsSync(indexPath)) indexHtml = readFileSync(indexPath, "utf8");
     return indexHtml;
   };
-  r.use("/assets/*", serveStatic({ root: distDir }));
+  // Created on the first asset request once the build exists: serveStatic warns on stderr when its
+  // root is missing (every test app and every server without a build), and a build made after start
+  // must still be served on reload.
+  let assets: MiddlewareHandler | null = null;
+  r.use("/assets/*", (c, next) => {
+    if (assets === null && existsSync(distDir)) assets = serveStatic({ root: distDir });
+    return assets === null ? next() : assets(c, next);
+  });
   // A missing asset is a 404, not the index page: a stale tab asking for an old bundle must fail
   // loudly rather than run HTML as a script.
   r.get("/assets/*", (c) => c.text("no such asset\n", 404));

@@ -90,7 +90,7 @@ export class BudgetTracker implements BudgetGate {
     if (this.projects().get(project)?.dailyBudget == null) return;
     const { card, catalog } = this.rateCard.snapshot();
     const checked = toRequestRow(rec.record, rec.tenantId, card, catalog);
-    const cost = checked.ok && checked.row.costUsd !== null ? Number(checked.row.costUsd) : 0;
+    const cost = checked.ok && checked.row.cost_usd != null ? Number(checked.row.cost_usd) : 0;
     if (cost === 0) return;
     const entry: LocalSpend = { project, cost };
     this.local.push(entry);

@@ -1,4 +1,5 @@
-import { Hono } from "hono";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "zod";
 import { apiKeyRoutes } from "../auth/routes.js";
 import { identify } from "../auth/gate.js";
 import { auditRoutes } from "../audit/routes.js";
@@ -16,6 +17,9 @@ import type { Services } from "../services.js";
 import { VERSION } from "../version.js";
 import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
+import { checkContracts, defineRoute, registerComponents } from "./openapi.js";
+import { docsRoutes, openApiRoutes } from "./openapi-docs.js";
+import { registerGatewayPaths } from "./openapi-gateway.js";
 import { requestLog } from "./request-log.js";
 import { securityHeaders } from "./security-headers.js";
 import { refuseUnstorableUrl } from "./storable-url.js";
@@ -24,13 +28,21 @@ import { refuseUnstorableUrl } from "./storable-url.js";
  * The one Hono app: public API (/v1), dashboard API (/api) and web app (/) on one port.
  * Each area's router declares its own gate (requireScope) and defines full paths.
  */
-export function createApp(services: Services): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+export interface AppOptions {
+  /** Test mode: every answer of a declared route is checked against its documented schema (src/http/openapi.ts). */
+  checkContracts?: boolean;
+}
+
+export function createApp(services: Services, options: AppOptions = {}): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>();
+  registerComponents(app);
+  registerGatewayPaths(app);
   app.use(async (c, next) => {
     c.set("services", services);
     c.set("log", services.log);
     await next();
   });
+  if (options.checkContracts) app.use(checkContracts);
   // Before the per-request log and header middleware: the gateway's hot path writes its own headers
   // and records each call (src/gateway).
   app.route("/", gatewayWsRoutes());
@@ -38,18 +50,30 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.use(requestLog);
   app.use(securityHeaders);
 
-  app.get("/health", (c) =>
-    c.json({
-      status: "ok",
-      uptime_seconds: Math.round((Date.now() - services.startedAt) / 10) / 100,
-      version: VERSION,
-    }),
+  defineRoute(
+    app,
+    {
+      method: "get",
+      path: "/health",
+      tag: "meta",
+      summary: "Liveness",
+      scope: null,
+      responses: {
+        200: { description: "up", schema: z.object({ status: z.literal("ok"), uptime_seconds: z.number(), version: z.string() }) },
+      },
+    },
+    (c) =>
+      c.json({
+        status: "ok",
+        uptime_seconds: Math.round((Date.now() - services.startedAt) / 10) / 100,
+        version: VERSION,
+      }),
   );
 
   app.use("/v1/*", identify);
   app.use("/api/*", identify);
   app.use(refuseUnstorableUrl);
-  app.route("/v1/api-keys", apiKeyRoutes());
+  app.route("/", apiKeyRoutes());
   app.route("/", ingestRoutes());
   app.route("/", fleetRoutes());
   app.route("/", callRoutes());
@@ -59,10 +83,12 @@ export function createApp(services: Services): Hono<AppEnv> {
   app.route("/", readRoutes());
   app.route("/", sessionRoutes());
   app.route("/", dashboardApiRoutes());
+  app.route("/", openApiRoutes(app));
 
   // Unknown /v1 and /api paths are JSON 404s; everything else falls through to the web app.
   app.all("/v1/*", (c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
   app.all("/api/*", (c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
+  app.route("/", docsRoutes());
   app.route("/", webAppRoutes());
 
   app.notFound((c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));

@@ -24,6 +24,18 @@ export const WEB_APP_CSP = {
   frameAncestors: ["'none'"],
 };
 
+/**
+ * The API reference at /docs (Scalar): its init is an inline script and it sets inline styles, so
+ * those two are allowed there only; everything still loads from this origin (its bundle is served
+ * from node_modules), and it connects only to this origin's /v1/openapi.json.
+ */
+export const DOCS_CSP = {
+  ...WEB_APP_CSP,
+  scriptSrc: ["'self'", "'unsafe-inline'"],
+  styleSrc: ["'self'", "'unsafe-inline'"],
+  fontSrc: ["'self'", "data:"],
+};
+
 /** JSON answers are never rendered as documents: nothing may load from or frame them. */
 const API_CSP = { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"], formAction: ["'none'"] };
 
@@ -33,6 +45,8 @@ const API_CSP = { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: [
 const common = { xFrameOptions: "DENY", referrerPolicy: "no-referrer", xContentTypeOptions: "nosniff", strictTransportSecurity: false } as const;
 const apiHeaders = secureHeaders({ ...common, contentSecurityPolicy: API_CSP });
 const webHeaders = secureHeaders({ ...common, contentSecurityPolicy: WEB_APP_CSP });
+const docsHeaders = secureHeaders({ ...common, contentSecurityPolicy: DOCS_CSP });
+const isDocsPath = (path: string) => path === "/docs" || path.startsWith("/docs/");
 
 const isApiPath = (path: string) => path.startsWith("/v1/") || path.startsWith("/api/") || path === "/v1" || path === "/api" || path === "/health";
 
@@ -42,7 +56,7 @@ const isApiPath = (path: string) => path.startsWith("/v1/") || path.startsWith("
  */
 export const securityHeaders = createMiddleware<AppEnv>(async (c, next) => {
   const api = isApiPath(c.req.path);
-  await (api ? apiHeaders : webHeaders)(c, next);
+  await (api ? apiHeaders : isDocsPath(c.req.path) ? docsHeaders : webHeaders)(c, next);
   if (api) c.res.headers.set("Cache-Control", "no-store");
 });
 

@@ -1,5 +1,5 @@
 import type { Services } from "../services.js";
-import type { RequestRow } from "../rollups/apply.js";
+import type { RequestRow } from "../db/schema/requests.js";
 import { toRequestRow } from "./records.js";
 import { storeRequestRows } from "./store-requests.js";
 

@@ -44,6 +44,9 @@ const INT53_KEYS = ["input_tokens", "output_tokens", "cached_input_tokens", "cha
 /** Optional keys copied as given (already checked above); absent keys stay absent, as zod leaves them. */
 const PASSED_KEYS = ["status", "error_message", ...SHORT_TEXT_KEYS, ...NON_NEGATIVE_KEYS, "cost_usd", ...COUNT_KEYS, ...INT53_KEYS, "metadata", "is_probe", "revision", "turn_index"] as const;
 
+/** Every record key the fast path checks; a schema key outside it makes the caller use the schema. */
+export const FAST_RECORD_KEYS: ReadonlySet<string> = new Set(["id", "timestamp", "modality", "model_id", ...PASSED_KEYS]);
+
 function isShortText(v: unknown): v is string {
   return typeof v === "string" && v.length >= 1 && v.length <= MAX_ID_LENGTH && isStorableText(v);
 }

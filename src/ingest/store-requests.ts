@@ -1,73 +1,37 @@
 import { sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../db/client.js";
 import { executeNamed } from "../db/named.js";
-import { applyRequestRollups, type RequestRow } from "../rollups/apply.js";
+import { type RequestRow, requests } from "../db/schema/requests.js";
+import { hasServerDefault, literalDefaults, storedColumns } from "../db/table-columns.js";
+import { applyRequestRollups } from "../rollups/apply.js";
 import { withRetry } from "../db/errors.js";
 
-/** Columns written by ingest, in the order of the INSERT; all others keep their defaults. */
-const REQUEST_COLUMNS = [
-  "id",
-  "ts",
-  "tenant_id",
-  "project",
-  "session_id",
-  "room_name",
-  "agent_id",
-  "modality",
-  "model_id",
-  "provider",
-  "status",
-  "error_message",
-  "fallback_from",
-  "ttfb_ms",
-  "total_latency_ms",
-  "cost_usd",
-  "rated_price_usd",
-  "rate_rule",
-  "pricing",
-  "input_tokens",
-  "output_tokens",
-  "cached_input_tokens",
-  "audio_seconds",
-  "characters",
-  "input_units",
-  "output_units",
-  "metadata",
-  "is_probe",
-] as const;
+/**
+ * Columns written by ingest, in the order of the table (src/db/schema/requests.ts): all of them but
+ * those the database fills itself (`created_at`). Derived, so a new column needs no edit here.
+ */
+const REQUEST_COLUMNS = storedColumns(requests)
+  .filter((c) => !hasServerDefault(c.column))
+  .map((c) => c.name);
 
-/** A row as json_populate_recordset reads it; null fields are left out (absent keys are NULL). */
-function toJsonRow(r: RequestRow) {
-  return {
-    id: r.id,
-    ts: r.ts instanceof Date ? r.ts.toISOString() : r.ts,
-    tenant_id: r.tenantId ?? undefined,
-    project: r.project ?? "default",
-    session_id: r.sessionId ?? undefined,
-    room_name: r.roomName ?? undefined,
-    agent_id: r.agentId ?? undefined,
-    modality: r.modality,
-    model_id: r.modelId,
-    provider: r.provider,
-    status: r.status ?? "success",
-    error_message: r.errorMessage ?? undefined,
-    fallback_from: r.fallbackFrom ?? undefined,
-    ttfb_ms: r.ttfbMs ?? undefined,
-    total_latency_ms: r.totalLatencyMs ?? undefined,
-    cost_usd: r.costUsd ?? undefined,
-    rated_price_usd: r.ratedPriceUsd ?? undefined,
-    rate_rule: r.rateRule ?? undefined,
-    pricing: r.pricing ?? "priced",
-    input_tokens: r.inputTokens ?? undefined,
-    output_tokens: r.outputTokens ?? undefined,
-    cached_input_tokens: r.cachedInputTokens ?? undefined,
-    audio_seconds: r.audioSeconds ?? undefined,
-    characters: r.characters ?? undefined,
-    input_units: r.inputUnits ?? undefined,
-    output_units: r.outputUnits ?? undefined,
-    metadata: r.metadata ?? undefined,
-    is_probe: r.isProbe ?? false,
-  };
+/**
+ * The table's literal defaults (project, status, pricing, is_probe). The insert names every column,
+ * so a key the row leaves out (or null) would be NULL, not the default: it is filled in here.
+ */
+const DEFAULTS = [...literalDefaults(requests)];
+
+/** The row itself when it names every defaulted column (rows from toRequestRow do), else a copy with the defaults. */
+function withDefaults(r: RequestRow): RequestRow {
+  for (const [name] of DEFAULTS) {
+    if (r[name as keyof RequestRow] == null) return fillDefaults(r);
+  }
+  return r;
+}
+
+function fillDefaults(r: RequestRow): RequestRow {
+  const out: Record<string, unknown> = { ...r };
+  for (const [name, value] of DEFAULTS) out[name] ??= value;
+  return out as RequestRow;
 }
 
 const columnList = sql.raw(REQUEST_COLUMNS.join(", "));
@@ -97,8 +61,9 @@ const selectList = sql.raw(
  */
 export async function storeRequestRows(db: Db, tenantId: string | null, rows: RequestRow[]): Promise<RequestRow[]> {
   if (rows.length === 0) return [];
-  const sorted = [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  const payload = JSON.stringify(sorted.map(toJsonRow));
+  const sorted = rows.map(withDefaults).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // The rows are already keyed by column name; a Date serializes as its ISO string.
+  const payload = JSON.stringify(sorted);
   return withRetry(() =>
     db.transaction(async (tx) => {
       const insertedIds = rowsOf<{ id: string; is_probe: boolean }>(
@@ -111,7 +76,7 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
         const isProbe = probe.get(r.id);
         if (isProbe === undefined) continue;
         // Copied only when the insert marked it probe (a probe call's room), as the rollups must key it.
-        inserted.push(isProbe === (r.isProbe ?? false) ? r : { ...r, isProbe });
+        inserted.push(isProbe === r.is_probe ? r : { ...r, is_probe: isProbe });
       }
       await applyRequestRollups(tx, inserted);
       return inserted;

@@ -1,8 +1,8 @@
-import { type Context, Hono } from "hono";
-import { requireScope } from "../auth/gate.js";
-import { ApiError, parseOrThrow } from "../http/errors.js";
+import type { Context } from "hono";
+import { z } from "zod";
 import type { AppEnv } from "../http/app-env.js";
-import { readJson } from "../http/body.js";
+import { ApiError } from "../http/errors.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
 import { SecretDecryptError } from "../secrets/box.js";
 import { confirmQuery, requireOperatorForProviders } from "./common.js";
 import { type ProviderTestResult, testProvider } from "./provider-check.js";
@@ -17,9 +17,13 @@ import {
   updateProviderBody,
 } from "./providers.js";
 import { findEffectiveProvider, listEffectiveProviders, providerApiKey } from "./registry.js";
+import { DeleteAnswer, Provider, ProviderCreated, ProviderTest, ProviderUpdated } from "./schemas.js";
 
-const read = [requireScope("read"), requireOperatorForProviders] as const;
-const write = [requireScope("write"), requireOperatorForProviders] as const;
+const read = { tag: "providers", scope: "read", middleware: [requireOperatorForProviders] } as const;
+const write = { tag: "providers", scope: "write", middleware: [requireOperatorForProviders] } as const;
+const params = z.object({ provider_id: z.string() });
+const notFound = { 404: { description: "no such provider" } };
+const badUrl = { 400: { description: "unpermitted_base_url: the base_url breaks the SSRF rule" } };
 
 /** A test's answer without its detail; the detail (why it failed) goes to the log. */
 function answerTest(c: Context<AppEnv>, providerId: string | null, result: ProviderTestResult) {
@@ -30,53 +34,94 @@ function answerTest(c: Context<AppEnv>, providerId: string | null, result: Provi
 
 /** Endpoints 23-28: providers and their connectivity tests. */
 export function providerTestRoutes() {
-  const r = new Hono<AppEnv>();
+  const r = contractRouter();
 
-  r.get("/v1/providers", ...read, async (c) =>
-    c.json({ providers: (await listEffectiveProviders(c.var.services)).map(providerView) }),
+  defineRoute(
+    r,
+    { method: "get", path: "/v1/providers", ...read, summary: "Providers (keys masked)", responses: { 200: { description: "providers", schema: z.object({ providers: z.array(Provider) }) } } },
+    async (c) => c.json({ providers: (await listEffectiveProviders(c.var.services)).map(providerView) }),
   );
-  r.get("/v1/providers/:provider_id", ...read, async (c) => {
-    const p = await findEffectiveProvider(c.var.services, c.req.param("provider_id"));
-    if (!p) throw new ApiError("not_found", `no provider ${c.req.param("provider_id")}`);
-    return c.json(providerView(p));
-  });
-  r.post("/v1/providers", ...write, async (c) => {
-    const { services } = c.var;
-    const body = parseOrThrow(createProviderBody, await readJson(c, services.config.serve.body_limit_bytes));
-    return c.json(await createProvider(services, c.var.auth, body));
-  });
-  r.patch("/v1/providers/:provider_id", ...write, async (c) => {
-    const { services } = c.var;
-    const body = parseOrThrow(updateProviderBody, await readJson(c, services.config.serve.body_limit_bytes));
-    return c.json(await updateProvider(services, c.var.auth, c.req.param("provider_id"), body));
-  });
-  r.delete("/v1/providers/:provider_id", ...write, async (c) => {
-    const q = parseOrThrow(confirmQuery, c.req.query());
-    return c.json(await deleteProvider(c.var.services, c.var.auth, c.req.param("provider_id"), q.confirm));
-  });
+  defineRoute(
+    r,
+    { method: "get", path: "/v1/providers/{provider_id}", ...read, summary: "One provider", params, responses: { 200: { description: "the provider", schema: Provider }, ...notFound } },
+    async (c, { params: p }) => {
+      const found = await findEffectiveProvider(c.var.services, p.provider_id);
+      if (!found) throw new ApiError("not_found", `no provider ${p.provider_id}`);
+      return c.json(providerView(found));
+    },
+  );
+  defineRoute(
+    r,
+    {
+      method: "post",
+      path: "/v1/providers",
+      ...write,
+      summary: "Add a provider (its key stored encrypted)",
+      body: createProviderBody,
+      responses: { 200: { description: "created", schema: ProviderCreated }, 409: { description: "the id exists already" }, ...badUrl },
+    },
+    async (c, { body }) => c.json(await createProvider(c.var.services, c.var.auth, body)),
+  );
+  defineRoute(
+    r,
+    {
+      method: "patch",
+      path: "/v1/providers/{provider_id}",
+      ...write,
+      summary: "Change a db provider",
+      params,
+      body: updateProviderBody,
+      responses: { 200: { description: "updated", schema: ProviderUpdated }, ...notFound, ...badUrl },
+    },
+    async (c, { params: p, body }) => c.json(await updateProvider(c.var.services, c.var.auth, p.provider_id, body)),
+  );
+  defineRoute(
+    r,
+    {
+      method: "delete",
+      path: "/v1/providers/{provider_id}",
+      ...write,
+      summary: "Delete a db provider and its db models (preview without confirm=true)",
+      params,
+      query: confirmQuery,
+      responses: {
+        200: { description: "preview or deletion", schema: DeleteAnswer(z.object({ provider_id: z.string(), models: z.array(z.string()) })) },
+        ...notFound,
+        409: { description: "models in voxgate.yaml use the provider" },
+      },
+    },
+    async (c, { params: p, query }) => c.json(await deleteProvider(c.var.services, c.var.auth, p.provider_id, query.confirm)),
+  );
 
   // 28: a type + credential before saving; nothing has to exist. The base_url rule applies as on create.
-  r.post("/v1/providers/test", ...write, async (c) => {
-    const { services } = c.var;
-    const body = parseOrThrow(testProviderBody, await readJson(c, services.config.serve.body_limit_bytes));
-    const baseUrl = checkedBaseUrl(services, body.provider_type, body.base_url);
-    return answerTest(c, null, await testProvider(services.upstreams, { type: body.provider_type, apiKey: body.api_key, baseUrl }));
-  });
+  defineRoute(
+    r,
+    { method: "post", path: "/v1/providers/test", ...write, summary: "Test a type and key before saving", body: testProviderBody, responses: { 200: { description: "the test", schema: ProviderTest }, ...badUrl } },
+    async (c, { body }) => {
+      const { services } = c.var;
+      const baseUrl = checkedBaseUrl(services, body.provider_type, body.base_url);
+      return answerTest(c, null, await testProvider(services.upstreams, { type: body.provider_type, apiKey: body.api_key, baseUrl }));
+    },
+  );
 
   // 27: the stored provider, with its stored (decrypted) key.
-  r.post("/v1/providers/:provider_id/test", ...write, async (c) => {
-    const { services } = c.var;
-    const p = await findEffectiveProvider(services, c.req.param("provider_id"));
-    if (!p) throw new ApiError("not_found", `no provider ${c.req.param("provider_id")}`);
-    let apiKey: string;
-    try {
-      apiKey = await providerApiKey(services, p);
-    } catch (err) {
-      if (!(err instanceof SecretDecryptError)) throw err;
-      return c.json({ status: "failed", latency_ms: 0, message: `stored api_key cannot be decrypted: ${err.message}` });
-    }
-    return answerTest(c, p.providerId, await testProvider(services.upstreams, { type: p.providerType, apiKey, baseUrl: p.baseUrl }));
-  });
+  defineRoute(
+    r,
+    { method: "post", path: "/v1/providers/{provider_id}/test", ...write, summary: "Test a stored provider", params, responses: { 200: { description: "the test", schema: ProviderTest }, ...notFound } },
+    async (c, { params: p }) => {
+      const { services } = c.var;
+      const found = await findEffectiveProvider(services, p.provider_id);
+      if (!found) throw new ApiError("not_found", `no provider ${p.provider_id}`);
+      let apiKey: string;
+      try {
+        apiKey = await providerApiKey(services, found);
+      } catch (err) {
+        if (!(err instanceof SecretDecryptError)) throw err;
+        return c.json({ status: "failed", latency_ms: 0, message: `stored api_key cannot be decrypted: ${err.message}` });
+      }
+      return answerTest(c, found.providerId, await testProvider(services.upstreams, { type: found.providerType, apiKey, baseUrl: found.baseUrl }));
+    },
+  );
 
   return r;
 }

@@ -1,19 +1,18 @@
-import { Hono } from "hono";
 import { z } from "zod";
-import { requireScope } from "../auth/gate.js";
-import { ApiError, parseOrThrow } from "../http/errors.js";
-import type { AppEnv } from "../http/app-env.js";
-import { readJson } from "../http/body.js";
+import type { TenantScope } from "../auth/context.js";
+import { ApiError } from "../http/errors.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
+import type { Services } from "../services.js";
 import { confirmQuery, requireUntenanted } from "./common.js";
 import { createModel, createModelBody, deleteModel, getModel } from "./models.js";
 import { createProject, createProjectBody, deleteProject, listProjectsWithStats, projectDetail, updateProject, updateProjectBody } from "./projects.js";
 import { providerTestRoutes } from "./provider-routes.js";
-import { listEffectiveModels, listEffectiveProjects, listEffectiveProviders, findEffectiveProject, stackModelIds } from "./registry.js";
-import type { Services } from "../services.js";
-import type { TenantScope } from "../auth/context.js";
+import { findEffectiveProject, listEffectiveModels, listEffectiveProjects, listEffectiveProviders, stackModelIds } from "./registry.js";
+import { Created, DashboardStatus, DeleteAnswer, Model, ModelList, ProjectDetail, ProjectList, Status } from "./schemas.js";
 
-const read = requireScope("read");
-const write = [requireScope("write"), requireUntenanted] as const;
+const write = { scope: "write", middleware: [requireUntenanted] } as const;
+const conflict = { 409: { description: "the id exists already (in voxgate.yaml or the database)" } };
+const notFound = { 404: { description: "no such entity" } };
 
 /** The status view of providers: operator keys only; a tenant key sees `{}` (provider setup is the operator's). */
 async function statusProviders(services: Services, auth: TenantScope) {
@@ -29,88 +28,161 @@ async function statusProviders(services: Services, auth: TenantScope) {
  * no tenant (providers, models and projects are operator-global).
  */
 export function manageRoutes() {
-  const r = new Hono<AppEnv>();
+  const r = contractRouter();
 
-  r.get("/v1/status", read, async (c) => {
-    const { services } = c.var;
-    const [providers, models, projects] = await Promise.all([
-      statusProviders(services, c.var.auth),
-      listEffectiveModels(services),
-      listEffectiveProjects(services),
-    ]);
-    return c.json({ providers, model_count: models.length, project_count: projects.length });
-  });
+  defineRoute(
+    r,
+    { method: "get", path: "/v1/status", tag: "manage", summary: "Providers, model and project counts", scope: "read", responses: { 200: { description: "status", schema: Status } } },
+    async (c) => {
+      const { services } = c.var;
+      const [providers, models, projects] = await Promise.all([
+        statusProviders(services, c.var.auth),
+        listEffectiveModels(services),
+        listEffectiveProjects(services),
+      ]);
+      return c.json({ providers, model_count: models.length, project_count: projects.length });
+    },
+  );
 
-  r.get("/api/status", read, async (c) => {
-    const { services } = c.var;
-    const [providers, models] = await Promise.all([statusProviders(services, c.var.auth), listEffectiveModels(services)]);
-    const f = services.config.fallbacks;
-    return c.json({
-      providers,
-      models: Object.fromEntries(models.map((m) => [m.modelId, { modality: m.modality, provider: m.providerId }])),
-      fallbacks: { stt: f.stt, llm: f.llm, tts: f.tts },
-    });
-  });
+  defineRoute(
+    r,
+    { method: "get", path: "/api/status", tag: "dashboard", summary: "Providers, models and fallbacks for the web app", scope: "read", responses: { 200: { description: "status", schema: DashboardStatus } } },
+    async (c) => {
+      const { services } = c.var;
+      const [providers, models] = await Promise.all([statusProviders(services, c.var.auth), listEffectiveModels(services)]);
+      const f = services.config.fallbacks;
+      return c.json({
+        providers,
+        models: Object.fromEntries(models.map((m) => [m.modelId, { modality: m.modality, provider: m.providerId }])),
+        fallbacks: { stt: f.stt, llm: f.llm, tts: f.tts },
+      });
+    },
+  );
 
-  r.get("/v1/models", read, async (c) => {
-    const { services } = c.var;
-    // `?project=` (empty) means no project, like leaving it out.
-    const q = parseOrThrow(
-      z.strictObject({ project: z.string().max(200).optional().transform((p) => (p === "" ? undefined : p)) }),
-      c.req.query(),
-    );
-    let models = await listEffectiveModels(services);
-    if (q.project !== undefined) {
-      const project = await findEffectiveProject(services, q.project);
-      if (!project) throw new ApiError("not_found", `no project ${q.project}`);
-      const inStack = stackModelIds(services.config, project);
-      models = models.filter((m) => inStack.has(m.modelId));
-    }
-    return c.json({
-      models: Object.fromEntries(models.map((m) => [m.modelId, { modality: m.modality, provider: m.providerId, model: m.modelName }])),
-      project: q.project ?? null,
-    });
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/models",
+      tag: "models",
+      summary: "Models, optionally those of one project's stack",
+      scope: "read",
+      // `?project=` (empty) means no project, like leaving it out.
+      query: z.strictObject({ project: z.string().max(200).optional().transform((p) => (p === "" ? undefined : p)) }),
+      responses: { 200: { description: "models by id", schema: ModelList }, ...notFound },
+    },
+    async (c, { query }) => {
+      const { services } = c.var;
+      let models = await listEffectiveModels(services);
+      if (query.project !== undefined) {
+        const project = await findEffectiveProject(services, query.project);
+        if (!project) throw new ApiError("not_found", `no project ${query.project}`);
+        const inStack = stackModelIds(services.config, project);
+        models = models.filter((m) => inStack.has(m.modelId));
+      }
+      return c.json({
+        models: Object.fromEntries(models.map((m) => [m.modelId, { modality: m.modality, provider: m.providerId, model: m.modelName }])),
+        project: query.project ?? null,
+      });
+    },
+  );
 
-  r.post("/v1/models", ...write, async (c) => {
-    const { services } = c.var;
-    const body = parseOrThrow(createModelBody, await readJson(c, services.config.serve.body_limit_bytes));
-    return c.json(await createModel(services, c.var.auth, body));
-  });
+  defineRoute(
+    r,
+    { method: "post", path: "/v1/models", tag: "models", summary: "Add a model", ...write, body: createModelBody, responses: { 200: { description: "created", schema: Created("model_id") }, ...conflict } },
+    async (c, { body }) => c.json(await createModel(c.var.services, c.var.auth, body)),
+  );
 
   // A model id holds a slash: `/v1/models/openai/gpt-4o` and `/v1/models/openai%2Fgpt-4o` are one model.
-  const modelIdOf = (c: { req: { param(name: string): string | undefined } }) => {
-    const single = c.req.param("model_id");
-    return single ?? `${c.req.param("provider") ?? ""}/${c.req.param("model") ?? ""}`;
-  };
-  for (const path of ["/v1/models/:model_id", "/v1/models/:provider/:model{.+}"]) {
-    r.get(path, read, async (c) => c.json(await getModel(c.var.services, modelIdOf(c))));
-    r.delete(path, ...write, async (c) => {
-      const q = parseOrThrow(confirmQuery, c.req.query());
-      return c.json(await deleteModel(c.var.services, c.var.auth, modelIdOf(c), q.confirm));
-    });
+  const modelPaths = [
+    { path: "/v1/models/{model_id}", params: z.object({ model_id: z.string().describe("provider_id/model_name, the slash encoded as %2F") }) },
+    {
+      path: "/v1/models/{provider}/{model}",
+      honoPaths: ["/v1/models/:provider/:model{.+}"],
+      params: z.object({ provider: z.string(), model: z.string().describe("the model name; may itself hold slashes") }),
+    },
+  ];
+  const modelIdOf = (p: Record<string, string>) => p.model_id ?? `${p.provider ?? ""}/${p.model ?? ""}`;
+  for (const { path, params, honoPaths } of modelPaths) {
+    defineRoute(
+      r,
+      { method: "get", path, ...(honoPaths ? { honoPaths } : {}), tag: "models", summary: "One model", scope: "read", params, responses: { 200: { description: "the model", schema: Model }, ...notFound } },
+      async (c, { params: p }) => c.json(await getModel(c.var.services, modelIdOf(p))),
+    );
+    defineRoute(
+      r,
+      {
+        method: "delete",
+        path,
+        ...(honoPaths ? { honoPaths } : {}),
+        tag: "models",
+        summary: "Delete a db model (preview without confirm=true)",
+        ...write,
+        params,
+        query: confirmQuery,
+        responses: { 200: { description: "preview or deletion", schema: DeleteAnswer(z.object({ model_id: z.string() })) }, ...notFound },
+      },
+      async (c, { params: p, query }) => c.json(await deleteModel(c.var.services, c.var.auth, modelIdOf(p), query.confirm)),
+    );
   }
 
-  const listProjects = read;
-  r.get("/v1/projects", listProjects, async (c) => c.json(await listProjectsWithStats(c.var.services, c.var.auth)));
-  r.get("/api/projects", listProjects, async (c) => c.json(await listProjectsWithStats(c.var.services, c.var.auth)));
-  r.get("/v1/projects/:project_id", read, async (c) =>
-    c.json(await projectDetail(c.var.services, c.var.auth, c.req.param("project_id"))),
+  for (const [path, tag] of [
+    ["/v1/projects", "projects"],
+    ["/api/projects", "dashboard"],
+  ] as const) {
+    defineRoute(
+      r,
+      { method: "get", path, tag, summary: "Projects with their rolling-24 h cost and requests", scope: "read", responses: { 200: { description: "projects", schema: ProjectList } } },
+      async (c) => c.json(await listProjectsWithStats(c.var.services, c.var.auth)),
+    );
+  }
+  const projectParams = z.object({ project_id: z.string() });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/projects/{project_id}",
+      tag: "projects",
+      summary: "One project with today's spend and budget status",
+      scope: "read",
+      params: projectParams,
+      responses: { 200: { description: "the project", schema: ProjectDetail }, ...notFound },
+    },
+    async (c, { params }) => c.json(await projectDetail(c.var.services, c.var.auth, params.project_id)),
   );
-  r.post("/v1/projects", ...write, async (c) => {
-    const { services } = c.var;
-    const body = parseOrThrow(createProjectBody, await readJson(c, services.config.serve.body_limit_bytes));
-    return c.json(await createProject(services, c.var.auth, body));
-  });
-  r.patch("/v1/projects/:project_id", ...write, async (c) => {
-    const { services } = c.var;
-    const body = parseOrThrow(updateProjectBody, await readJson(c, services.config.serve.body_limit_bytes));
-    return c.json(await updateProject(services, c.var.auth, c.req.param("project_id"), body));
-  });
-  r.delete("/v1/projects/:project_id", ...write, async (c) => {
-    const q = parseOrThrow(confirmQuery, c.req.query());
-    return c.json(await deleteProject(c.var.services, c.var.auth, c.req.param("project_id"), q.confirm));
-  });
+  defineRoute(
+    r,
+    { method: "post", path: "/v1/projects", tag: "projects", summary: "Add a project", ...write, body: createProjectBody, responses: { 200: { description: "created", schema: Created("project_id") }, ...conflict } },
+    async (c, { body }) => c.json(await createProject(c.var.services, c.var.auth, body)),
+  );
+  defineRoute(
+    r,
+    {
+      method: "patch",
+      path: "/v1/projects/{project_id}",
+      tag: "projects",
+      summary: "Change a db project",
+      ...write,
+      params: projectParams,
+      body: updateProjectBody,
+      responses: { 200: { description: "updated", schema: z.object({ project_id: z.string(), updated: z.literal(true) }) }, ...notFound },
+    },
+    async (c, { params, body }) => c.json(await updateProject(c.var.services, c.var.auth, params.project_id, body)),
+  );
+  defineRoute(
+    r,
+    {
+      method: "delete",
+      path: "/v1/projects/{project_id}",
+      tag: "projects",
+      summary: "Delete a db project (preview without confirm=true)",
+      ...write,
+      params: projectParams,
+      query: confirmQuery,
+      responses: { 200: { description: "preview or deletion", schema: DeleteAnswer(z.object({ project_id: z.string() })) }, ...notFound },
+    },
+    async (c, { params, query }) => c.json(await deleteProject(c.var.services, c.var.auth, params.project_id, query.confirm)),
+  );
 
   r.route("/", providerTestRoutes());
   return r;

@@ -3,6 +3,7 @@ import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { requestModelRollups, requestModelRollupsDaily, requestRollups, requestRollupsDaily, requests } from "../db/schema/index.js";
+import type { RollupTable } from "../db/schema/request-rollups.js";
 import type { Segment } from "./window.js";
 
 /** Who is asking and what they filter on; tenantId always comes from the key. */
@@ -17,11 +18,14 @@ export interface SourceColumns {
   raw: SQL;
 }
 
+/** A rollup table as a source: the four share one layout (one factory, src/db/schema/request-rollups.ts). */
+const rollupSource = (t: RollupTable) => ({ table: t, time: t.bucket, tenant: t.tenantId, project: t.project, probe: t.isProbe });
+
 const TABLES = {
-  hour: { table: requestRollups, time: requestRollups.bucket, tenant: requestRollups.tenantId, project: requestRollups.project, probe: requestRollups.isProbe },
-  day: { table: requestRollupsDaily, time: requestRollupsDaily.bucket, tenant: requestRollupsDaily.tenantId, project: requestRollupsDaily.project, probe: requestRollupsDaily.isProbe },
-  hourAll: { table: requestModelRollups, time: requestModelRollups.bucket, tenant: requestModelRollups.tenantId, project: requestModelRollups.project, probe: requestModelRollups.isProbe },
-  dayAll: { table: requestModelRollupsDaily, time: requestModelRollupsDaily.bucket, tenant: requestModelRollupsDaily.tenantId, project: requestModelRollupsDaily.project, probe: requestModelRollupsDaily.isProbe },
+  hour: rollupSource(requestRollups),
+  day: rollupSource(requestRollupsDaily),
+  hourAll: rollupSource(requestModelRollups),
+  dayAll: rollupSource(requestModelRollupsDaily),
   raw: { table: requests, time: requests.ts, tenant: requests.tenantId, project: requests.project, probe: requests.isProbe },
 } as const;
 

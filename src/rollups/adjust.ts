@@ -1,25 +1,31 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS } from "./apply.js";
+import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS, ROW_KEY } from "./apply.js";
+import { keyMatch, rowKeySelect } from "./key-sql.js";
+
+/**
+ * The columns `adjustRollupMoney` needs from each changed request row, as a select list over the
+ * requests alias `alias`: its ts and the rollup key's columns (`r.ts, r.tenant_id, r.project, …`).
+ */
+export function rollupSourceColumns(alias: string): SQL {
+  return sql.raw(["ts", ...ROW_KEY.map((k) => k.name)].map((c) => `${alias}.${c}`).join(", "));
+}
 
 /**
  * Moves money deltas of already-rolled-up requests into every rollup table (re-rating changes a
  * stored row's price or cost after ingest folded it in). `deltas` is a SELECT yielding
- * ts, tenant_id, project, provider, model_id, modality, is_probe, dp (price delta), dc (cost delta);
- * run it in the transaction that changes the rows, before the rows change.
+ * `rollupSourceColumns(…)`, dp (price delta) and dc (cost delta); run it in the transaction that
+ * changes the rows, before the rows change.
  */
 export async function adjustRollupMoney(tx: Db, deltas: SQL): Promise<void> {
   for (const grain of ROLLUP_GRAINS) {
-    const unit = sql.raw(grain.ms === HOUR_MS ? "'hour'" : "'day'");
-    const project = grain.allProjects ? sql`${ALL_PROJECTS}::text` : sql.raw("project");
+    const unit = grain.ms === HOUR_MS ? "hour" : "day";
+    const groupBy = sql.raw(Array.from({ length: ROW_KEY.length + 1 }, (_, i) => i + 1).join(", "));
     await tx.execute(sql`
       UPDATE ${sql.raw(grain.table)} rr
          SET rated_price_usd = rr.rated_price_usd + d.dp, cost_usd = rr.cost_usd + d.dc
-        FROM (SELECT date_trunc(${unit}, ts, 'UTC') AS bucket, tenant_id, ${project} AS project, provider, model_id,
-                     modality, is_probe, sum(dp) AS dp, sum(dc) AS dc
-                FROM (${deltas}) x GROUP BY 1, 2, 3, 4, 5, 6, 7) d
-       WHERE rr.bucket = d.bucket AND rr.tenant_id IS NOT DISTINCT FROM d.tenant_id AND rr.project = d.project
-         AND rr.provider = d.provider AND rr.model_id = d.model_id AND rr.modality = d.modality
-         AND rr.is_probe = d.is_probe`);
+        FROM (SELECT ${rowKeySelect(unit, grain.allProjects ? ALL_PROJECTS : null)}, sum(dp) AS dp, sum(dc) AS dc
+                FROM (${deltas}) x GROUP BY ${groupBy}) d
+       WHERE ${keyMatch("rr", "d")}`);
   }
 }

@@ -1,12 +1,14 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import type { requests } from "../db/schema/index.js";
+import { ROLLUP_KEY, requestRollups } from "../db/schema/request-rollups.js";
+import { type RequestRow, requests } from "../db/schema/requests.js";
+import { literalDefaults, recordsetType, type SnakeCase, storedColumns } from "../db/table-columns.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import { formatMoney, parseMoney } from "../money.js";
 import { mergeSketchSql } from "./sketch-json.js";
 import { executeNamed } from "../db/named.js";
 
-export type RequestRow = typeof requests.$inferInsert;
+export type { RequestRow } from "../db/schema/requests.js";
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
@@ -25,14 +27,35 @@ export const ROLLUP_GRAINS = [
 /** The project key of rows in the all-projects tables. */
 export const ALL_PROJECTS = "*";
 
-interface RollupAcc {
+/** The key columns other than `bucket`: request columns of the same name (ROLLUP_KEY). */
+export type RowKeyColumn = Exclude<SnakeCase<(typeof ROLLUP_KEY)[number]>, "bucket">;
+/** A rollup key's values other than the bucket, by column name. */
+export type RowKey = { [C in RowKeyColumn]: Exclude<RequestRow[C], undefined> };
+
+const rollupColumns = storedColumns(requestRollups);
+const byKey = new Map(rollupColumns.map((c) => [c.key, c]));
+const requestDefaults = literalDefaults(requests);
+const requestColumnNames = new Set(storedColumns(requests).map((c) => c.name));
+
+/** The key's stored column names in key order, bucket first (the unique constraint's order). */
+export const ROLLUP_KEY_COLUMNS: readonly string[] = ROLLUP_KEY.map((k) => {
+  const c = byKey.get(k);
+  if (!c) throw new Error(`rollup key ${k} is not a rollup column`);
+  return c.name;
+});
+
+/**
+ * The non-bucket key columns with the requests table's default for a row that leaves them out
+ * (project "default", is_probe false; null otherwise), so rollups key exactly like the stored row.
+ */
+export const ROW_KEY: readonly { name: RowKeyColumn; dflt: RowKey[RowKeyColumn] }[] = ROLLUP_KEY_COLUMNS.filter((n) => n !== "bucket").map((name) => {
+  if (!requestColumnNames.has(name)) throw new Error(`rollup key ${name} is not a requests column`);
+  return { name: name as RowKeyColumn, dflt: (requestDefaults.get(name) ?? null) as RowKey[RowKeyColumn] };
+});
+
+export interface RollupAcc {
   bucket: Date;
-  tenantId: string | null;
-  project: string;
-  provider: string;
-  modelId: string;
-  modality: string;
-  isProbe: boolean;
+  key: RowKey;
   requests: number;
   errors: number;
   cost: bigint;
@@ -45,48 +68,62 @@ interface RollupAcc {
 
 /**
  * A rollup key as one string; sorting these strings is the lock order every writer follows. NUL
- * separates the parts (Postgres text never holds it); a null tenant is "" and a tenant is "=id".
+ * separates the parts (Postgres text never holds it); null is "" and any other value "=value".
  */
-export function rollupKey(a: Pick<RollupAcc, "tenantId" | "project" | "provider" | "modelId" | "modality" | "isProbe">, bucketMs: number): string {
-  const tenant = a.tenantId === null ? "" : `=${a.tenantId}`;
-  return `${bucketMs}\u0000${tenant}\u0000${a.project}\u0000${a.provider}\u0000${a.modelId}\u0000${a.modality}\u0000${a.isProbe ? 1 : 0}`;
+export function rollupKey(key: RowKey, bucketMs: number): string {
+  let s = String(bucketMs);
+  for (const { name } of ROW_KEY) {
+    const v = key[name];
+    s += v === null ? "\u0000" : `\u0000=${v}`;
+  }
+  return s;
 }
 
 function sortedByKey(byKey: Map<string, RollupAcc>): RollupAcc[] {
   return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, acc]) => acc);
 }
 
-/**
- * Aggregates a batch at the finest grain (hour, per project) in one pass over the rows. Defaults
- * are applied as the requests table applies them, so rollups key exactly like the stored row.
- */
+const newAcc = (bucket: Date, key: RowKey): RollupAcc => ({
+  bucket,
+  key,
+  requests: 0,
+  errors: 0,
+  cost: 0n,
+  rated: 0n,
+  inputUnits: 0,
+  outputUnits: 0,
+  ttfb: emptySketch(),
+  latency: emptySketch(),
+});
+
+/** The row's key values, defaults applied as the requests table applies them. */
+function rowKey(row: RequestRow): RowKey {
+  const k: Record<string, unknown> = {};
+  for (const { name, dflt } of ROW_KEY) k[name] = row[name] ?? dflt;
+  return k as RowKey;
+}
+
+/** Aggregates a batch at the finest grain (hour, per project) in one pass over the rows. */
 function aggregateHourly(rows: RequestRow[]): Map<string, RollupAcc> {
   const byKey = new Map<string, RollupAcc>();
   for (const row of rows) {
     const ts = row.ts instanceof Date ? row.ts.getTime() : new Date(row.ts).getTime();
     const bucketMs = Math.floor(ts / HOUR_MS) * HOUR_MS;
-    const k = {
-      tenantId: row.tenantId ?? null,
-      project: row.project ?? "default",
-      provider: row.provider,
-      modelId: row.modelId,
-      modality: row.modality,
-      isProbe: row.isProbe ?? false,
-    };
+    const k = rowKey(row);
     const key = rollupKey(k, bucketMs);
     let acc = byKey.get(key);
     if (!acc) {
-      acc = { ...k, bucket: new Date(bucketMs), requests: 0, errors: 0, cost: 0n, rated: 0n, inputUnits: 0, outputUnits: 0, ttfb: emptySketch(), latency: emptySketch() };
+      acc = newAcc(new Date(bucketMs), k);
       byKey.set(key, acc);
     }
     acc.requests += 1;
     if (row.status === "error") acc.errors += 1;
-    acc.cost += parseMoney(row.costUsd);
-    acc.rated += parseMoney(row.ratedPriceUsd);
-    acc.inputUnits += row.inputUnits ?? 0;
-    acc.outputUnits += row.outputUnits ?? 0;
-    if (row.ttfbMs !== null && row.ttfbMs !== undefined) addSample(acc.ttfb, row.ttfbMs);
-    if (row.totalLatencyMs !== null && row.totalLatencyMs !== undefined) addSample(acc.latency, row.totalLatencyMs);
+    acc.cost += parseMoney(row.cost_usd);
+    acc.rated += parseMoney(row.rated_price_usd);
+    acc.inputUnits += row.input_units ?? 0;
+    acc.outputUnits += row.output_units ?? 0;
+    if (row.ttfb_ms !== null && row.ttfb_ms !== undefined) addSample(acc.ttfb, row.ttfb_ms);
+    if (row.total_latency_ms !== null && row.total_latency_ms !== undefined) addSample(acc.latency, row.total_latency_ms);
   }
   return byKey;
 }
@@ -98,19 +135,12 @@ function aggregateHourly(rows: RequestRow[]): Map<string, RollupAcc> {
 function foldInto(hourly: Iterable<RollupAcc>, grainMs: number, allProjects: boolean): RollupAcc[] {
   const byKey = new Map<string, RollupAcc>();
   for (const h of hourly) {
-    const k = {
-      bucket: grainMs === HOUR_MS ? h.bucket : new Date(Math.floor(h.bucket.getTime() / grainMs) * grainMs),
-      tenantId: h.tenantId,
-      project: allProjects ? ALL_PROJECTS : h.project,
-      provider: h.provider,
-      modelId: h.modelId,
-      modality: h.modality,
-      isProbe: h.isProbe,
-    };
-    const key = rollupKey(k, k.bucket.getTime());
+    const bucket = grainMs === HOUR_MS ? h.bucket : new Date(Math.floor(h.bucket.getTime() / grainMs) * grainMs);
+    const k: RowKey = allProjects ? { ...h.key, project: ALL_PROJECTS } : h.key;
+    const key = rollupKey(k, bucket.getTime());
     let acc = byKey.get(key);
     if (!acc) {
-      acc = { ...k, requests: 0, errors: 0, cost: 0n, rated: 0n, inputUnits: 0, outputUnits: 0, ttfb: emptySketch(), latency: emptySketch() };
+      acc = newAcc(bucket, k);
       byKey.set(key, acc);
     }
     acc.requests += h.requests;
@@ -131,39 +161,14 @@ export function aggregateRows(rows: RequestRow[], grainMs: number, allProjects =
   return grainMs === HOUR_MS && !allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), grainMs, allProjects);
 }
 
-/** The rollup columns, in the order of the INSERT and with their types as json_to_recordset reads them. */
-const ROLLUP_COLUMNS = [
-  ["bucket", "timestamptz"],
-  ["tenant_id", "text"],
-  ["project", "text"],
-  ["provider", "text"],
-  ["model_id", "text"],
-  ["modality", "text"],
-  ["is_probe", "boolean"],
-  ["requests", "bigint"],
-  ["errors", "bigint"],
-  ["cost_usd", "numeric"],
-  ["rated_price_usd", "numeric"],
-  ["input_units", "float8"],
-  ["output_units", "float8"],
-  ["ttfb_count", "int"],
-  ["ttfb_sum_ms", "float8"],
-  ["ttfb_hist", "jsonb"],
-  ["latency_count", "int"],
-  ["latency_sum_ms", "float8"],
-  ["latency_hist", "jsonb"],
-] as const;
+/** The rollup columns in table order, with their types as json_to_recordset reads them. */
+const ROLLUP_COLUMNS = rollupColumns.map((c) => [c.name, recordsetType(c.column)] as const);
 
 /** An accumulator as one json_to_recordset row (a sketch stays an object; empty → null as stored). */
 function jsonRow(a: RollupAcc) {
   return {
     bucket: a.bucket.toISOString(),
-    tenant_id: a.tenantId,
-    project: a.project,
-    provider: a.provider,
-    model_id: a.modelId,
-    modality: a.modality,
-    is_probe: a.isProbe,
+    ...a.key,
     requests: a.requests,
     errors: a.errors,
     cost_usd: formatMoney(a.cost),
@@ -179,6 +184,11 @@ function jsonRow(a: RollupAcc) {
   };
 }
 
+/** The measure columns an upsert adds to the stored row (everything but the key and the sketches). */
+const ADDED = rollupColumns.filter((c) => !ROLLUP_KEY_COLUMNS.includes(c.name) && recordsetType(c.column) !== "jsonb").map((c) => c.name);
+/** The sketch columns an upsert merges in SQL. */
+const MERGED = rollupColumns.filter((c) => recordsetType(c.column) === "jsonb").map((c) => c.name);
+
 /** One table's INSERT … ON CONFLICT DO UPDATE from a JSON array of rows: sums added, sketches merged in SQL. */
 function upsertFromJson(table: string, rowsJson: string): SQL {
   const t = sql.raw(table);
@@ -189,22 +199,9 @@ function upsertFromJson(table: string, rowsJson: string): SQL {
   // Rows go in in array order (sorted keys): the lock order every writer follows.
   return sql`INSERT INTO ${t} (${names})
     SELECT ${names} FROM json_to_recordset(${rowsJson}::json) AS v(${types})
-    ON CONFLICT (bucket, tenant_id, project, provider, model_id, modality, is_probe) DO UPDATE SET
+    ON CONFLICT (${sql.raw(ROLLUP_KEY_COLUMNS.join(", "))}) DO UPDATE SET
       ${sql.join(
-        [
-          add("requests"),
-          add("errors"),
-          add("cost_usd"),
-          add("rated_price_usd"),
-          add("input_units"),
-          add("output_units"),
-          add("ttfb_count"),
-          add("ttfb_sum_ms"),
-          add("latency_count"),
-          add("latency_sum_ms"),
-          sql`ttfb_hist = ${mergeSketchSql(col("ttfb_hist"), sql`excluded.ttfb_hist`)}`,
-          sql`latency_hist = ${mergeSketchSql(col("latency_hist"), sql`excluded.latency_hist`)}`,
-        ],
+        [...ADDED.map(add), ...MERGED.map((name) => sql`${sql.raw(name)} = ${mergeSketchSql(col(name), sql`excluded.${sql.raw(name)}`)}`)],
         sql`, `,
       )}`;
 }

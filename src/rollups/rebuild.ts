@@ -1,12 +1,14 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { EXACT_SAMPLE_LIMIT, SKETCH_RELATIVE_ACCURACY } from "../stats/summary.js";
-import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS } from "./apply.js";
+import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS, ROLLUP_KEY_COLUMNS } from "./apply.js";
+import { KEY_LIST, keyMatch, rowKeySelect } from "./key-sql.js";
 
 const LN_GAMMA = Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY));
 /** Raw samples kept in a rebuilt sketch while its count is within the bound, as ingest keeps them. */
 const LIMIT = sql.raw(String(EXACT_SAMPLE_LIMIT));
-const KEY = sql.raw("bucket, tenant_id, project, provider, model_id, modality, is_probe");
+const KEY = KEY_LIST;
+const KEY_LIST_A = ROLLUP_KEY_COLUMNS.map((c) => `a.${c}`).join(", ");
 
 /**
  * Rebuilds every rollup table for [from, to) from raw request rows in SQL (bulk loads, repair after
@@ -17,7 +19,6 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
   for (const grain of ROLLUP_GRAINS) {
     const table = sql.raw(grain.table);
     const unit = grain.ms === HOUR_MS ? "hour" : "day";
-    const project = grain.allProjects ? sql`${ALL_PROJECTS}::text` : sql.raw("project");
     const sketch = (col: string) => {
       const c = sql.raw(col);
       return sql`SELECT ${KEY}, jsonb_object_agg(k::text, n) AS buckets FROM (
@@ -33,7 +34,7 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
     };
     await db.execute(sql`DELETE FROM ${table} WHERE bucket >= ${from.toISOString()}::timestamptz AND bucket < ${to.toISOString()}::timestamptz`);
     await db.execute(sql`WITH base AS (
-        SELECT date_trunc(${unit}, ts, 'UTC') AS bucket, tenant_id, ${project} AS project, provider, model_id, modality, is_probe,
+        SELECT ${rowKeySelect(unit, grain.allProjects ? ALL_PROJECTS : null)},
           status, cost_usd, rated_price_usd, input_units, output_units, ttfb_ms, total_latency_ms
         FROM requests WHERE ts >= ${from.toISOString()}::timestamptz AND ts < ${to.toISOString()}::timestamptz
       ), agg AS (
@@ -51,13 +52,11 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
       ), tb AS (${sketch("ttfb_ms")}), lb AS (${sketch("total_latency_ms")})
       INSERT INTO ${table} (${KEY}, requests, errors, cost_usd, rated_price_usd, input_units, output_units,
         ttfb_count, ttfb_sum_ms, ttfb_hist, latency_count, latency_sum_ms, latency_hist)
-      SELECT a.bucket, a.tenant_id, a.project, a.provider, a.model_id, a.modality, a.is_probe, a.requests, a.errors,
+      SELECT ${sql.raw(KEY_LIST_A)}, a.requests, a.errors,
         a.cost_usd, a.rated_price_usd, a.input_units, a.output_units,
         a.ttfb_count, a.ttfb_sum, ${hist("ttfb", "tb")}, a.latency_count, a.latency_sum, ${hist("latency", "lb")}
       FROM agg a
-      LEFT JOIN tb ON tb.bucket = a.bucket AND coalesce(tb.tenant_id, '') = coalesce(a.tenant_id, '') AND tb.tenant_id IS NOT DISTINCT FROM a.tenant_id AND tb.project = a.project
-        AND tb.provider = a.provider AND tb.model_id = a.model_id AND tb.modality = a.modality AND tb.is_probe = a.is_probe
-      LEFT JOIN lb ON lb.bucket = a.bucket AND coalesce(lb.tenant_id, '') = coalesce(a.tenant_id, '') AND lb.tenant_id IS NOT DISTINCT FROM a.tenant_id AND lb.project = a.project
-        AND lb.provider = a.provider AND lb.model_id = a.model_id AND lb.modality = a.modality AND lb.is_probe = a.is_probe`);
+      LEFT JOIN tb ON ${keyMatch("tb", "a")}
+      LEFT JOIN lb ON ${keyMatch("lb", "a")}`);
   }
 }

@@ -9,7 +9,8 @@ import { rerateWindow } from "../../src/billing/rerate.js";
 import { toRuleDef } from "../../src/billing/rule-form.js";
 import { queryRows } from "../../src/db/client.js";
 import { requests } from "../../src/db/schema/index.js";
-import { applyRequestRollups, ROLLUP_GRAINS } from "../../src/rollups/apply.js";
+import { storeRequestRows } from "../../src/ingest/store-requests.js";
+import { ROLLUP_GRAINS } from "../../src/rollups/apply.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 
 const catalog = compileCatalog({});
@@ -21,19 +22,18 @@ describe("re-rating a window (voxgate rates rerate)", () => {
     tdb = await createTestDatabase();
     const db = tdb.database.db;
     // Operator (untenanted) rows: their recorded cost is the basis (tenant-bound rows use the collector's own cost, see rate.test.ts).
-    const base = { ts: new Date("2026-10-05T10:15:00Z"), provider: "deepgram", modality: "stt", modelId: "deepgram/nova-3", tenantId: null, project: "default" };
+    const base = { ts: new Date("2026-10-05T10:15:00Z"), provider: "deepgram", modality: "stt", model_id: "deepgram/nova-3", tenant_id: null, project: "default" };
     // Rated at write time with the default markup 1.25 over a $0.01 cost.
     const rows = [
-      { ...base, id: randomUUID(), costUsd: "0.01", ratedPriceUsd: "0.0125", rateRule: "cost_plus:1.25", audioSeconds: 60 },
-      { ...base, id: randomUUID(), costUsd: "0.01", ratedPriceUsd: "0.0125", rateRule: "cost_plus:1.25", audioSeconds: 60 },
+      { ...base, id: randomUUID(), cost_usd: "0.01", rated_price_usd: "0.0125", rate_rule: "cost_plus:1.25", audio_seconds: 60 },
+      { ...base, id: randomUUID(), cost_usd: "0.01", rated_price_usd: "0.0125", rate_rule: "cost_plus:1.25", audio_seconds: 60 },
       // outside the window
-      { ...base, id: randomUUID(), ts: new Date("2026-11-02T00:00:00Z"), costUsd: "0.01", ratedPriceUsd: "0.0125", rateRule: "cost_plus:1.25" },
+      { ...base, id: randomUUID(), ts: new Date("2026-11-02T00:00:00Z"), cost_usd: "0.01", rated_price_usd: "0.0125", rate_rule: "cost_plus:1.25" },
       // recorded unknown, now priceable by a rule
-      { ...base, id: randomUUID(), modality: "llm", modelId: "mystery/x", provider: "mystery", pricing: "unknown", inputTokens: 1000 },
+      { ...base, id: randomUUID(), modality: "llm", model_id: "mystery/x", provider: "mystery", pricing: "unknown", input_tokens: 1000 },
     ];
-    await db.insert(requests).values(rows);
-    // Rolled up the way ingest does it, into every rollup table.
-    await applyRequestRollups(db, rows);
+    // Stored and rolled up through ingest's own write path, into every rollup table.
+    await storeRequestRows(db, null, rows);
   });
   afterAll(async () => {
     await tdb.drop();

@@ -22,30 +22,30 @@ describe("dashboard API additions: whoami, series, log detail, calls, models", (
   beforeAll(async () => {
     t = await createTestApp({ yaml: `${REPORTS_YAML}\nmodels:\n  llm:\n    ${GPT}: { provider: openai, model: gpt-4.1-mini }\n` });
     const db = t.services.database.db;
-    const acme = { tenantId: "acme", project: "support" };
+    const acme = { tenant_id: "acme", project: "support" };
     await insertRequests(db, [
-      row({ ...acme, now, agoMs: 10 * MIN, ttfbMs: 100, totalLatencyMs: 1000, costUsd: "0.01" }),
-      row({ ...acme, now, agoMs: 12 * MIN, ttfbMs: 300, totalLatencyMs: 3000, costUsd: "0.02", status: "error", errorMessage: "upstream 500" }),
-      row({ ...acme, now, agoMs: 3 * HOUR, ttfbMs: 200, totalLatencyMs: 2000, costUsd: "0.04" }),
-      row({ ...acme, now, agoMs: 3 * HOUR, ttfbMs: 99_999, totalLatencyMs: 99_999, costUsd: "0.5", isProbe: true }),
+      row({ ...acme, now, agoMs: 10 * MIN, ttfb_ms: 100, total_latency_ms: 1000, cost_usd: "0.01" }),
+      row({ ...acme, now, agoMs: 12 * MIN, ttfb_ms: 300, total_latency_ms: 3000, cost_usd: "0.02", status: "error", error_message: "upstream 500" }),
+      row({ ...acme, now, agoMs: 3 * HOUR, ttfb_ms: 200, total_latency_ms: 2000, cost_usd: "0.04" }),
+      row({ ...acme, now, agoMs: 3 * HOUR, ttfb_ms: 99_999, total_latency_ms: 99_999, cost_usd: "0.5", is_probe: true }),
       row({
         ...acme,
         id: DETAIL_ID,
         now,
         agoMs: 5 * HOUR,
-        modelId: NOVA,
+        model_id: NOVA,
         modality: "stt",
         project: "sales",
-        costUsd: "0.0043",
-        ratedPriceUsd: "0.00645",
-        rateRule: "cost_plus:1.5",
-        audioSeconds: 60,
+        cost_usd: "0.0043",
+        rated_price_usd: "0.00645",
+        rate_rule: "cost_plus:1.5",
+        audio_seconds: 60,
         status: "fallback",
-        fallbackFrom: "openai/whisper-1",
+        fallback_from: "openai/whisper-1",
         metadata: { call: "c-1" },
       }),
-      row({ ...acme, now, agoMs: 3 * DAY, costUsd: "1.5" }),
-      row({ tenantId: "globex", now, agoMs: HOUR, costUsd: "9", project: "support" }),
+      row({ ...acme, now, agoMs: 3 * DAY, cost_usd: "1.5" }),
+      row({ tenant_id: "globex", now, agoMs: HOUR, cost_usd: "9", project: "support" }),
     ]);
     await db.insert(calls).values([
       { roomSid: "RM_acme1", roomName: "room-acme-1", tenantId: "acme", channel: "sip", endReason: "USER_REJECTED", startedAtMs: now - HOUR, endedAtMs: now - HOUR + 90_000 },
@@ -167,10 +167,10 @@ describe("GET /api/latency/modalities", () => {
     const t = await createTestApp({ yaml: REPORTS_YAML });
     try {
       await insertRequests(t.services.database.db, [
-        row({ tenantId: "acme", agoMs: 10 * MIN, ttfbMs: 100 }),
-        row({ tenantId: "acme", agoMs: 20 * MIN, ttfbMs: 300, modelId: "groq/llama" }),
-        row({ tenantId: "acme", agoMs: 30 * MIN, ttfbMs: 50_000, isProbe: true }),
-        row({ tenantId: "acme", agoMs: 40 * MIN, ttfbMs: 80, modality: "stt", modelId: NOVA }),
+        row({ tenant_id: "acme", agoMs: 10 * MIN, ttfb_ms: 100 }),
+        row({ tenant_id: "acme", agoMs: 20 * MIN, ttfb_ms: 300, model_id: "groq/llama" }),
+        row({ tenant_id: "acme", agoMs: 30 * MIN, ttfb_ms: 50_000, is_probe: true }),
+        row({ tenant_id: "acme", agoMs: 40 * MIN, ttfb_ms: 80, modality: "stt", model_id: NOVA }),
       ]);
       const res = await t.call("GET", "/api/latency/modalities", { key: KEYS.acme });
       expect(res.status).toBe(200);

@@ -29,4 +29,21 @@ describe("web app serving", () => {
     expect(res.status).toBe(503);
     expect(await res.text()).toContain("npm run build:dashboard");
   });
+
+  it("a missing build warns nothing, and a build made after start is served on reload", async () => {
+    const later = join(mkdtempSync(join(tmpdir(), "vg-later-")), "dist");
+    const errors: unknown[] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => errors.push(args);
+    try {
+      const routes = webAppRoutes(later);
+      expect((await routes.request("/assets/index-abc.js")).status).toBe(404);
+      mkdirSync(join(later, "assets"), { recursive: true });
+      writeFileSync(join(later, "assets", "index-abc.js"), "console.log(1)");
+      expect((await routes.request("/assets/index-abc.js")).status).toBe(200);
+    } finally {
+      console.error = original;
+    }
+    expect(errors).toEqual([]);
+  });
 });

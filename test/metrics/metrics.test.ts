@@ -45,10 +45,10 @@ describe("GET /v1/metrics", () => {
   beforeAll(async () => {
     t = await createTestApp({ yaml: REPORTS_YAML });
     await insertRequests(t.services.database.db, [
-      row({ tenantId: "acme", agoMs: 5 * MIN, project: "support", costUsd: "0.5", ttfbMs: 200, totalLatencyMs: 1000 }),
-      row({ tenantId: "acme", agoMs: 3 * HOUR, project: WEIRD_PROJECT, modelId: "deepgram/nova-3", modality: "stt", costUsd: "0.25", ttfbMs: 400, totalLatencyMs: 3000 }),
-      row({ tenantId: "globex", agoMs: 20 * HOUR, project: "support", costUsd: "0.1", ttfbMs: 99_000, totalLatencyMs: 99_000, isProbe: true }),
-      row({ tenantId: "acme", agoMs: 2 * DAY, project: "support", costUsd: "9", ttfbMs: 5, totalLatencyMs: 5 }),
+      row({ tenant_id: "acme", agoMs: 5 * MIN, project: "support", cost_usd: "0.5", ttfb_ms: 200, total_latency_ms: 1000 }),
+      row({ tenant_id: "acme", agoMs: 3 * HOUR, project: WEIRD_PROJECT, model_id: "deepgram/nova-3", modality: "stt", cost_usd: "0.25", ttfb_ms: 400, total_latency_ms: 3000 }),
+      row({ tenant_id: "globex", agoMs: 20 * HOUR, project: "support", cost_usd: "0.1", ttfb_ms: 99_000, total_latency_ms: 99_000, is_probe: true }),
+      row({ tenant_id: "acme", agoMs: 2 * DAY, project: "support", cost_usd: "9", ttfb_ms: 5, total_latency_ms: 5 }),
     ]);
   });
   afterAll(async () => {

@@ -24,23 +24,23 @@ describe("GET /v1/costs and /api/costs", () => {
   beforeAll(async () => {
     t = await createTestApp({ yaml: REPORTS_YAML });
     const db = t.services.database.db;
-    const acme = { tenantId: "acme" };
+    const acme = { tenant_id: "acme" };
     // Three batches, so rollup rows are created and then merged by later batches.
     await insertRequests(db, [
-      row({ ...acme, agoMs: 10 * MIN, project: "support", costUsd: "0.1000000000" }),
-      row({ ...acme, agoMs: 5 * HOUR, modelId: NOVA, modality: "stt", project: "support", costUsd: "0.2" }),
-      row({ ...acme, agoMs: 3 * DAY, project: "support", costUsd: "10.01" }),
-      row({ tenantId: "globex", agoMs: HOUR, project: "support", costUsd: "7.77" }),
+      row({ ...acme, agoMs: 10 * MIN, project: "support", cost_usd: "0.1000000000" }),
+      row({ ...acme, agoMs: 5 * HOUR, model_id: NOVA, modality: "stt", project: "support", cost_usd: "0.2" }),
+      row({ ...acme, agoMs: 3 * DAY, project: "support", cost_usd: "10.01" }),
+      row({ tenant_id: "globex", agoMs: HOUR, project: "support", cost_usd: "7.77" }),
     ]);
     await insertRequests(db, [
-      row({ ...acme, agoMs: 23.5 * HOUR, modelId: FLASH, modality: "tts", project: "sales", costUsd: "1.2345678901" }),
-      row({ ...acme, agoMs: 10 * DAY, modelId: NOVA, modality: "stt", project: "sales", costUsd: "5" }),
-      row({ ...acme, agoMs: 45 * DAY, project: "support", costUsd: "100.0000000001" }),
-      row({ ...acme, agoMs: 2 * HOUR, project: "support", costUsd: "0.05", isProbe: true }),
-      row({ tenantId: "globex", agoMs: 40 * DAY, costUsd: "3" }),
-      row({ agoMs: 2 * HOUR, modelId: NOVA, modality: "stt", costUsd: "0.33" }),
+      row({ ...acme, agoMs: 23.5 * HOUR, model_id: FLASH, modality: "tts", project: "sales", cost_usd: "1.2345678901" }),
+      row({ ...acme, agoMs: 10 * DAY, model_id: NOVA, modality: "stt", project: "sales", cost_usd: "5" }),
+      row({ ...acme, agoMs: 45 * DAY, project: "support", cost_usd: "100.0000000001" }),
+      row({ ...acme, agoMs: 2 * HOUR, project: "support", cost_usd: "0.05", is_probe: true }),
+      row({ tenant_id: "globex", agoMs: 40 * DAY, cost_usd: "3" }),
+      row({ agoMs: 2 * HOUR, model_id: NOVA, modality: "stt", cost_usd: "0.33" }),
     ]);
-    await insertRequests(db, [row({ ...acme, agoMs: 30 * MIN, project: "support", costUsd: null, pricing: "unknown" })]);
+    await insertRequests(db, [row({ ...acme, agoMs: 30 * MIN, project: "support", cost_usd: null, pricing: "unknown" })]);
   });
   afterAll(async () => {
     await t.close();

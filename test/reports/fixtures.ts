@@ -27,13 +27,13 @@ auth:
 /** A request row as ingest would build it; `agoMs` before `now`. */
 export function row(over: Partial<RequestRow> & { agoMs: number; now?: number }): RequestRow {
   const { agoMs, now, ...rest } = over;
-  const modelId = rest.modelId ?? "openai/gpt-4.1-mini";
+  const model_id = rest.model_id ?? "openai/gpt-4.1-mini";
   return {
     id: randomUUID(),
     ts: new Date((now ?? Date.now()) - agoMs),
     modality: "llm",
-    modelId,
-    provider: modelId.split("/")[0] ?? "openai",
+    model_id,
+    provider: model_id.split("/")[0] ?? "openai",
     ...rest,
   };
 }
@@ -45,7 +45,7 @@ export function row(over: Partial<RequestRow> & { agoMs: number; now?: number })
 export async function insertRequests(db: Db, rows: RequestRow[]): Promise<void> {
   const byTenant = new Map<string | null, RequestRow[]>();
   for (const r of rows) {
-    const tenant = r.tenantId ?? null;
+    const tenant = r.tenant_id ?? null;
     byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), r]);
   }
   for (const [tenant, batch] of byTenant) await storeRequestRows(db, tenant, batch);

@@ -19,17 +19,17 @@ describe("GET /v1/latency, /v1/logs and their /api adapters", () => {
   beforeAll(async () => {
     t = await createTestApp({ yaml: REPORTS_YAML });
     const db = t.services.database.db;
-    const acme = { tenantId: "acme", project: "support" };
+    const acme = { tenant_id: "acme", project: "support" };
     await insertRequests(db, [
-      row({ ...acme, agoMs: 10 * MIN, ttfbMs: 100, totalLatencyMs: 1000, costUsd: "0.01" }),
-      row({ ...acme, agoMs: 2 * HOUR, ttfbMs: 200, totalLatencyMs: 2000, costUsd: "0.02" }),
-      row({ ...acme, agoMs: 5 * HOUR, ttfbMs: 300, totalLatencyMs: 3000, status: "error", costUsd: "0.03" }),
+      row({ ...acme, agoMs: 10 * MIN, ttfb_ms: 100, total_latency_ms: 1000, cost_usd: "0.01" }),
+      row({ ...acme, agoMs: 2 * HOUR, ttfb_ms: 200, total_latency_ms: 2000, cost_usd: "0.02" }),
+      row({ ...acme, agoMs: 5 * HOUR, ttfb_ms: 300, total_latency_ms: 3000, status: "error", cost_usd: "0.03" }),
       // Probe traffic: counted in logs and costs, never in latency.
-      row({ ...acme, agoMs: 3 * HOUR, ttfbMs: 99_999, totalLatencyMs: 99_999, isProbe: true }),
-      row({ ...acme, agoMs: 20 * HOUR, modelId: NOVA, modality: "stt", project: "sales", ttfbMs: 50, totalLatencyMs: 400 }),
-      row({ ...acme, agoMs: 3 * DAY, ttfbMs: 400, totalLatencyMs: 4000 }),
-      row({ ...acme, agoMs: 20 * DAY, ttfbMs: 500, totalLatencyMs: null }),
-      row({ tenantId: "globex", agoMs: HOUR, ttfbMs: 7, totalLatencyMs: 70, project: "support" }),
+      row({ ...acme, agoMs: 3 * HOUR, ttfb_ms: 99_999, total_latency_ms: 99_999, is_probe: true }),
+      row({ ...acme, agoMs: 20 * HOUR, model_id: NOVA, modality: "stt", project: "sales", ttfb_ms: 50, total_latency_ms: 400 }),
+      row({ ...acme, agoMs: 3 * DAY, ttfb_ms: 400, total_latency_ms: 4000 }),
+      row({ ...acme, agoMs: 20 * DAY, ttfb_ms: 500, total_latency_ms: null }),
+      row({ tenant_id: "globex", agoMs: HOUR, ttfb_ms: 7, total_latency_ms: 70, project: "support" }),
     ]);
   });
   afterAll(async () => {

@@ -12,19 +12,19 @@ function rows(): RequestRow[] {
   return Array.from({ length: 400 }, (_, i) => ({
     id: `r${i}`,
     ts: new Date(start + i * 7 * 60_000 + (i % 13) * 1000),
-    tenantId: i % 5 === 0 ? null : "acme",
+    tenant_id: i % 5 === 0 ? null : "acme",
     project: i % 7 === 0 ? undefined : ["a", "b", "default"][i % 3],
     provider: i % 2 ? "openai" : "deepgram",
-    modelId: i % 2 ? "openai/gpt-4.1-mini" : "deepgram/nova-3",
+    model_id: i % 2 ? "openai/gpt-4.1-mini" : "deepgram/nova-3",
     modality: i % 2 ? "llm" : "stt",
-    isProbe: i % 11 === 0,
+    is_probe: i % 11 === 0,
     status: i % 9 === 0 ? "error" : "success",
-    costUsd: i % 4 === 0 ? null : `0.00${i}12345678`,
-    ratedPriceUsd: i % 6 === 0 ? undefined : (i * 0.000123).toFixed(10),
-    inputUnits: i % 3 === 0 ? null : i * 3,
-    outputUnits: i % 2,
-    ttfbMs: i % 8 === 0 ? null : (i % 50) * 1.5,
-    totalLatencyMs: i % 10 === 0 ? 0 : 100 + i,
+    cost_usd: i % 4 === 0 ? null : `0.00${i}12345678`,
+    rated_price_usd: i % 6 === 0 ? undefined : (i * 0.000123).toFixed(10),
+    input_units: i % 3 === 0 ? null : i * 3,
+    output_units: i % 2,
+    ttfb_ms: i % 8 === 0 ? null : (i % 50) * 1.5,
+    total_latency_ms: i % 10 === 0 ? 0 : 100 + i,
   }));
 }
 
@@ -33,7 +33,7 @@ function reference(input: RequestRow[], grainMs: number, allProjects: boolean) {
   const groups = new Map<string, RequestRow[]>();
   for (const r of input) {
     const ts = new Date(r.ts).getTime();
-    const key = [Math.floor(ts / grainMs) * grainMs, r.tenantId ?? null, allProjects ? ALL_PROJECTS : (r.project ?? "default"), r.provider, r.modelId, r.modality, r.isProbe ?? false].join("|");
+    const key = [Math.floor(ts / grainMs) * grainMs, r.tenant_id ?? null, allProjects ? ALL_PROJECTS : (r.project ?? "default"), r.provider, r.model_id, r.modality, r.is_probe ?? false].join("|");
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
   return new Map(
@@ -42,11 +42,11 @@ function reference(input: RequestRow[], grainMs: number, allProjects: boolean) {
       {
         requests: g.length,
         errors: g.filter((r) => r.status === "error").length,
-        cost: g.reduce((s, r) => s + toScaled(r.costUsd), 0n),
-        rated: g.reduce((s, r) => s + toScaled(r.ratedPriceUsd), 0n),
-        inputUnits: g.reduce((s, r) => s + (r.inputUnits ?? 0), 0),
-        ttfb: sketchOf(g.flatMap((r) => (r.ttfbMs === null || r.ttfbMs === undefined ? [] : [r.ttfbMs]))),
-        latency: sketchOf(g.flatMap((r) => (r.totalLatencyMs === null || r.totalLatencyMs === undefined ? [] : [r.totalLatencyMs]))),
+        cost: g.reduce((s, r) => s + toScaled(r.cost_usd), 0n),
+        rated: g.reduce((s, r) => s + toScaled(r.rated_price_usd), 0n),
+        input_units: g.reduce((s, r) => s + (r.input_units ?? 0), 0),
+        ttfb: sketchOf(g.flatMap((r) => (r.ttfb_ms === null || r.ttfb_ms === undefined ? [] : [r.ttfb_ms]))),
+        latency: sketchOf(g.flatMap((r) => (r.total_latency_ms === null || r.total_latency_ms === undefined ? [] : [r.total_latency_ms]))),
       },
     ]),
   );
@@ -60,7 +60,7 @@ describe("aggregateRows: one hourly pass folded into the coarser grains", () => 
       const want = reference(input, grain.ms, grain.allProjects);
       expect(got.length).toBe(want.size);
       for (const a of got) {
-        const key = [a.bucket.getTime(), a.tenantId, a.project, a.provider, a.modelId, a.modality, a.isProbe].join("|");
+        const key = [a.bucket.getTime(), a.key.tenant_id, a.key.project, a.key.provider, a.key.model_id, a.key.modality, a.key.is_probe].join("|");
         const w = want.get(key);
         expect(w, key).toBeDefined();
         expect({ requests: a.requests, errors: a.errors, cost: a.cost, rated: a.rated }).toEqual({
@@ -69,7 +69,7 @@ describe("aggregateRows: one hourly pass folded into the coarser grains", () => 
           cost: w?.cost,
           rated: w?.rated,
         });
-        expect(a.inputUnits).toBeCloseTo(w?.inputUnits ?? Number.NaN, 6);
+        expect(a.inputUnits).toBeCloseTo(w?.input_units ?? Number.NaN, 6);
         for (const [s, ws] of [
           [a.ttfb, w?.ttfb],
           [a.latency, w?.latency],
@@ -86,7 +86,7 @@ describe("aggregateRows: one hourly pass folded into the coarser grains", () => 
   it("keys come out sorted (the lock order) and distinct", () => {
     for (const grain of ROLLUP_GRAINS) {
       const got = aggregateRows(rows(), grain.ms, grain.allProjects);
-      const keys = got.map((a) => rollupKey(a, a.bucket.getTime()));
+      const keys = got.map((a) => rollupKey(a.key, a.bucket.getTime()));
       expect(keys).toEqual([...new Set(keys)].sort());
     }
   });

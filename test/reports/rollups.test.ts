@@ -44,17 +44,17 @@ describe("rollup windows equal raw aggregates", () => {
       rows.push({
         id: randomUUID(),
         ts: new Date(base - Math.floor(rnd() * 50 * DAY)),
-        tenantId: TENANTS[Math.floor(rnd() * TENANTS.length)] ?? null,
+        tenant_id: TENANTS[Math.floor(rnd() * TENANTS.length)] ?? null,
         project: PROJECTS[Math.floor(rnd() * PROJECTS.length)] ?? "default",
-        modelId,
+        model_id: modelId,
         modality,
         provider: modelId.split("/")[0] ?? "x",
         status: rnd() < 0.1 ? "error" : "success",
-        costUsd: rnd() < 0.1 ? null : (rnd() * 3).toFixed(10),
-        ratedPriceUsd: (rnd() * 4).toFixed(10),
-        ttfbMs: rnd() < 0.1 ? null : 50 + rnd() * 900,
-        totalLatencyMs: 100 + rnd() * 3000,
-        isProbe: rnd() < 0.15,
+        cost_usd: rnd() < 0.1 ? null : (rnd() * 3).toFixed(10),
+        rated_price_usd: (rnd() * 4).toFixed(10),
+        ttfb_ms: rnd() < 0.1 ? null : 50 + rnd() * 900,
+        total_latency_ms: 100 + rnd() * 3000,
+        is_probe: rnd() < 0.15,
       });
     }
     // Uneven batches, so buckets are created by one batch and merged by the next.
@@ -140,13 +140,13 @@ describe("rollup windows equal raw aggregates", () => {
       Array.from({ length: n }, (_, i) => ({
         id: randomUUID(),
         ts,
-        tenantId: "concurrent",
+        tenant_id: "concurrent",
         project: PROJECTS[i % 3] ?? "default",
-        modelId: MODELS[i % 3]?.[0] ?? "openai/gpt-4.1-mini",
+        model_id: MODELS[i % 3]?.[0] ?? "openai/gpt-4.1-mini",
         modality: MODELS[i % 3]?.[1] ?? "llm",
         provider: (MODELS[i % 3]?.[0] ?? "openai/x").split("/")[0] ?? "openai",
-        costUsd: "0.0000000001",
-        totalLatencyMs: 100 + i,
+        cost_usd: "0.0000000001",
+        total_latency_ms: 100 + i,
       }));
     await Promise.all(Array.from({ length: 6 }, (_, i) => insertRequests(db, i % 2 ? batch(30).reverse() : batch(30))));
     const [r] = await queryRows<{ n: string; cost: string; lat: string }>(
@@ -205,11 +205,11 @@ describe("large batches", () => {
         id: randomUUID(),
         ts,
         project: `p${i}`,
-        modelId: "openai/gpt-4.1-mini",
+        model_id: "openai/gpt-4.1-mini",
         modality: "llm",
         provider: "openai",
-        costUsd: "0.001",
-        ttfbMs: i,
+        cost_usd: "0.001",
+        ttfb_ms: i,
       }));
       await insertRequests(t.services.database.db, rows);
       const [r] = await queryRows<{ keys: string; n: string; cost: string }>(
@@ -237,13 +237,13 @@ describe("sketch merges over batches", () => {
           const r: RequestRow = {
             id: randomUUID(),
             ts: new Date(ts.getTime() + i * 1000),
-            tenantId: i % 3 === 0 ? null : "acme",
+            tenant_id: i % 3 === 0 ? null : "acme",
             project: PROJECTS[i % 3] ?? "default",
-            modelId,
+            model_id: modelId,
             modality,
             provider: modelId.split("/")[0] ?? "x",
-            ttfbMs: withTtfb ? (i % 7 === 0 ? 0 : 20 + rnd() * 900) : null,
-            totalLatencyMs: 50 + rnd() * 8000,
+            ttfb_ms: withTtfb ? (i % 7 === 0 ? 0 : 20 + rnd() * 900) : null,
+            total_latency_ms: 50 + rnd() * 8000,
           };
           all.push(r);
           return r;
@@ -257,10 +257,10 @@ describe("sketch merges over batches", () => {
         );
         expect(stored.length, table).toBeGreaterThan(0);
         for (const s of stored) {
-          const mine = all.filter((r) => (r.tenantId ?? null) === s.tenant_id && (s.project === "*" || r.project === s.project) && r.modelId === s.model_id);
+          const mine = all.filter((r) => (r.tenant_id ?? null) === s.tenant_id && (s.project === "*" || r.project === s.project) && r.model_id === s.model_id);
           for (const [hist, samples] of [
-            [s.ttfb_hist, mine.flatMap((r) => (r.ttfbMs === null || r.ttfbMs === undefined ? [] : [r.ttfbMs]))],
-            [s.latency_hist, mine.flatMap((r) => (r.totalLatencyMs === null || r.totalLatencyMs === undefined ? [] : [r.totalLatencyMs]))],
+            [s.ttfb_hist, mine.flatMap((r) => (r.ttfb_ms === null || r.ttfb_ms === undefined ? [] : [r.ttfb_ms]))],
+            [s.latency_hist, mine.flatMap((r) => (r.total_latency_ms === null || r.total_latency_ms === undefined ? [] : [r.total_latency_ms]))],
           ] as const) {
             const expected = sketchOf(samples);
             const got = sketchFromJson(hist);

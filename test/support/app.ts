@@ -30,13 +30,16 @@ export interface CallOptions {
  * A Voxgate app over a fresh database of its own. `yaml` is a voxgate.yaml text; `env` overrides
  * variables (VOXGATE_API_KEY, LIVEKIT_*…) without touching process.env; `log` replaces the silent logger.
  */
-export async function createTestApp(opts: { yaml?: string; env?: Record<string, string>; log?: Logger } = {}): Promise<TestApp> {
+export async function createTestApp(
+  opts: { yaml?: string; env?: Record<string, string>; log?: Logger; checkContracts?: boolean } = {},
+): Promise<TestApp> {
   const rawEnv = { ...opts.env };
   const config = parseConfigText(opts.yaml ?? "", "test.yaml", rawEnv);
   const testDb = await createTestDatabase();
   const services = createServices({ database: testDb.database, config, env: parseEnv(rawEnv), log: opts.log ?? silentLogger });
   await startWorkers(services);
-  const app = createApp(services);
+  // Every answer of a declared route is checked against its documented schema (src/http/openapi.ts).
+  const app = createApp(services, { checkContracts: opts.checkContracts ?? process.env.VOXGATE_CHECK_CONTRACTS !== "0" });
   let server: ServerType | null = null;
   let baseUrl: string | null = null;
 

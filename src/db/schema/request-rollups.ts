@@ -25,35 +25,38 @@ const rollupColumns = () => ({
   latencyHist: jsonb(),
 });
 
+/**
+ * The rollup key, declared once: one row per value of these columns in every rollup table (its
+ * unique constraint), the ON CONFLICT target of the upserts and the GROUP BY of the rebuild
+ * (src/rollups). Every key column but `bucket` is a `requests` column of the same name.
+ */
+export const ROLLUP_KEY = ["bucket", "tenantId", "project", "provider", "modelId", "modality", "isProbe"] as const;
+
+/** One rollup table: the shared columns and the key's unique constraint (NULL tenant is one more tenant). */
+function rollupTable<N extends string>(name: N) {
+  return pgTable(name, rollupColumns(), (t) => [
+    unique(`${name}_key_uq`)
+      .on(t[ROLLUP_KEY[0]], ...ROLLUP_KEY.slice(1).map((k) => t[k]))
+      .nullsNotDistinct(),
+  ]);
+}
+
 /** Per-hour aggregates of requests so dashboards read buckets, not rows. */
-export const requestRollups = pgTable("request_rollups", rollupColumns(), (t) => [
-  unique("request_rollups_key_uq")
-    .on(t.bucket, t.tenantId, t.project, t.provider, t.modelId, t.modality, t.isProbe)
-    .nullsNotDistinct(),
-]);
+export const requestRollups = rollupTable("request_rollups");
 
 /**
  * Per-UTC-day aggregates, written in the same transaction as the hourly ones: a month window reads
  * ~30 day buckets plus two partial days of hour buckets instead of ~720 hour buckets.
  */
-export const requestRollupsDaily = pgTable("request_rollups_daily", rollupColumns(), (t) => [
-  unique("request_rollups_daily_key_uq")
-    .on(t.bucket, t.tenantId, t.project, t.provider, t.modelId, t.modality, t.isProbe)
-    .nullsNotDistinct(),
-]);
+export const requestRollupsDaily = rollupTable("request_rollups_daily");
 
 /**
  * The same two grains with every project folded into project "*": latency over all projects (the
  * dashboard default and the metrics summaries) merges a third of the sketches.
  */
-export const requestModelRollups = pgTable("request_model_rollups", rollupColumns(), (t) => [
-  unique("request_model_rollups_key_uq")
-    .on(t.bucket, t.tenantId, t.project, t.provider, t.modelId, t.modality, t.isProbe)
-    .nullsNotDistinct(),
-]);
+export const requestModelRollups = rollupTable("request_model_rollups");
 
-export const requestModelRollupsDaily = pgTable("request_model_rollups_daily", rollupColumns(), (t) => [
-  unique("request_model_rollups_daily_key_uq")
-    .on(t.bucket, t.tenantId, t.project, t.provider, t.modelId, t.modality, t.isProbe)
-    .nullsNotDistinct(),
-]);
+export const requestModelRollupsDaily = rollupTable("request_model_rollups_daily");
+
+/** Any of the four (they share one column layout). */
+export type RollupTable = typeof requestRollups | typeof requestRollupsDaily | typeof requestModelRollups | typeof requestModelRollupsDaily;

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { bigint, boolean, doublePrecision, index, jsonb, pgTable, text, unique, uuid } from "drizzle-orm/pg-core";
+import type { StoredRow } from "../table-columns.js";
 import { money, tstz } from "./columns.js";
 
 /**
@@ -53,3 +54,10 @@ export const requests = pgTable(
     index("requests_room_name_idx").on(t.roomName),
   ],
 );
+
+/**
+ * A request row as ingest writes it, keyed by stored column names (what `json_populate_recordset`
+ * reads, so no renaming on the hot path). `created_at` is the database's. A column added above is
+ * a key here (optional when nullable or defaulted) with no other declaration to edit.
+ */
+export type RequestRow = StoredRow<Omit<typeof requests.$inferInsert, "createdAt">>;

@@ -1,0 +1,71 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { Scalar } from "@scalar/hono-api-reference";
+import { Hono } from "hono";
+import { z } from "zod";
+import type { AppEnv } from "./app-env.js";
+import { contractRouter, defineRoute, OPENAPI_INFO } from "./openapi.js";
+
+/** Where the reference page loads Scalar's single-file browser bundle from (served by us, not a CDN). */
+export const SCALAR_BUNDLE_PATH = "/docs/scalar.js";
+
+/**
+ * GET /v1/openapi.json: the OpenAPI 3.1 document generated from the route declarations (no auth;
+ * it holds paths and schemas only, never a key or a configured value).
+ */
+export function openApiRoutes(app: OpenAPIHono<AppEnv>) {
+  const r = contractRouter();
+  let document: unknown = null;
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/openapi.json",
+      tag: "meta",
+      summary: "This API's OpenAPI 3.1 document",
+      scope: null,
+      responses: { 200: { description: "the document", schema: z.record(z.string(), z.unknown()) } },
+    },
+    (c) => {
+      document ??= app.getOpenAPI31Document(OPENAPI_INFO);
+      return c.json(document as Record<string, unknown>);
+    },
+  );
+  return r;
+}
+
+function scalarBundle(): string {
+  const require = createRequire(import.meta.url);
+  // The package's main entry is dist/index.js; the standalone UMD bundle sits in dist/browser.
+  return join(dirname(require.resolve("@scalar/api-reference")), "browser", "standalone.js");
+}
+
+/**
+ * /docs: Scalar's interactive reference over /v1/openapi.json. Everything it loads comes from this
+ * origin: its bundle from node_modules at /docs/scalar.js, no web fonts, no telemetry. The page
+ * needs an inline script (Scalar's init) and inline styles, so it gets its own CSP (DOCS_CSP in
+ * security-headers.ts; the web app's stays strict).
+ */
+export function docsRoutes() {
+  const r = new Hono<AppEnv>();
+  let bundle: string | null = null;
+  r.get(SCALAR_BUNDLE_PATH, (c) => {
+    bundle ??= readFileSync(scalarBundle(), "utf8");
+    c.header("Cache-Control", "public, max-age=3600");
+    return c.body(bundle, 200, { "content-type": "text/javascript; charset=utf-8" });
+  });
+  r.get(
+    "/docs",
+    Scalar({
+      url: "/v1/openapi.json",
+      pageTitle: "Voxgate API",
+      cdn: SCALAR_BUNDLE_PATH,
+      withDefaultFonts: false,
+      telemetry: false,
+      hideClientButton: true,
+    }),
+  );
+  return r;
+}
