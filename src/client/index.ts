@@ -194,6 +194,9 @@ export class VoxgateClient {
         queue.unshift(batch); // the collector is down: keep the rows for the next flush
         return;
       }
+      // A partial batch emptied what was queued when it was taken: rows that came in while it was on
+      // the wire wait for the next tick (or a full batch), instead of a POST per round trip.
+      if (batch.length < this.batchSize) return;
     }
   }
 

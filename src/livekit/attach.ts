@@ -398,13 +398,13 @@ class SessionMeter {
   }
 }
 
-const EMPTY_CLIENT_STATS: ClientStats = {
+const emptyClientStats = (): ClientStats => ({
   queued: { records: 0, turns: 0, dead_air: 0 },
   sent: { records: 0, turns: 0, dead_air: 0, heartbeats: 0 },
   dropped: 0,
   rejected: 0,
   failedAttempts: 0,
-};
+});
 
 /**
  * Meters one LiveKit AgentSession into Voxgate: turns (caller speak end → agent speak start),
@@ -436,7 +436,7 @@ export function attach(agentSession: AttachableSession, options: AttachOptions =
   const client = shared?.client ?? null;
   return {
     sessionId,
-    stats: () => ({ ...meter.counts, client: client?.stats() ?? EMPTY_CLIENT_STATS }),
+    stats: () => ({ ...meter.counts, client: client?.stats() ?? emptyClientStats() }),
     flush: async () => {
       await client?.flush();
     },

@@ -132,6 +132,39 @@ describe("attach() on a three-turn call", () => {
   });
 });
 
+describe("attach() edge cases of turns and dead air", () => {
+  it("a short pause continues the turn, a long one leaves it unanswered; a caller left waiting at close is dead air", async () => {
+    const session = newSession();
+    const handle = attach(session, { collectorUrl: app.base, apiKey: OPERATOR_KEY, sessionId: "att-edge", deadAirThresholdMs: 2000, heartbeatIntervalMs: 0 });
+    const user = (newState: string, at: number) => session.emit("user_state_changed", { type: "user_state_changed", newState, createdAt: T0 + at });
+    const agent = (newState: string, at: number) => session.emit("agent_state_changed", { type: "agent_state_changed", newState, createdAt: T0 + at });
+    agent("speaking", 0); // a greeting: no turn (the caller has not spoken)
+    agent("listening", 1000);
+    user("speaking", 1500);
+    user("listening", 2000);
+    user("speaking", 2500); // 0.5 s pause: the same turn
+    user("listening", 3000);
+    user("speaking", 6000); // 3 s without an answer: turn 0 unanswered, dead air 3000-6000
+    user("listening", 6500);
+    agent("speaking", 7000); // turn 1 answered after 0.5 s
+    user("speaking", 7200); // barge-in: turn 2 opens while the agent still speaks
+    agent("listening", 7400); // turn 1 ends
+    user("listening", 8000);
+    session.emit("close", { type: "close", createdAt: T0 + 11_000 }); // turn 2 unanswered; 3 s waiting = dead air
+    await handle.flush();
+    const got = await sessionRows("att-edge");
+    expect(got.turns.map((t) => [t.turn_index, t.caller_speak_start_ms, t.caller_speak_end_ms, t.agent_speak_start_ms, t.agent_speak_end_ms, t.response_speed_ms])).toEqual([
+      [0, 1500, 3000, null, null, null],
+      [1, 6000, 6500, 7000, 7400, 500],
+      [2, 7200, 8000, null, null, null],
+    ]);
+    expect(got.deadAir.map((d) => [d.started_at_ms, d.duration_ms])).toEqual([
+      [3000, 3000],
+      [8000, 3000],
+    ]);
+  });
+});
+
 describe("attach() with the collector down", () => {
   it("never throws into the session, holds at most maxBuffer rows per kind and counts the drops", async () => {
     const dead = createServer();

@@ -14,6 +14,7 @@ import { pseudoAudio } from "../support/stubs/audio.js";
 import { CartesiaStub } from "../support/stubs/cartesia.js";
 import { DeepgramStub } from "../support/stubs/deepgram.js";
 import { ElevenLabsStub } from "../support/stubs/elevenlabs.js";
+import { OpenAIAudioStub } from "../support/stubs/openai-audio.js";
 import { openaiChatStub } from "../support/stubs/openai-chat.js";
 import { presentedKeys, type StubServer } from "../support/stubs/vendor-stub.js";
 import { rowsWhere, tlsTerminator } from "./support.js";
@@ -30,7 +31,8 @@ const chatB = openaiChatStub({ prompt_tokens: 20, completion_tokens: 5, cached_t
 const deepgram = new DeepgramStub();
 const elevenlabs = new ElevenLabsStub();
 const cartesia = new CartesiaStub();
-const audioStubs: StubServer[] = [deepgram, elevenlabs, cartesia];
+const openaiAudio = new OpenAIAudioStub();
+const audioStubs: StubServer[] = [deepgram, elevenlabs, cartesia, openaiAudio];
 let app: TestApp & { base: string };
 let tls: Awaited<ReturnType<typeof tlsTerminator>>;
 let gw: VoxgateGateway;
@@ -44,13 +46,17 @@ providers:
   deepgram: { api_key: "${PROVIDER_KEY}", base_url: "${deepgram.url}/v1" }
   elevenlabs: { api_key: "${PROVIDER_KEY}", base_url: "${elevenlabs.url}/v1" }
   cartesia: { api_key: "${PROVIDER_KEY}", base_url: "${cartesia.url}" }
+  openai-audio: { type: openai, api_key: "${PROVIDER_KEY}", base_url: "${openaiAudio.url}/v1" }
 models:
   llm:
     openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }
     groq/llama-3.1-8b-instant: { provider: groq, model: llama-3.1-8b-instant }
   stt:
     deepgram/nova-3: { provider: deepgram, model: nova-3 }
+    openai-audio/gpt-4o-mini-transcribe: { provider: openai-audio, model: gpt-4o-mini-transcribe }
   tts:
+    openai-audio/tts-1: { provider: openai-audio, model: tts-1 }
+    deepgram/aura-2-thalia-en: { provider: deepgram, model: aura-2-thalia-en }
     elevenlabs/eleven_flash_v2_5: { provider: elevenlabs, model: eleven_flash_v2_5 }
     cartesia/sonic-2: { provider: cartesia, model: sonic-2 }
 stacks:
@@ -192,6 +198,64 @@ describe("deepgram.STT through /deepgram (WebSocket live)", () => {
     expectProviderKeyOnly(deepgram);
     // nova-3 at $0.0077/min: 3 s
     expect(row).toMatchObject({ project: "lk-proj", session_id: "lk-call-1", status: "success", audio_seconds: 3, cost_usd: "0.0003850000" });
+  });
+});
+
+describe("openai.STT and openai.TTS through /openai/v1", () => {
+  it("STT streams over the realtime transcription WebSocket; the row has the audio sent", async () => {
+    const stt = await gw.stt("openai-audio/gpt-4o-mini-transcribe");
+    expect(stt).toBeInstanceOf(openaiPlugin.STT);
+    const stream = stt.stream();
+    // 2 s of 24 kHz mono 16-bit audio (the realtime API's own rate) in 100 ms frames.
+    for (let i = 0; i < 20; i++) {
+      const pcm = pseudoAudio(4800, i + 1);
+      stream.pushFrame(new AudioFrame(new Int16Array(pcm.buffer, pcm.byteOffset, 2400), 24000, 1, 2400));
+    }
+    const appended = () => (openaiAudio.seen[0]?.frames ?? []).filter((f) => typeof f === "string" && f.includes("input_audio_buffer.append")).length;
+    while (appended() < 40) await new Promise((r) => setTimeout(r, 10)); // 50 ms appends
+    stream.endInput();
+    for await (const _ev of stream) {
+      // the plugin's speech events; the units are the gateway's
+    }
+    expect(openaiAudio.seen[0]?.path).toBe("/v1/realtime");
+    expect(openaiAudio.seen[0]?.query.get("intent")).toBe("transcription");
+    expectProviderKeyOnly(openaiAudio);
+    const [row] = await rowsWhere(app, (r) => r.model_id === "openai-audio/gpt-4o-mini-transcribe" && r.metadata?.stream_id === undefined);
+    expect(row).toMatchObject({ project: "lk-proj", session_id: "lk-call-1" });
+    expect(row?.audio_seconds).toBeCloseTo(2, 9); // the appended bytes: 2 s at 24 kHz pcm16
+  });
+
+  it("TTS synthesize() posts to audio/speech and records the characters", async () => {
+    const tts = await gw.tts("openai-audio/tts-1:alloy");
+    const text = "Sixty characters of speech, enough for one 100 ms PCM frame.";
+    expect(await drainTts(tts.synthesize(text))).toBeGreaterThan(0);
+    expect(openaiAudio.seen[0]?.path).toBe("/v1/audio/speech");
+    expect(JSON.parse(Buffer.from(openaiAudio.seen[0]?.body ?? new Uint8Array()).toString("utf8"))).toMatchObject({ model: "tts-1", voice: "alloy", input: text });
+    const [row] = await rowsWhere(app, (r) => r.model_id === "openai-audio/tts-1");
+    expect(row).toMatchObject({ project: "lk-proj", session_id: "lk-call-1", characters: [...text].length });
+  });
+});
+
+describe("deepgram.TTS through /deepgram", () => {
+  // Its synthesize() speaks HTTPS to port 443 of the base URL's host (path kept): behind a TLS
+  // terminator on 443 only, so this test runs stream(), which follows the base URL.
+  it("stream() speaks over the /v1/speak WebSocket and records the characters", async () => {
+    const tts = await gw.tts("deepgram/aura-2-thalia-en");
+    expect(tts).toBeInstanceOf(deepgramPlugin.TTS);
+    const stream = tts.stream();
+    stream.pushText("Deepgram speaks these words for the caller now. ");
+    stream.flush();
+    stream.endInput();
+    expect(await drainTts(stream)).toBeGreaterThan(0);
+    await tts.close();
+    expect(deepgram.seen[0]?.path).toBe("/v1/speak");
+    expect(deepgram.seen[0]?.query.get("model")).toBe("aura-2-thalia-en");
+    expectProviderKeyOnly(deepgram);
+    const sent = deepgram.truth.reduce((a, t) => a + (t.characters ?? 0), 0);
+    expect(sent).toBeGreaterThan(0);
+    const rows = await rowsWhere(app, (r) => r.model_id === "deepgram/aura-2-thalia-en");
+    expect(rows.reduce((a, r) => a + Number(r.characters ?? 0), 0)).toBe(sent);
+    expect(rows[0]).toMatchObject({ project: "lk-proj", session_id: "lk-call-1" });
   });
 });
 
