@@ -50,7 +50,7 @@ function isOperation(route: { method: string; path: string }): boolean {
 const PENDING = [
   /^\w+ \/v1\/(ingest|agents|livekit|calls)/,
   /^\w+ \/api\/models/,
-  /^\w+ \/(v1|api)\/(costs|latency|logs|metrics|nodes|whoami|overview|calls|agents|fleet|diagnostics)/,
+  /^\w+ \/(v1|api)\/(costs|latency|logs|metrics|whoami|overview|calls|agents|fleet|diagnostics)/,
   /^\w+ \/api\/sessions/,
 ];
 
