@@ -73,3 +73,14 @@ export const RequestLogRecordSchema = z
 export type RequestLogRecord = z.infer<typeof RequestLogRecordSchema>;
 
 export const RequestLogListSchema = z.array(RequestLogRecordSchema).describe("newest first, probe traffic included");
+
+export const OverviewSchema = z
+  .object({
+    total_requests: count.describe("every request since the first row"),
+    total_cost_today: usd.describe("rolling 24 h, as GET /v1/costs?period=today"),
+    total_cost_all: usd,
+    active_models: count.describe("models with requests in the rolling 24 h"),
+    providers_configured: count,
+  })
+  .meta({ id: "Overview" });
+export type Overview = z.infer<typeof OverviewSchema>;
