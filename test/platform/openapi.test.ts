@@ -49,8 +49,7 @@ function isOperation(route: { method: string; path: string }): boolean {
 /** Areas not yet declared with defineRoute (issue 10 item 1 is converting area by area); shrinks to empty. */
 const PENDING = [
   /^\w+ \/v1\/(ingest|agents|livekit|calls)/,
-  /^\w+ \/v1\/audit-log/,
-  /^\w+ \/(v1|api)\/(sessions|rooms|nodes)/,
+  /^\w+ \/api\/sessions/,
 ];
 
 describe("GET /v1/openapi.json", () => {
