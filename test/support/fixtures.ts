@@ -5,7 +5,7 @@
  */
 
 /** Static keys (16+ characters, none starting with `vk_`): what each one may do is in `KEY_GRANTS`. */
-export const KEYS = {
+const KEY_VALUES = {
   /** Operator: every scope, no tenant. */
   ops: "ops-key-0123456789abcdef",
   reader: "reader-key-0123456789abcdef",
@@ -17,9 +17,11 @@ export const KEYS = {
   globexReader: "globex-reader-key-0123456789abcdef",
   globexWriter: "globex-writer-key-0123456789abcdef",
   globexIngest: "globex-ingest-key-0123456789abcdef",
-} as const;
+};
 
-export type KeyName = keyof typeof KEYS;
+export type KeyName = keyof typeof KEY_VALUES;
+/** Typed as plain strings so a key can be a parameter's default beside other keys. */
+export const KEYS: Readonly<Record<KeyName, string>> = KEY_VALUES;
 
 /** One `auth.api_keys` entry: a named fixture key, or a key of the test's own. */
 export interface KeyEntry {
