@@ -3,7 +3,7 @@ import { z } from "zod";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { callLegs, calls } from "../db/schema/index.js";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import type { CallDetail, CallLeg, CallRow } from "./schemas.js";
 
 export const CALL_LIST_LIMIT_MAX = 500;
@@ -87,7 +87,7 @@ export async function callDetail(db: Db, scope: TenantScope, ref: string): Promi
     .where(and(tenantCondition(calls.tenantId, scope), or(eq(calls.roomSid, ref), eq(calls.roomName, ref))))
     .orderBy(desc(sql`coalesce(${calls.startedAtMs}, 0)`))
     .limit(1);
-  if (!call) throw new ApiError("not_found", `no call ${ref}`);
+  if (!call) throw new DomainError("not_found", `no call ${ref}`);
   const legs = await db.select().from(callLegs).where(eq(callLegs.roomSid, call.roomSid)).orderBy(callLegs.joinedAtMs);
   return { ...callView(call, legs), legs: legs.map(legView) };
 }

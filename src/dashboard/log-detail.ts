@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ownedBy, type TenantScope, tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import { moneyNumber } from "../money.js";
 import { logsQuery } from "../reports/query.js";
 import type { RequestLogDetail } from "./schemas.js";
@@ -29,7 +29,7 @@ const UUID = z.uuid();
  * find one per tenant: `tenant` (null = the untenanted rows) picks one, without it two are a 409.
  */
 export async function requestLogDetail(db: Db, scope: TenantScope, id: string, tenant: string | null | undefined): Promise<RequestLogDetail> {
-  const missing = new ApiError("not_found", `no request ${id}`);
+  const missing = new DomainError("not_found", `no request ${id}`);
   if (!UUID.safeParse(id).success) throw missing;
   const rows = await db
     .select()
@@ -39,7 +39,7 @@ export async function requestLogDetail(db: Db, scope: TenantScope, id: string, t
   const [r] = rows;
   if (!r) throw missing;
   if (rows.length > 1) {
-    throw new ApiError("conflict", `request id ${id} was used by ${rows.length} tenants; add ?tenant=<tenant_id> (?tenant= for the untenanted one)`, {
+    throw new DomainError("conflict", `request id ${id} was used by ${rows.length} tenants; add ?tenant=<tenant_id> (?tenant= for the untenanted one)`, {
       tenants: rows.map((x) => x.tenantId),
     });
   }

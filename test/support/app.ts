@@ -6,7 +6,8 @@ import { createWebSocketServer } from "../../src/gateway/ws/upgrade.js";
 import { parseConfigText } from "../../src/config/load.js";
 import { createApp } from "../../src/http/app.js";
 import { type Logger, silentLogger } from "../../src/logging.js";
-import { createServices, type Services, startWorkers, stopWorkers } from "../../src/services.js";
+import type { Services } from "../../src/services.js";
+import { createServices, startWorkers, stopWorkers } from "../../src/services-runtime.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 
 export interface TestApp {
