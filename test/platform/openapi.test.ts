@@ -1,9 +1,9 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../../src/http/app.js";
 import { checkContracts, contractRouter, defineRoute } from "../../src/http/openapi.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 
 const yaml = `
 auth:
@@ -12,13 +12,7 @@ auth:
       name: admin
 `;
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({ yaml });
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = useTestApp({ yaml });
 
 interface OpenApiDocument {
   openapi: string;
