@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { isDatabaseUnavailable } from "../db/errors.js";
+import type { Logger } from "../logging.js";
 
 /** Every error code Voxgate answers with. One envelope: {"error": {code, message, details?}}. */
 export const ERROR_CODES = {
@@ -63,19 +64,32 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown, mes
   return result.data;
 }
 
-/** Hono onError: ApiError as its envelope, anything else a 500 without internals. */
-export function handleError(err: Error, c: Context): Response {
-  if (err instanceof ApiError) return c.json(errorBody(err.code, err.message, err.details), err.status);
+/** What an error answers: ApiError as its envelope, anything else a 500 without internals (logged). */
+export function errorAnswer(
+  err: Error,
+  log: Pick<Logger, "warn" | "error"> | undefined,
+): { status: ContentfulStatusCode; body: ReturnType<typeof errorBody>; headers?: Record<string, string> } {
+  if (err instanceof ApiError) return { status: err.status, body: errorBody(err.code, err.message, err.details) };
   if (err instanceof z.ZodError) {
     const e = validationError(err);
-    return c.json(errorBody(e.code, e.message, e.details), e.status);
+    return { status: e.status, body: errorBody(e.code, e.message, e.details) };
   }
   if (isDatabaseUnavailable(err)) {
-    c.var.log?.warn({ err: err.message }, "backing connection unavailable");
-    c.header("Retry-After", "1");
-    return c.json(errorBody("unavailable", "temporarily unavailable (a connection to the database or a backing service failed); retry shortly"), 503);
+    log?.warn({ err: err.message }, "backing connection unavailable");
+    return {
+      status: 503,
+      body: errorBody("unavailable", "temporarily unavailable (a connection to the database or a backing service failed); retry shortly"),
+      headers: { "Retry-After": "1" },
+    };
   }
-  c.var.log?.error({ err }, "unhandled error");
-  return c.json(errorBody("internal_error", "internal error"), 500);
+  log?.error({ err }, "unhandled error");
+  return { status: 500, body: errorBody("internal_error", "internal error") };
+}
+
+/** Hono onError: the answer of errorAnswer. */
+export function handleError(err: Error, c: Context): Response {
+  const a = errorAnswer(err, c.var.log);
+  for (const [k, v] of Object.entries(a.headers ?? {})) c.header(k, v);
+  return c.json(a.body, a.status);
 }
 
