@@ -27,6 +27,7 @@ import type { DashboardCostReport } from "../../../src/dashboard/routes.js";
 import type { CostPoint, CostSeries, LatencyPoint, LatencySeries } from "../../../src/dashboard/series.js";
 import type { Whoami } from "../../../src/dashboard/whoami.js";
 import type { RosterResponse } from "../../../src/dashboard/fleet-types.js";
+import type { FleetIndex } from "../../../src/fleet/index-queries.js";
 import type { ProviderTestResult } from "../../../src/manage/provider-check.js";
 import type { createModelBody, modelView } from "../../../src/manage/models.js";
 import type { createProject, createProjectBody, deleteProject, listProjectsWithStats, projectDetail, updateProjectBody } from "../../../src/manage/projects.js";
@@ -47,6 +48,7 @@ export type {
   CostPoint,
   CostSeries,
   DashboardCostReport,
+  FleetIndex,
   GapsResponse,
   LatencyPoint,
   LatencyReport,
