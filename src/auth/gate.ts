@@ -51,7 +51,10 @@ function staticKeyOf(keys: ReadonlyMap<string, StaticKey>, token: string): Stati
   if (hit) return hit;
   const key = keys.get(sha256Hex(token));
   if (key) {
-    if (!memo) verifiedStatic.set(keys, (memo = new Map()));
+    if (!memo) {
+      memo = new Map();
+      verifiedStatic.set(keys, memo);
+    }
     if (memo.size < VERIFIED_STATIC_LIMIT) memo.set(token, key);
   }
   return key;
