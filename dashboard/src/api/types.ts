@@ -33,6 +33,10 @@ import type {
   LatencySeriesSchema,
   ModalityLatencyReportSchema,
   RequestLogDetailSchema,
+  SessionDeadAirSchema,
+  SessionReplaySchema,
+  SessionTranscriptSchema,
+  SessionTurnsSchema,
   WhoamiSchema,
 } from "../../../src/dashboard/schemas.js";
 import type { FleetIndexSchema } from "../../../src/fleet/schemas.js";
@@ -42,8 +46,7 @@ import type { createModelBody, modelView } from "../../../src/manage/models.js";
 import type { createProject, createProjectBody, deleteProject, listProjectsWithStats, projectDetail, updateProjectBody } from "../../../src/manage/projects.js";
 import type { createProviderBody, providerView, updateProviderBody } from "../../../src/manage/providers.js";
 import type { LatencyReportSchema, ModelLatencySchema, OverviewSchema, RequestLogRecordSchema } from "../../../src/reports/schemas.js";
-import type { getSessionDetail, SessionRow } from "../../../src/sessions/queries.js";
-import type { sessionDeadAir, sessionReplay, sessionTranscript, sessionTurns } from "../../../src/sessions/drilldowns.js";
+import type { SessionDetailSchema, SessionRowSchema } from "../../../src/sessions/schemas.js";
 import type { RoomLatencyRecord } from "../../../src/sessions/room-latency.js";
 
 type Result<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
@@ -66,6 +69,12 @@ export type CallRow = z.infer<typeof CallRowSchema>;
 export type CallLeg = z.infer<typeof CallLegSchema>;
 export type CallDetail = z.infer<typeof CallDetailSchema>;
 export type ModelList = z.infer<typeof DashboardModelListSchema>;
+export type SessionRow = z.infer<typeof SessionRowSchema>;
+export type SessionDetail = z.infer<typeof SessionDetailSchema>;
+export type SessionTurns = z.infer<typeof SessionTurnsSchema>;
+export type SessionDeadAir = z.infer<typeof SessionDeadAirSchema>;
+export type SessionTranscript = z.infer<typeof SessionTranscriptSchema>;
+export type SessionReplay = z.infer<typeof SessionReplaySchema>;
 /** GET /api/agents, the fleet index. */
 export type FleetIndex = z.infer<typeof FleetIndexSchema>;
 
@@ -80,18 +89,12 @@ export type {
   RosterResponse,
   RuleListResponse,
   RuleUpsertResponse,
-  SessionRow,
   UsageLineItem,
   UsageResponse,
   UsageTenantRow,
   ProviderTestResult,
 };
 
-export type SessionDetail = Result<typeof getSessionDetail>;
-export type SessionTurns = Result<typeof sessionTurns>;
-export type SessionDeadAir = Result<typeof sessionDeadAir>;
-export type SessionTranscript = Result<typeof sessionTranscript>;
-export type SessionReplay = Result<typeof sessionReplay>;
 export type ProjectList = Result<typeof listProjectsWithStats>;
 export type ProjectDetail = Result<typeof projectDetail>;
 export type ProjectCreated = Result<typeof createProject>;
