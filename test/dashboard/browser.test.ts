@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_INSTALL, CHROMIUM_PATH, chromiumAvailable, IN_CI, launchBrowser } from "../support/browser.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { type SpawnedServer, spawnServer } from "../support/spawn.js";
-import { AGENT, BROWSER_YAML, EXPECTED, LLM, OPS_KEY, READ_KEY, ROOM, SESSION, seedThroughApi } from "./seed.js";
+import { AGENT, BROWSER_YAML, EXPECTED, LLM, OPS_KEY, READ_KEY, ROOM, SESSION, seedThroughApi, sendHeartbeat } from "./seed.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SHOTS = join(ROOT, "test-results");
@@ -209,6 +209,8 @@ describe.skipIf(!present && !IN_CI)("dashboard in headless Chromium (seeded thro
   }, 60_000);
 
   it("fleet: the roster from heartbeats", async () => {
+    // A fresh snapshot: the one seeded in beforeAll ages to "stale" while the tests above run on a loaded machine.
+    await sendHeartbeat(server.baseUrl);
     await open("/fleet", "Fleet");
     const table = await page.getByTestId("fleet-table").textContent();
     expect(table).toContain(AGENT);

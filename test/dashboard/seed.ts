@@ -116,6 +116,23 @@ async function post(baseUrl: string, path: string, body: unknown, expected: numb
   return text ? JSON.parse(text) : null;
 }
 
+/** The seeded agent's presence snapshot (the roster shows it online for 30 s after each one). */
+export async function sendHeartbeat(baseUrl: string): Promise<void> {
+  await post(baseUrl, "/v1/agents/heartbeat", {
+    agent_id: AGENT,
+    agent_name: "support-agent",
+    status: "busy",
+    active_sessions: 2,
+    version: "1.4.2",
+    project: "support",
+    region: "eu-west",
+    host: "agent-host-7",
+    memory_rss_bytes: 412 * 1024 * 1024,
+    memory_total_bytes: 4 * 1024 * 1024 * 1024,
+    cpu_pct: 37.5,
+  });
+}
+
 /** Seeds a running Voxgate through its production write path (ingest, turns, dead air, heartbeat, observations). */
 export async function seedThroughApi(baseUrl: string, now = Date.now()): Promise<void> {
   await post(baseUrl, "/v1/ingest", records(now));
@@ -135,19 +152,7 @@ export async function seedThroughApi(baseUrl: string, now = Date.now()): Promise
   });
   await post(baseUrl, "/v1/ingest/turns", turns);
   await post(baseUrl, "/v1/ingest/dead-air", [{ session_id: SESSION, room_name: ROOM, started_at_ms: start + 46_000, duration_ms: 2_400, threshold_used_ms: 1_500 }]);
-  await post(baseUrl, "/v1/agents/heartbeat", {
-    agent_id: AGENT,
-    agent_name: "support-agent",
-    status: "busy",
-    active_sessions: 2,
-    version: "1.4.2",
-    project: "support",
-    region: "eu-west",
-    host: "agent-host-7",
-    memory_rss_bytes: 412 * 1024 * 1024,
-    memory_total_bytes: 4 * 1024 * 1024 * 1024,
-    cpu_pct: 37.5,
-  });
+  await sendHeartbeat(baseUrl);
   await post(baseUrl, "/v1/calls/observations", {
     origin: "agent",
     room_sid: "RM_demo_1",
