@@ -39,8 +39,7 @@ import type {
   SessionTurnsSchema,
   WhoamiSchema,
 } from "../../../src/dashboard/schemas.js";
-import type { FleetIndexSchema } from "../../../src/fleet/schemas.js";
-import type { RosterResponse } from "../../../src/dashboard/fleet-types.js";
+import type { FleetIndexSchema, RosterSchema } from "../../../src/fleet/schemas.js";
 import type { ProviderTestResult } from "../../../src/manage/provider-check.js";
 import type { createModelBody, modelView } from "../../../src/manage/models.js";
 import type { createProject, createProjectBody, deleteProject, listProjectsWithStats, projectDetail, updateProjectBody } from "../../../src/manage/projects.js";
@@ -75,6 +74,8 @@ export type SessionTurns = z.infer<typeof SessionTurnsSchema>;
 export type SessionDeadAir = z.infer<typeof SessionDeadAirSchema>;
 export type SessionTranscript = z.infer<typeof SessionTranscriptSchema>;
 export type SessionReplay = z.infer<typeof SessionReplaySchema>;
+/** GET /v1/agents, the live roster. */
+export type RosterResponse = z.infer<typeof RosterSchema>;
 /** GET /api/agents, the fleet index. */
 export type FleetIndex = z.infer<typeof FleetIndexSchema>;
 
@@ -86,7 +87,6 @@ export type {
   QuoteBatchResponse,
   RateCardResponse,
   RoomLatencyRecord,
-  RosterResponse,
   RuleListResponse,
   RuleUpsertResponse,
   UsageLineItem,
