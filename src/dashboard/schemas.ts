@@ -3,6 +3,7 @@ import { KEY_SCOPES } from "../auth/context.js";
 import { Model } from "../manage/schemas.js";
 import { CostLineSchema } from "../reports/schemas.js";
 import { COST_PERIODS, LATENCY_PERIODS } from "../reports/window.js";
+import { SessionRowSchema } from "../sessions/schemas.js";
 import { SERIES_BUCKETS } from "./series.js";
 
 /**
@@ -169,3 +170,56 @@ export type CallDetail = z.infer<typeof CallDetailSchema>;
 
 export const DashboardModelListSchema = z.object({ models: z.array(Model).describe("every model with its source (yaml rows are read-only in the web app)") });
 export type ModelList = z.infer<typeof DashboardModelListSchema>;
+
+const epoch = z.number().describe("epoch milliseconds");
+
+export const SessionTurnSchema = z.object({
+  seq: z.number().int().describe("room-wide arrival position"),
+  turn_index: z.number().int(),
+  room_name: z.string().nullable(),
+  caller_speak_start_ms: epoch,
+  caller_speak_end_ms: epoch,
+  agent_speak_start_ms: epochMs,
+  agent_speak_end_ms: epochMs,
+  response_speed_ms: z.number().nullable().describe("agent start minus caller end; null without an agent answer"),
+});
+export const SessionTurnsSchema = z.array(SessionTurnSchema).describe("by turn_index, at most 5000");
+export type SessionTurns = z.infer<typeof SessionTurnsSchema>;
+
+export const SessionDeadAirSchema = z
+  .array(z.object({ started_at_ms: epoch, duration_ms: z.number().int(), threshold_used_ms: z.number().int(), room_name: z.string().nullable() }))
+  .describe("by start, at most 5000");
+export type SessionDeadAir = z.infer<typeof SessionDeadAirSchema>;
+
+export const SessionTranscriptSchema = z.object({
+  session_id: z.string(),
+  text_stored: z.boolean().describe("always false: Voxgate stores no utterance text"),
+  entries: z.array(
+    z.object({ turn_index: z.number().int(), speaker: z.enum(["caller", "agent"]), start_ms: epoch, end_ms: epochMs, text: z.null() }),
+  ),
+});
+export type SessionTranscript = z.infer<typeof SessionTranscriptSchema>;
+
+export const ReplayEventSchema = z.discriminatedUnion("kind", [
+  z.object({
+    at_ms: epoch,
+    kind: z.literal("request"),
+    id: z.string(),
+    modality: z.string(),
+    model_id: z.string(),
+    provider: z.string(),
+    status: z.string(),
+    ttfb_ms: z.number().nullable(),
+    total_latency_ms: z.number().nullable(),
+    cost_usd: usd.nullable(),
+  }),
+  z.object({ at_ms: epoch, kind: z.enum(["caller_speech", "agent_speech"]), turn_index: z.number().int(), end_ms: epochMs }),
+  z.object({ at_ms: epoch, kind: z.literal("dead_air"), duration_ms: z.number().int(), threshold_used_ms: z.number().int() }),
+]);
+
+export const SessionReplaySchema = z.object({
+  session: SessionRowSchema,
+  events: z.array(ReplayEventSchema).describe("sorted by at_ms"),
+  truncated: z.boolean().describe("a kind of row had more than 5000 (only the first 5000 of each are here)"),
+});
+export type SessionReplay = z.infer<typeof SessionReplaySchema>;

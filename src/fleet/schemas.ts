@@ -43,3 +43,38 @@ export const FleetIndexSchema = z
   })
   .meta({ id: "FleetIndex" });
 export type FleetIndexAnswer = z.infer<typeof FleetIndexSchema>;
+
+const text = z.string().nullable();
+
+export const RosterEntrySchema = z
+  .object({
+    agent_id: z.string(),
+    agent_name: text,
+    dispatch_name: text,
+    status: text.describe("idle or busy, as the agent reported it"),
+    active_sessions: z.number().int().nullable(),
+    version: text,
+    project: text,
+    tenant_id: text.describe("the tenant of the key that sent the heartbeat"),
+    region: text,
+    host: text,
+    started_at: text.describe("the worker's start, ISO-8601 UTC"),
+    memory_rss_bytes: z.number().nullable(),
+    memory_total_bytes: z.number().nullable(),
+    cpu_pct: z.number().nullable(),
+    ts: text.describe("the agent's own clock at the snapshot, ISO-8601 UTC"),
+    last_seen_at: z.string().describe("the collector's clock at the last heartbeat, ISO-8601 UTC"),
+    seconds_since_heartbeat: z.number().describe("0.1 s resolution"),
+  })
+  .meta({ id: "RosterEntry", description: "A worker's presence (never cost or latency)" });
+
+export const RosterSchema = z
+  .object({
+    agents: z.array(RosterEntrySchema).describe("workers heard from within ageing_seconds, newest heartbeat first"),
+    count: z.number().int(),
+    ageing_seconds: z.number().describe("a worker leaves the roster this long after its last heartbeat"),
+  })
+  .meta({ id: "Roster" });
+export type RosterResponse = z.infer<typeof RosterSchema>;
+
+export const HeartbeatAcceptedSchema = z.object({ status: z.literal("accepted") });

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { z } from "zod";
-import { requireScope } from "../auth/gate.js";
-import { ApiError, parseOrThrow } from "../http/errors.js";
+import { ApiError } from "../http/errors.js";
+import { SessionDeadAirSchema, SessionReplaySchema, SessionTranscriptSchema, SessionTurnsSchema } from "../dashboard/schemas.js";
+import type { Db } from "../db/client.js";
 import type { AppEnv } from "../http/app-env.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { nodeRoutes } from "../nodes/routes.js";
@@ -17,7 +18,7 @@ import {
   sessionTenantQuery,
   sessionNotFound,
 } from "./params.js";
-import { findSessions, getSessionDetail, listSessions, sessionRow } from "./queries.js";
+import { findSessions, getSessionDetail, listSessions, type SessionDbRow, sessionRow } from "./queries.js";
 import { roomLatency } from "./room-latency.js";
 import { RoomLatencySchema, roomParams, SessionDetailSchema, SessionRowSchema, sessionParams } from "./schemas.js";
 
@@ -29,7 +30,6 @@ type Ctx = Context<AppEnv>;
  */
 export function sessionRoutes() {
   const r = contractRouter();
-  const read = requireScope("read");
   const tag = "sessions";
 
   defineRoute(
@@ -46,7 +46,11 @@ export function sessionRoutes() {
     },
     listHandler,
   );
-  r.get("/api/sessions", read, (c) => listHandler(c, { query: parseOrThrow(sessionListQuery, c.req.query()) }));
+  defineRoute(
+    r,
+    { method: "get", path: "/api/sessions", tag: "dashboard", summary: "Sessions, as GET /v1/sessions (the web app's list)", scope: "read", query: sessionListQuery, responses: { 200: { description: "a page of session rows", schema: z.array(SessionRowSchema) } } },
+    listHandler,
+  );
   defineRoute(
     r,
     {
@@ -65,12 +69,34 @@ export function sessionRoutes() {
     },
     detailHandler,
   );
-  r.get("/api/sessions/:session_id", read, detailHandler);
-
-  r.get("/api/sessions/:session_id/turns", read, async (c) => c.json(await sessionTurns(db(c), await visibleSession(c))));
-  r.get("/api/sessions/:session_id/dead-air", read, async (c) => c.json(await sessionDeadAir(db(c), await visibleSession(c))));
-  r.get("/api/sessions/:session_id/transcript", read, async (c) => c.json(await sessionTranscript(db(c), await visibleSession(c))));
-  r.get("/api/sessions/:session_id/replay", read, async (c) => c.json(await sessionReplay(db(c), await visibleSession(c))));
+  // The web app's session reads: the same lookup (visibleSession: its 404 and 409) as /v1/sessions/{session_id}.
+  const dashboardRead = (path: string, summary: string, schema: z.ZodType, answer: (c: Ctx) => Promise<Response>) =>
+    defineRoute(
+      r,
+      {
+        method: "get",
+        path: `/api/sessions/{session_id}${path}`,
+        tag: "dashboard",
+        summary,
+        scope: "read",
+        params: sessionParams,
+        query: sessionTenantParam,
+        responses: {
+          200: { description: summary, schema },
+          404: { description: "no session with this id visible to the key" },
+          409: { description: "an operator key and an id several tenants used: details.tenants names them; add ?tenant=" },
+        },
+      },
+      answer,
+    );
+  dashboardRead("", "One session with its cost per modality and its providers, as GET /v1/sessions/{session_id}", SessionDetailSchema, detailHandler);
+  // Each drill-down's answer type is held to its schema at compile time too.
+  const drill = <S extends z.ZodType>(path: string, summary: string, schema: S, read: (d: Db, s: SessionDbRow) => Promise<z.output<S>>) =>
+    dashboardRead(path, summary, schema, async (c) => c.json((await read(db(c), await visibleSession(c))) as object));
+  drill("/turns", "The session's turns by turn_index (at most 5000)", SessionTurnsSchema, sessionTurns);
+  drill("/dead-air", "The session's dead-air events by start (at most 5000)", SessionDeadAirSchema, sessionDeadAir);
+  drill("/transcript", "Who spoke when (no utterance text is stored)", SessionTranscriptSchema, sessionTranscript);
+  drill("/replay", "Requests, speech and dead air of the session on one epoch-ms time line", SessionReplaySchema, sessionReplay);
 
   defineRoute(
     r,

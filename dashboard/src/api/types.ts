@@ -33,17 +33,19 @@ import type {
   LatencySeriesSchema,
   ModalityLatencyReportSchema,
   RequestLogDetailSchema,
+  SessionDeadAirSchema,
+  SessionReplaySchema,
+  SessionTranscriptSchema,
+  SessionTurnsSchema,
   WhoamiSchema,
 } from "../../../src/dashboard/schemas.js";
-import type { FleetIndexSchema } from "../../../src/fleet/schemas.js";
-import type { RosterResponse } from "../../../src/dashboard/fleet-types.js";
+import type { FleetIndexSchema, RosterSchema } from "../../../src/fleet/schemas.js";
 import type { ProviderTestResult } from "../../../src/manage/provider-check.js";
 import type { createModelBody, modelView } from "../../../src/manage/models.js";
 import type { createProject, createProjectBody, deleteProject, listProjectsWithStats, projectDetail, updateProjectBody } from "../../../src/manage/projects.js";
 import type { createProviderBody, providerView, updateProviderBody } from "../../../src/manage/providers.js";
 import type { LatencyReportSchema, ModelLatencySchema, OverviewSchema, RequestLogRecordSchema } from "../../../src/reports/schemas.js";
-import type { getSessionDetail, SessionRow } from "../../../src/sessions/queries.js";
-import type { sessionDeadAir, sessionReplay, sessionTranscript, sessionTurns } from "../../../src/sessions/drilldowns.js";
+import type { SessionDetailSchema, SessionRowSchema } from "../../../src/sessions/schemas.js";
 import type { RoomLatencyRecord } from "../../../src/sessions/room-latency.js";
 
 type Result<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
@@ -66,6 +68,14 @@ export type CallRow = z.infer<typeof CallRowSchema>;
 export type CallLeg = z.infer<typeof CallLegSchema>;
 export type CallDetail = z.infer<typeof CallDetailSchema>;
 export type ModelList = z.infer<typeof DashboardModelListSchema>;
+export type SessionRow = z.infer<typeof SessionRowSchema>;
+export type SessionDetail = z.infer<typeof SessionDetailSchema>;
+export type SessionTurns = z.infer<typeof SessionTurnsSchema>;
+export type SessionDeadAir = z.infer<typeof SessionDeadAirSchema>;
+export type SessionTranscript = z.infer<typeof SessionTranscriptSchema>;
+export type SessionReplay = z.infer<typeof SessionReplaySchema>;
+/** GET /v1/agents, the live roster. */
+export type RosterResponse = z.infer<typeof RosterSchema>;
 /** GET /api/agents, the fleet index. */
 export type FleetIndex = z.infer<typeof FleetIndexSchema>;
 
@@ -77,21 +87,14 @@ export type {
   QuoteBatchResponse,
   RateCardResponse,
   RoomLatencyRecord,
-  RosterResponse,
   RuleListResponse,
   RuleUpsertResponse,
-  SessionRow,
   UsageLineItem,
   UsageResponse,
   UsageTenantRow,
   ProviderTestResult,
 };
 
-export type SessionDetail = Result<typeof getSessionDetail>;
-export type SessionTurns = Result<typeof sessionTurns>;
-export type SessionDeadAir = Result<typeof sessionDeadAir>;
-export type SessionTranscript = Result<typeof sessionTranscript>;
-export type SessionReplay = Result<typeof sessionReplay>;
 export type ProjectList = Result<typeof listProjectsWithStats>;
 export type ProjectDetail = Result<typeof projectDetail>;
 export type ProjectCreated = Result<typeof createProject>;
