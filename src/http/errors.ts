@@ -3,6 +3,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { isDatabaseUnavailable } from "../db/errors.js";
 import { DomainError, type ErrorCode, validationError } from "../errors.js";
+import type { Logger } from "../logging.js";
 
 export { DomainError, type ErrorCode, parseOrThrow, validationError, zodDetails } from "../errors.js";
 
@@ -50,18 +51,31 @@ export function errorBody(code: string, message: string, details?: unknown) {
   return { error: details === undefined ? { code, message } : { code, message, details } };
 }
 
-/** Hono onError: a DomainError (ApiError included) as its envelope, anything else a 500 without internals. */
-export function handleError(err: Error, c: Context): Response {
-  if (err instanceof DomainError) return c.json(errorBody(err.code, err.message, err.details), httpStatus(err));
+/** What an error answers: a DomainError (ApiError included) as its envelope, anything else a 500 without internals (logged). */
+export function errorAnswer(
+  err: Error,
+  log: Pick<Logger, "warn" | "error"> | undefined,
+): { status: ContentfulStatusCode; body: ReturnType<typeof errorBody>; headers?: Record<string, string> } {
+  if (err instanceof DomainError) return { status: httpStatus(err), body: errorBody(err.code, err.message, err.details) };
   if (err instanceof z.ZodError) {
     const e = validationError(err);
-    return c.json(errorBody(e.code, e.message, e.details), httpStatus(e));
+    return { status: httpStatus(e), body: errorBody(e.code, e.message, e.details) };
   }
   if (isDatabaseUnavailable(err)) {
-    c.var.log?.warn({ err: err.message }, "backing connection unavailable");
-    c.header("Retry-After", "1");
-    return c.json(errorBody("unavailable", "temporarily unavailable (a connection to the database or a backing service failed); retry shortly"), 503);
+    log?.warn({ err: err.message }, "backing connection unavailable");
+    return {
+      status: 503,
+      body: errorBody("unavailable", "temporarily unavailable (a connection to the database or a backing service failed); retry shortly"),
+      headers: { "Retry-After": "1" },
+    };
   }
-  c.var.log?.error({ err }, "unhandled error");
-  return c.json(errorBody("internal_error", "internal error"), 500);
+  log?.error({ err }, "unhandled error");
+  return { status: 500, body: errorBody("internal_error", "internal error") };
+}
+
+/** Hono onError: the answer of errorAnswer. */
+export function handleError(err: Error, c: Context): Response {
+  const a = errorAnswer(err, c.var.log);
+  for (const [k, v] of Object.entries(a.headers ?? {})) c.header(k, v);
+  return c.json(a.body, a.status);
 }
