@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { formatMoney, formatMoneyShort, moneyNumber, moneyText, parseMoney, roundMoney, sumMoney } from "../src/money.js";
 import { AUTH_YAML, OPS, record, rows } from "./ingest/helpers.js";
-import { createTestApp, type TestApp } from "./support/app.js";
+import { useTestApp } from "./support/app.js";
 
 /** Decimal text with up to 14 decimals (more than money keeps), signed, below numeric(20,10)'s range. */
 const decimalText = fc
@@ -47,13 +47,7 @@ describe("money: the one rounding rule", () => {
   });
 
   describe("against Postgres", () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await createTestApp({ yaml: AUTH_YAML });
-    });
-    afterAll(async () => {
-      await t.close();
-    });
+    const t = useTestApp({ yaml: AUTH_YAML });
 
     it("rounds exactly as Postgres stores numeric(20,10)", async () => {
       const texts = fc.sample(decimalText, { numRuns: 300, seed: 42 });

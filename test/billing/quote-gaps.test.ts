@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { QUOTE_BATCH_MAX } from "../../src/billing/routes.js";
 import { requests } from "../../src/db/schema/index.js";
-import { useTestApp, type TestApp } from "../support/app.js";
+import { type TestApp, useTestApp } from "../support/app.js";
 
 const ACME = "acme-key-0123456789";
 const yaml = (gate: string) => `

@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { VoxgateClient } from "../../src/client/index.js";
 import { DropOldestQueue } from "../../src/client/queue.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { ACME, AUTH_YAML, rows } from "../ingest/helpers.js";
 
 const rec = (session = "c-session") => ({
@@ -43,14 +43,10 @@ async function flakyCollector(failures: number) {
 }
 
 describe("voxgate/client against a real collector", () => {
-  let t: TestApp;
   let base: string;
+  const t = useTestApp({ yaml: AUTH_YAML });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
     base = await t.listen();
-  });
-  afterAll(async () => {
-    await t.close();
   });
   const db = () => t.services.database.db;
 

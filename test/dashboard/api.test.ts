@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { CallDetail, CallRow } from "../../src/dashboard/calls.js";
 import type { RequestLogDetail } from "../../src/dashboard/log-detail.js";
 import type { CostSeries, LatencySeries } from "../../src/dashboard/series.js";
@@ -7,7 +7,7 @@ import { callLegs, calls } from "../../src/db/schema/index.js";
 import { HOUR_MS } from "../../src/rollups/apply.js";
 import type { RequestLogRecord } from "../../src/reports/logs.js";
 import { summarizeSamples } from "../../src/stats/summary.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { createTestApp, useTestApp } from "../support/app.js";
 import { DAY, HOUR, insertRequests, KEYS, MIN, REPORTS_YAML, row } from "../reports/fixtures.js";
 
 const GPT = "openai/gpt-4.1-mini";
@@ -15,12 +15,11 @@ const NOVA = "deepgram/nova-3";
 const DETAIL_ID = "6f1d2c3b-8a9e-4b7c-9d0e-1f2a3b4c5d6e";
 
 describe("dashboard API additions: whoami, series, log detail, calls, models", () => {
-  let t: TestApp;
   const now = Date.now();
   const hourStart = (ago: number) => Math.floor((now - ago) / HOUR_MS) * HOUR_MS;
 
+  const t = useTestApp({ yaml: `${REPORTS_YAML}\nmodels:\n  llm:\n    ${GPT}: { provider: openai, model: gpt-4.1-mini }\n` });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: `${REPORTS_YAML}\nmodels:\n  llm:\n    ${GPT}: { provider: openai, model: gpt-4.1-mini }\n` });
     const db = t.services.database.db;
     const acme = { tenant_id: "acme", project: "support" };
     await insertRequests(db, [
@@ -55,9 +54,6 @@ describe("dashboard API additions: whoami, series, log detail, calls, models", (
       { participantSid: "PA_sip", roomSid: "RM_acme1", identity: "sip_+15550100", kind: "SIP", joinedAtMs: now - HOUR, disconnectReason: "USER_REJECTED" },
       { participantSid: "PA_agent", roomSid: "RM_acme1", identity: "agent-1", kind: "AGENT", joinedAtMs: now - HOUR + 500 },
     ]);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const get = async <T>(path: string, key: string = KEYS.acme, status = 200) => {

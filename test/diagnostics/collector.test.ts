@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { parseEnv } from "../../src/config/env.js";
 import { collectorGates } from "../../src/diagnostics/check.js";
 import { verdictOf } from "../../src/diagnostics/gates.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 
 const KEY = "collector-ingest-key-0123456789";
 
 describe("voxgate check against a collector (the spec's verification)", () => {
-  let t: TestApp;
   let url: string;
+  const t = useTestApp({ env: { VOXGATE_API_KEY: KEY } });
   beforeAll(async () => {
-    t = await createTestApp({ env: { VOXGATE_API_KEY: KEY } });
     url = await t.listen();
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it("passes: /health answers, anonymous ingest is refused, keyed ingest of [] is 2xx", async () => {

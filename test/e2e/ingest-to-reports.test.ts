@@ -1,15 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { moneyNumber, sumMoney } from "../../src/money.js";
 import { ACME, AUTH_YAML, record } from "../ingest/helpers.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 
 /**
  * The production path end to end: records posted to /v1/ingest (as an agent would, with its tenant
  * key) are what every read route reports, and the routes agree with each other to the 1e-10 USD.
  */
 describe("POST /v1/ingest → costs, latency, logs, sessions, billing usage", () => {
-  let t: TestApp;
   const session = `e2e-${randomUUID()}`;
   const project = "e2e";
   const posted = [
@@ -19,14 +18,11 @@ describe("POST /v1/ingest → costs, latency, logs, sessions, billing usage", ()
     record({ session_id: session, project, modality: "tts", model_id: "elevenlabs/eleven_flash_v2_5", characters: 640, status: "error", error_message: "vendor 503" }),
   ];
 
+  const t = useTestApp({ yaml: AUTH_YAML });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
     const res = await t.call("POST", "/v1/ingest", { key: ACME, body: posted });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ accepted: posted.length, skipped: 0 });
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const get = async <T>(path: string): Promise<T> => {

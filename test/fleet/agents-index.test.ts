@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { FleetIndex } from "../../src/fleet/index-queries.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { captureLogger } from "../support/log.js";
 import { rows } from "../ingest/helpers.js";
 
@@ -26,7 +26,6 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 
 describe("GET /api/agents: the fleet index", () => {
-  let t: TestApp;
   const now = Date.now();
   const rec = (o: Record<string, unknown>) => ({
     id: randomUUID(),
@@ -46,10 +45,10 @@ describe("GET /api/agents: the fleet index", () => {
     return (await res.json()) as FleetIndex;
   };
 
+  const cap = captureLogger("error");
+  const t = useTestApp({ yaml: YAML, log: cap.log });
   beforeAll(async () => {
-    const cap = captureLogger("error");
     (globalThis as Record<string, unknown>).capLines = cap.lines;
-    t = await createTestApp({ yaml: YAML, log: cap.log });
     // Turns of sess-a2 arrive before any record names its agent: they count once a record does.
     await post("/v1/ingest/turns", ACME, [
       { session_id: "sess-a2", turn_index: 0, caller_speak_start_ms: now - 2 * HOUR, caller_speak_end_ms: now - 2 * HOUR + 900, response_speed_ms: 1100 },
@@ -72,9 +71,6 @@ describe("GET /api/agents: the fleet index", () => {
     await post("/v1/agents/heartbeat", ACME, { agent_id: "agent-idle", host: "worker-9", version: "1.5.0" });
     // Another tenant with an agent of the same id: never in acme's index.
     await post("/v1/ingest", GLOBEX, [rec({ ttfb_ms: 999, cost_usd: 1 }), rec({ agent_id: "agent-g", ttfb_ms: 250, cost_usd: 0.05 })]);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const agentA = {

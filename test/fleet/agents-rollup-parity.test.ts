@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { fleetIndex } from "../../src/fleet/index-queries.js";
 import { storeRequestRows } from "../../src/ingest/store-requests.js";
 import { storeTurns } from "../../src/ingest/turns.js";
@@ -11,7 +11,7 @@ import type { RequestRow } from "../../src/rollups/apply.js";
 import { rebuildRollups } from "../../src/rollups/rebuild.js";
 import { sketchFromJson } from "../../src/rollups/sketch-json.js";
 import { summarize, summarizeSamples } from "../../src/stats/summary.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -47,12 +47,11 @@ interface Turn {
  * from raw rows reproduces what the write path maintained.
  */
 describe("fleet index rollups equal raw aggregates", () => {
-  let t: TestApp;
   const base = Math.floor(Date.now() / HOUR) * HOUR + 23 * 60_000 + 457;
   const reqs: RequestRow[] = [];
   const turns: Turn[] = [];
+  const t = useTestApp();
   beforeAll(async () => {
-    t = await createTestApp();
     const db = t.services.database.db;
     // A probe call (the operator's load-test trunk): its room's turns are probe traffic.
     await db.execute(sql`INSERT INTO calls (room_sid, room_name, is_probe) VALUES ('RM_probe', 'probe-room', true)`);
@@ -104,9 +103,6 @@ describe("fleet index rollups equal raw aggregates", () => {
       for (let i = 0; i < mine.length; i += 53) await storeRequestRows(db, tenant, mine.slice(i, i + 53));
     }
     for (const [tenant, batch] of makeTurns(150)) await storeTurns(db, tenant, batch);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const nows = () => [new Date(base), new Date(base - 3.5 * HOUR), new Date(Math.floor(base / HOUR) * HOUR), new Date(Math.floor(base / DAY) * DAY - 5 * DAY)];

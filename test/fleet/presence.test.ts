@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ROSTER_AGEING_SECONDS } from "../../src/fleet/presence.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { ACME, AUTH_YAML, GLOBEX, OPS, READER, rows } from "../ingest/helpers.js";
 
 interface Roster {
@@ -29,13 +29,7 @@ const snapshot = (agentId: string, extra: Record<string, unknown> = {}) => ({
 });
 
 describe("fleet presence (endpoints 40-41)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: AUTH_YAML });
   const db = () => t.services.database.db;
   const beat = (body: unknown, key = ACME) => t.call("POST", "/v1/agents/heartbeat", { key, body });
   const roster = async (key: string) => (await (await t.call("GET", "/v1/agents", { key })).json()) as Roster;

@@ -1,27 +1,28 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { ANTHROPIC_PIECES, anthropicStub } from "../support/stubs/anthropic.js";
 import type { StubServer } from "../support/stubs/stub-server.js";
-import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
+import { KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
 
 let stub: StubServer;
-let app: TestApp & { base: string };
 
 beforeAll(async () => {
   stub = await anthropicStub().start();
-  app = await gatewayApp(`${KEYS_YAML}
+});
+afterAll(async () => {
+  await stub?.close();
+});
+const app = useTestApp(() => ({
+  listen: true,
+  yaml: `${KEYS_YAML}
 providers:
   anthropic: { api_key: "${PROVIDER_KEY}", base_url: "${stub.url}/v1" }
 models:
   llm:
     anthropic/claude-haiku-4-5: { provider: anthropic, model: claude-haiku-4-5 }
-`);
-});
-afterAll(async () => {
-  await app?.close();
-  await stub?.close();
-});
+`,
+}));
 
 const client = () => new Anthropic({ apiKey: OPERATOR_KEY, baseURL: `${app.base}/anthropic`, maxRetries: 0 });
 // (9 uncached × 1 + 3 cached × 0.1 + 6 out × 5) / 1e6 at the catalog's claude-haiku-4-5 list prices.

@@ -1,13 +1,13 @@
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { pseudoAudio, sha256, wavFile } from "../support/stubs/audio.js";
 import { CartesiaStub } from "../support/stubs/cartesia.js";
 import { DeepgramStub } from "../support/stubs/deepgram.js";
 import { ElevenLabsStub } from "../support/stubs/elevenlabs.js";
 import { OpenAIAudioStub } from "../support/stubs/openai-audio.js";
 import { presentedKeys, type StubServer } from "../support/stubs/vendor-stub.js";
-import { ACME_KEY, GLOBEX_KEY, gatewayApp, INGEST_KEY, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
+import { ACME_KEY, GLOBEX_KEY, INGEST_KEY, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
 
 /**
  * The audio HTTP routes through a real Voxgate on loopback, against scriptable stub vendors: the real
@@ -19,11 +19,16 @@ const deepgram = new DeepgramStub();
 const elevenlabs = new ElevenLabsStub();
 const cartesia = new CartesiaStub();
 const stubs: StubServer[] = [openaiStub, deepgram, elevenlabs, cartesia];
-let app: TestApp & { base: string };
 
 beforeAll(async () => {
   await Promise.all(stubs.map((s) => s.start()));
-  app = await gatewayApp(`${KEYS_YAML}
+});
+afterAll(async () => {
+  await Promise.all(stubs.map((s) => s.stop()));
+});
+const app = useTestApp(() => ({
+  listen: true,
+  yaml: `${KEYS_YAML}
 providers:
   openai: { api_key: "${PROVIDER_KEY}", base_url: "${openaiStub.url}/v1" }
   deepgram: { api_key: "${PROVIDER_KEY}", base_url: "${deepgram.url}/v1" }
@@ -42,12 +47,8 @@ pricing:
   catalog:
     cartesia/sonic-2: { price_usd: 0.03 }
     deepgram/aura-2-thalia-en: { modality: tts, price_usd: 0.03 }
-`);
-});
-afterAll(async () => {
-  await app?.close();
-  await Promise.all(stubs.map((s) => s.stop()));
-});
+`,
+}));
 beforeEach(() => {
   for (const s of stubs) s.reset();
 });

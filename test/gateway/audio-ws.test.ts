@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { TestApp } from "../support/app.js";
+import { type TestApp, useTestApp } from "../support/app.js";
 import { pseudoAudio, sha256 } from "../support/stubs/audio.js";
 import { CartesiaStub } from "../support/stubs/cartesia.js";
 import { DeepgramStub } from "../support/stubs/deepgram.js";
@@ -20,8 +20,6 @@ const elevenlabs = new ElevenLabsStub();
 const cartesia = new CartesiaStub();
 const openai = new OpenAIAudioStub();
 const stubs: StubServer[] = [deepgram, deepgramB, elevenlabs, cartesia, openai];
-let app: TestApp & { base: string };
-let ws = "";
 
 const YAML = (extra = "") => `${KEYS_YAML}
 providers:
@@ -52,13 +50,12 @@ ${extra}`;
 
 beforeAll(async () => {
   await Promise.all(stubs.map((s) => s.start()));
-  app = await gatewayApp(YAML());
-  ws = app.base.replace("http://", "ws://");
 });
 afterAll(async () => {
-  await app?.close();
   await Promise.all(stubs.map((s) => s.stop()));
 });
+const app = useTestApp(() => ({ yaml: YAML(), listen: true }));
+const ws = () => app.base.replace("http://", "ws://");
 beforeEach(() => {
   for (const s of stubs) s.reset();
 });
@@ -86,7 +83,7 @@ async function streamListen(s: OpenSocket, seconds: number): Promise<Uint8Array[
 
 describe("Deepgram live over WebSocket", () => {
   it("relays audio unchanged, records Metadata.duration with its price, sends only the provider key", async () => {
-    const s = opened(await openWs(`${ws}${LISTEN}`, { headers: token() }));
+    const s = opened(await openWs(`${ws()}${LISTEN}`, { headers: token() }));
     const frames = await streamListen(s, 60);
     const atStub = (deepgram.seen[0]?.frames ?? []).filter((f): f is Uint8Array => typeof f !== "string");
     expect(sha256(Buffer.concat(atStub))).toBe(sha256(Buffer.concat(frames)));
@@ -104,7 +101,7 @@ describe("Deepgram live over WebSocket", () => {
   });
 
   it("takes the key from the browser subprotocol (token, <key>) and never echoes it", async () => {
-    const s = opened(await openWs(`${ws}${LISTEN}`, { protocols: ["token", OPERATOR_KEY] }));
+    const s = opened(await openWs(`${ws()}${LISTEN}`, { protocols: ["token", OPERATOR_KEY] }));
     expect(s.ws.protocol).toBe("token");
     expect(JSON.stringify(s.headers)).not.toContain(OPERATOR_KEY);
     await streamListen(s, 1);
@@ -114,7 +111,7 @@ describe("Deepgram live over WebSocket", () => {
 
   it("times the first result no earlier than the vendor's delay", async () => {
     deepgram.reset({ delayMs: 60 });
-    const s = opened(await openWs(`${ws}${LISTEN}`, { headers: token() }));
+    const s = opened(await openWs(`${ws()}${LISTEN}`, { headers: token() }));
     await streamListen(s, 2);
     const [row] = await settledStream(app, requestIdOf(s));
     expect(row?.ttfb_ms ?? 0).toBeGreaterThanOrEqual(59);
@@ -122,7 +119,7 @@ describe("Deepgram live over WebSocket", () => {
   });
 
   it("closes the vendor's stream when the client leaves, and records the partial audio", async () => {
-    const s = opened(await openWs(`${ws}${LISTEN}`, { headers: token() }));
+    const s = opened(await openWs(`${ws()}${LISTEN}`, { headers: token() }));
     s.ws.send(pseudoAudio(16_000)); // 0.5 s
     await waitFor(s, (m) => String(m).includes("Results"));
     const vendorSide = [...deepgram.openSockets][0];
@@ -135,7 +132,7 @@ describe("Deepgram live over WebSocket", () => {
 
   it("gives the client 1011 when the vendor drops mid-stream and records an error with the partial units", async () => {
     deepgram.reset({ dropAfter: 2 });
-    const s = opened(await openWs(`${ws}${LISTEN}`, { headers: token() }));
+    const s = opened(await openWs(`${ws()}${LISTEN}`, { headers: token() }));
     for (let i = 0; i < 4; i++) s.ws.send(pseudoAudio(3200, i + 1));
     expect((await s.closed).code).toBe(1011);
     const [row] = await settledStream(app, requestIdOf(s));
@@ -145,16 +142,16 @@ describe("Deepgram live over WebSocket", () => {
   });
 
   it("passes a vendor's close code for a bad message, and stays up (no 5xx)", async () => {
-    const s = opened(await openWs(`${ws}${LISTEN}`, { headers: token() }));
+    const s = opened(await openWs(`${ws()}${LISTEN}`, { headers: token() }));
     s.ws.send("this is not json");
     expect(await s.closed).toEqual({ code: 1008, reason: "DATA-0000: bad message" });
-    const again = opened(await openWs(`${ws}${LISTEN}`, { headers: token() }));
+    const again = opened(await openWs(`${ws()}${LISTEN}`, { headers: token() }));
     await streamListen(again, 1);
   });
 
   it("fails over to the next stt model at connect, recording the failed attempt and the fallback", async () => {
     deepgram.reset({ statuses: [503] });
-    const s = opened(await openWs(`${ws}${LISTEN}`, { headers: token() }));
+    const s = opened(await openWs(`${ws()}${LISTEN}`, { headers: token() }));
     await streamListen(s, 2);
     const id = requestIdOf(s);
     const [row] = await settledStream(app, id);
@@ -166,7 +163,7 @@ describe("Deepgram live over WebSocket", () => {
 
   it("answers the last candidate's 429 before the upgrade, with Retry-After", async () => {
     deepgramB.reset({ statuses: [429], retryAfter: "3" });
-    const r = refused(await openWs(`${ws}/deepgram/v1/listen?model=deepgram-eu/nova-3&encoding=linear16&sample_rate=16000`, { headers: token() }));
+    const r = refused(await openWs(`${ws()}/deepgram/v1/listen?model=deepgram-eu/nova-3&encoding=linear16&sample_rate=16000`, { headers: token() }));
     expect(r.status).toBe(429);
     expect(r.headers["retry-after"]).toBe("3");
     expect(r.headers["x-voxgate-error"]).toBe("rate_limited");
@@ -175,15 +172,15 @@ describe("Deepgram live over WebSocket", () => {
 
 describe("refusals before the upgrade", () => {
   it("401 / 403 / 404 / 426 as HTTP statuses, and no vendor is reached", async () => {
-    expect(refused(await openWs(`${ws}${LISTEN}`, { headers: token("wrong-key-0123456789abcdef") })).status).toBe(401);
-    expect(refused(await openWs(`${ws}${LISTEN}`)).status).toBe(401);
-    expect(refused(await openWs(`${ws}${LISTEN}`, { headers: token(INGEST_KEY) })).status).toBe(403);
-    const missing = refused(await openWs(`${ws}/deepgram/v1/listen?model=nova-9`, { headers: token() }));
+    expect(refused(await openWs(`${ws()}${LISTEN}`, { headers: token("wrong-key-0123456789abcdef") })).status).toBe(401);
+    expect(refused(await openWs(`${ws()}${LISTEN}`)).status).toBe(401);
+    expect(refused(await openWs(`${ws()}${LISTEN}`, { headers: token(INGEST_KEY) })).status).toBe(403);
+    const missing = refused(await openWs(`${ws()}/deepgram/v1/listen?model=nova-9`, { headers: token() }));
     expect(missing.status).toBe(404);
     expect(missing.headers["x-voxgate-error"]).toBe("model_not_found");
     const plain = await fetch(`${app.base}/deepgram/v1/listen?model=nova-3`, { headers: token() });
     expect(plain.status).toBe(426);
-    const badVoice = refused(await openWs(`${ws}/elevenlabs/v1/text-to-speech/bad.voice/multi-stream-input`, { headers: { "xi-api-key": OPERATOR_KEY } }));
+    const badVoice = refused(await openWs(`${ws()}/elevenlabs/v1/text-to-speech/bad.voice/multi-stream-input`, { headers: { "xi-api-key": OPERATOR_KEY } }));
     expect(badVoice.status).toBe(400);
     for (const stub of stubs) expect(stub.seen).toHaveLength(0);
   });
@@ -216,7 +213,7 @@ describe("refusals before the upgrade", () => {
 
 describe("TTS and realtime STT over WebSocket", () => {
   it("ElevenLabs multi-stream-input: characters of the text (not the opener), audio unchanged", async () => {
-    const s = opened(await openWs(`${ws}/elevenlabs/v1/text-to-speech/voice1/multi-stream-input?model_id=eleven_flash_v2_5&output_format=pcm_24000`, { headers: { "xi-api-key": OPERATOR_KEY } }));
+    const s = opened(await openWs(`${ws()}/elevenlabs/v1/text-to-speech/voice1/multi-stream-input?model_id=eleven_flash_v2_5&output_format=pcm_24000`, { headers: { "xi-api-key": OPERATOR_KEY } }));
     s.ws.send(JSON.stringify({ text: " ", context_id: "c1" }));
     s.ws.send(JSON.stringify({ text: "y".repeat(200), context_id: "c1" }));
     s.ws.send(JSON.stringify({ context_id: "c1", flush: true }));
@@ -232,7 +229,7 @@ describe("TTS and realtime STT over WebSocket", () => {
   });
 
   it("Cartesia tts/websocket: key from ?api_key stripped, model from the project's stack and rewritten per message", async () => {
-    const s = opened(await openWs(`${ws}/p/ws-proj/s/call-7/cartesia/tts/websocket?api_key=${OPERATOR_KEY}&cartesia_version=2025-04-16`));
+    const s = opened(await openWs(`${ws()}/p/ws-proj/s/call-7/cartesia/tts/websocket?api_key=${OPERATOR_KEY}&cartesia_version=2025-04-16`));
     s.ws.send(JSON.stringify({ model_id: "cartesia/sonic-2", transcript: "z".repeat(100), context_id: "k", continue: false, voice: { mode: "id", id: "v" } }));
     await waitFor(s, (m) => String(m).includes('"done"'));
     s.ws.close(1000);
@@ -247,7 +244,7 @@ describe("TTS and realtime STT over WebSocket", () => {
   });
 
   it("Deepgram speak over WebSocket: Speak text counted, binary audio unchanged", async () => {
-    const s = opened(await openWs(`${ws}/deepgram/v1/speak?model=aura-2-thalia-en&encoding=linear16`, { headers: token() }));
+    const s = opened(await openWs(`${ws()}/deepgram/v1/speak?model=aura-2-thalia-en&encoding=linear16`, { headers: token() }));
     s.ws.send(JSON.stringify({ type: "Speak", text: "q".repeat(40) }));
     s.ws.send(JSON.stringify({ type: "Flush" }));
     const audio = await waitFor(s, (m) => Buffer.isBuffer(m));
@@ -259,7 +256,7 @@ describe("TTS and realtime STT over WebSocket", () => {
   });
 
   it("Cartesia's fixed /tts/websocket path at the root works too", async () => {
-    const s = opened(await openWs(`${ws}/tts/websocket?cartesia_version=2024-06-10`, { headers: { "x-api-key": OPERATOR_KEY, "x-voxgate-project": "ws-proj" } }));
+    const s = opened(await openWs(`${ws()}/tts/websocket?cartesia_version=2024-06-10`, { headers: { "x-api-key": OPERATOR_KEY, "x-voxgate-project": "ws-proj" } }));
     s.ws.send(JSON.stringify({ model_id: "sonic-2", transcript: "hello", context_id: "k" }));
     await waitFor(s, (m) => String(m).includes('"done"'));
     s.ws.close();
@@ -268,7 +265,7 @@ describe("TTS and realtime STT over WebSocket", () => {
   });
 
   it("OpenAI realtime transcription: session model rewritten, usage.seconds recorded and priced", async () => {
-    const s = opened(await openWs(`${ws}/openai/v1/realtime?intent=transcription&model=openai/gpt-4o-mini-transcribe`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } }));
+    const s = opened(await openWs(`${ws()}/openai/v1/realtime?intent=transcription&model=openai/gpt-4o-mini-transcribe`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } }));
     s.ws.send(JSON.stringify({ type: "transcription_session.update", session: { input_audio_format: "pcm16", input_audio_transcription: { model: "openai/gpt-4o-mini-transcribe" } } }));
     const chunk = Buffer.from(pseudoAudio(48_000)).toString("base64"); // 1 s of 24 kHz pcm16
     for (let i = 0; i < 10; i++) s.ws.send(JSON.stringify({ type: "input_audio_buffer.append", audio: chunk }));
@@ -289,7 +286,7 @@ describe("TTS and realtime STT over WebSocket", () => {
 
 describe("recording of WebSocket calls", () => {
   it("files streams under the key's tenant, invisible to another tenant", async () => {
-    const a = opened(await openWs(`${ws}${LISTEN}`, { headers: token(ACME_KEY) }));
+    const a = opened(await openWs(`${ws()}${LISTEN}`, { headers: token(ACME_KEY) }));
     await streamListen(a, 1);
     const [row] = await settledStream(app, requestIdOf(a));
     expect(row?.tenant_id).toBe("acme");
@@ -298,7 +295,7 @@ describe("recording of WebSocket calls", () => {
   });
 
   it("today_spend of the project equals the sum of its recorded costs after WebSocket calls", async () => {
-    const s = opened(await openWs(`${ws}${LISTEN}`, { headers: token() }));
+    const s = opened(await openWs(`${ws()}${LISTEN}`, { headers: token() }));
     await streamListen(s, 3);
     await settledStream(app, requestIdOf(s));
     // The operator's view of the project spans every tenant's calls filed under it.

@@ -1,18 +1,24 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { openaiChatStub } from "../support/stubs/openai-chat.js";
 import type { StubServer } from "../support/stubs/stub-server.js";
-import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
+import { KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
 
 let stub: StubServer;
 let cheap: StubServer;
-let app: TestApp & { base: string };
 
 beforeAll(async () => {
   stub = await openaiChatStub().start();
   cheap = await openaiChatStub().start();
-  app = await gatewayApp(`${KEYS_YAML}
+});
+afterAll(async () => {
+  await stub?.close();
+  await cheap?.close();
+});
+const app = useTestApp(() => ({
+  listen: true,
+  yaml: `${KEYS_YAML}
 providers:
   openai: { api_key: "${PROVIDER_KEY}", base_url: "${stub.url}/v1" }
   cheap: { type: openai_compatible, api_key: "sk-cheap-0123456789abcdef", base_url: "${cheap.url}/v1" }
@@ -26,13 +32,8 @@ projects:
   capped: { daily_budget: 0.00002, budget_action: block }
   warned: { daily_budget: 0.00001, budget_action: warn }
   throttled: { daily_budget: 0.00001, budget_action: throttle, throttle_stack: economy }
-`);
-});
-afterAll(async () => {
-  await app?.close();
-  await stub?.close();
-  await cheap?.close();
-});
+`,
+}));
 
 const client = (project: string) => new OpenAI({ apiKey: OPERATOR_KEY, baseURL: `${app.base}/p/${project}/s/s1/openai/v1`, maxRetries: 3 });
 const ask = (project: string, stream = false) =>

@@ -1,19 +1,25 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { openaiChatStub } from "../support/stubs/openai-chat.js";
 import type { StubServer } from "../support/stubs/stub-server.js";
-import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
+import { KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
 
 let primary: StubServer;
 let backup: StubServer;
-let app: TestApp & { base: string };
 const BACKUP_KEY = "sk-backup-provider-key-0123456789";
 
 beforeAll(async () => {
   primary = await openaiChatStub().start();
   backup = await openaiChatStub().start();
-  app = await gatewayApp(`${KEYS_YAML}
+});
+afterAll(async () => {
+  await primary?.close();
+  await backup?.close();
+});
+const app = useTestApp(() => ({
+  listen: true,
+  yaml: `${KEYS_YAML}
 providers:
   openai: { api_key: "${PROVIDER_KEY}", base_url: "${primary.url}/v1" }
   backup: { type: openai_compatible, api_key: "${BACKUP_KEY}", base_url: "${backup.url}/v1" }
@@ -26,13 +32,8 @@ fallbacks:
 gateway:
   first_byte_timeout_ms: 400
   max_cooldown_ms: 300
-`);
-});
-afterAll(async () => {
-  await app?.close();
-  await primary?.close();
-  await backup?.close();
-});
+`,
+}));
 
 const client = () => new OpenAI({ apiKey: OPERATOR_KEY, baseURL: `${app.base}/openai/v1`, maxRetries: 0 });
 const ask = () => client().chat.completions.create({ model: "openai/gpt-4.1-mini", messages: [{ role: "user", content: "same body" }] }).withResponse();

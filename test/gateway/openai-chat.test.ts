@@ -1,16 +1,21 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { DEFAULT_CHAT_USAGE, openaiChatStub, STREAM_PIECES } from "../support/stubs/openai-chat.js";
 import type { StubServer } from "../support/stubs/stub-server.js";
-import { ACME_KEY, GLOBEX_KEY, gatewayApp, INGEST_KEY, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, READ_KEY, recordedRows } from "./support.js";
+import { ACME_KEY, GLOBEX_KEY, INGEST_KEY, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, READ_KEY, recordedRows } from "./support.js";
 
 let stub: StubServer;
-let app: TestApp & { base: string };
 
 beforeAll(async () => {
   stub = await openaiChatStub().start();
-  app = await gatewayApp(`${KEYS_YAML}
+});
+afterAll(async () => {
+  await stub?.close();
+});
+const app = useTestApp(() => ({
+  listen: true,
+  yaml: `${KEYS_YAML}
 providers:
   openai: { api_key: "${PROVIDER_KEY}", base_url: "${stub.url}/v1" }
 models:
@@ -20,12 +25,8 @@ stacks:
   fast: { llm: openai/gpt-4.1-mini }
 projects:
   support: { default_stack: fast }
-`);
-});
-afterAll(async () => {
-  await app?.close();
-  await stub?.close();
-});
+`,
+}));
 
 const client = (key = OPERATOR_KEY, headers: Record<string, string> = {}) =>
   new OpenAI({ apiKey: key, baseURL: `${app.base}/openai/v1`, maxRetries: 0, defaultHeaders: headers });

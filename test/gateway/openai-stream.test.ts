@@ -1,27 +1,28 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { DEFAULT_CHAT_USAGE, openaiChatStub, STREAM_PIECES } from "../support/stubs/openai-chat.js";
 import type { StubServer } from "../support/stubs/stub-server.js";
-import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
+import { KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
 
 let stub: StubServer;
-let app: TestApp & { base: string };
 
 beforeAll(async () => {
   stub = await openaiChatStub().start();
-  app = await gatewayApp(`${KEYS_YAML}
+});
+afterAll(async () => {
+  await stub?.close();
+});
+const app = useTestApp(() => ({
+  listen: true,
+  yaml: `${KEYS_YAML}
 providers:
   openai: { api_key: "${PROVIDER_KEY}", base_url: "${stub.url}/v1" }
 models:
   llm:
     openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }
-`);
-});
-afterAll(async () => {
-  await app?.close();
-  await stub?.close();
-});
+`,
+}));
 
 const client = () => new OpenAI({ apiKey: OPERATOR_KEY, baseURL: `${app.base}/openai/v1`, maxRetries: 0 });
 const until = async (cond: () => boolean | Promise<boolean>) => {

@@ -1,7 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
 import { ACME, AUTH_YAML, GLOBEX, OPS, record, rows } from "./helpers.js";
 
 const WRITE_ROUTES = ["/v1/ingest", "/v1/ingest/turns", "/v1/ingest/dead-air", "/v1/agents/heartbeat"];
@@ -51,13 +51,7 @@ function randomObject(rand: () => number, depth = 0): Record<string, unknown> {
 }
 
 describe("hostile input on every write route", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: AUTH_YAML });
   const db = () => t.services.database.db;
   const counts = async () => {
     const out: Record<string, number> = {};
@@ -178,13 +172,7 @@ describe("hostile input on every write route", () => {
 });
 
 describe("cross-tenant writes: a key of tenant A never creates or changes a row of tenant B", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: AUTH_YAML });
   const db = () => t.services.database.db;
   const snapshotOf = async (tenant: string) => {
     const out: Record<string, unknown[]> = {};
@@ -244,13 +232,7 @@ describe("cross-tenant writes: a key of tenant A never creates or changes a row 
 });
 
 describe("text Postgres cannot store (NUL, lone surrogates)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: AUTH_YAML });
 
   it("is skipped per row or refused, never a 500, on every write route", async () => {
     const now = Date.now();

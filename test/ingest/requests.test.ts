@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { INGEST_BATCH_CAP } from "../../src/ingest/batch.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { ACME, AUTH_YAML, countOf, GLOBEX, OPS, READER, record, rows } from "./helpers.js";
 
 interface IngestAnswer {
@@ -14,13 +14,7 @@ interface IngestAnswer {
 }
 
 describe("POST /v1/ingest (endpoint 42)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: AUTH_YAML });
   const db = () => t.services.database.db;
   const ingest = async (body: unknown, key = ACME) => {
     const res = await t.call("POST", "/v1/ingest", { key, body });

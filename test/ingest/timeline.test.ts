@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { INGEST_BATCH_CAP } from "../../src/ingest/batch.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { ACME, AUTH_YAML, countOf, GLOBEX, READER, record, rows } from "./helpers.js";
 
 const T0 = Date.UTC(2026, 5, 1, 12, 0, 0);
@@ -24,13 +24,7 @@ function deadAir(session: string, startOffset: number, extra: Record<string, unk
 }
 
 describe("POST /v1/ingest/turns and /v1/ingest/dead-air (endpoints 43-44)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: AUTH_YAML });
   const db = () => t.services.database.db;
   const post = async (path: string, body: unknown, key = ACME) => {
     const res = await t.call("POST", path, { key, body });

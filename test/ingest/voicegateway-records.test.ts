@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
 import { OPS, rows } from "./helpers.js";
 
 /** Issue 8.6: voicegateway agents push their records unchanged, cached tokens included. */
@@ -23,13 +23,7 @@ interface Row {
 }
 
 describe("voicegateway request records", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml });
 
   const ingest = async (records: Record<string, unknown>[]) => {
     const res = await t.call("POST", "/v1/ingest", { key: OPS, body: records });

@@ -1,11 +1,11 @@
 import { EventEmitter } from "node:events";
 import { createServer } from "node:net";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { attach, closeAttachClients, trackInstance } from "../../src/livekit/index.js";
-import { gatewayApp, KEYS_YAML, OPERATOR_KEY, recordedRows } from "../gateway/support.js";
+import { KEYS_YAML, OPERATOR_KEY, recordedRows } from "../gateway/support.js";
 import { rows } from "../ingest/helpers.js";
-import type { TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { EXPECTED, newSession, play, threeTurnCall } from "./sequences.js";
 
 /**
@@ -13,21 +13,17 @@ import { EXPECTED, newSession, play, threeTurnCall } from "./sequences.js";
  * on loopback): the exact turns, dead-air rows and request records it stores; components that went
  * through the gateway are not recorded again; nothing reaches the voice loop when the collector is down.
  */
-let app: TestApp & { base: string };
-let host = "";
 const YAML = `${KEYS_YAML}
 pricing:
   catalog:
     cartesia/sonic-2: { price_usd: 0.03 }
 `;
 
-beforeAll(async () => {
-  app = await gatewayApp(YAML);
-  host = new URL(app.base).host;
-});
+const app = useTestApp({ yaml: YAML, listen: true });
+const host = () => new URL(app.base).host;
+// Registered after the app's hooks, so it runs before the app closes.
 afterAll(async () => {
   await closeAttachClients();
-  await app?.close();
 });
 
 const T0 = 1_790_000_000_000;
@@ -62,7 +58,7 @@ describe("attach() on a three-turn call", () => {
       roomName: "room-att-1",
       deadAirThresholdMs: 2000,
     });
-    play(session, threeTurnCall(host), T0);
+    play(session, threeTurnCall(host()), T0);
     await handle.flush();
     expect(session.listenerCount("user_state_changed")).toBe(0); // close detached it
 
@@ -186,7 +182,7 @@ describe("attach() with the collector down", () => {
         throw new Error("a throwing onError must not reach the session either");
       },
     });
-    const events = threeTurnCall(host).filter(([name]) => name !== "close");
+    const events = threeTurnCall(host()).filter(([name]) => name !== "close");
     expect(() => {
       for (let i = 0; i < 20; i++) play(session, events, T0 + i * 100_000);
       // Events attach cannot read: nothing thrown either.

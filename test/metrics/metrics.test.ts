@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { diagGates, diagRuns } from "../../src/db/schema/index.js";
 import { escapeLabelValue, renderExposition } from "../../src/metrics/exposition.js";
 import { DAY, HOUR, insertRequests, KEYS, MIN, REPORTS_YAML, row } from "../reports/fixtures.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { createTestApp, useTestApp } from "../support/app.js";
 import { obtainPromtool, promtoolCheck } from "./promtool.js";
 
 const WEIRD_PROJECT = 'we"ird\\name\nline';
@@ -34,7 +34,6 @@ function samples(text: string): Map<string, number> {
 }
 
 describe("GET /v1/metrics", () => {
-  let t: TestApp;
   const scrape = async (key = KEYS.ops) => {
     const res = await t.call("GET", "/v1/metrics", { key });
     expect(res.status).toBe(200);
@@ -42,17 +41,14 @@ describe("GET /v1/metrics", () => {
     return res.text();
   };
 
+  const t = useTestApp({ yaml: REPORTS_YAML });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: REPORTS_YAML });
     await insertRequests(t.services.database.db, [
       row({ tenant_id: "acme", agoMs: 5 * MIN, project: "support", cost_usd: "0.5", ttfb_ms: 200, total_latency_ms: 1000 }),
       row({ tenant_id: "acme", agoMs: 3 * HOUR, project: WEIRD_PROJECT, model_id: "deepgram/nova-3", modality: "stt", cost_usd: "0.25", ttfb_ms: 400, total_latency_ms: 3000 }),
       row({ tenant_id: "globex", agoMs: 20 * HOUR, project: "support", cost_usd: "0.1", ttfb_ms: 99_000, total_latency_ms: 99_000, is_probe: true }),
       row({ tenant_id: "acme", agoMs: 2 * DAY, project: "support", cost_usd: "9", ttfb_ms: 5, total_latency_ms: 5 }),
     ]);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it("publishes the spec's series over the rolling 24 h", async () => {

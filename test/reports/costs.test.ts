@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
 import { DAY, HOUR, insertRequests, KEYS, MIN, REPORTS_YAML, row } from "./fixtures.js";
 
 interface Line {
@@ -20,9 +20,8 @@ const NOVA = "deepgram/nova-3";
 const FLASH = "elevenlabs/eleven_flash_v2_5";
 
 describe("GET /v1/costs and /api/costs", () => {
-  let t: TestApp;
+  const t = useTestApp({ yaml: REPORTS_YAML });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: REPORTS_YAML });
     const db = t.services.database.db;
     const acme = { tenant_id: "acme" };
     // Three batches, so rollup rows are created and then merged by later batches.
@@ -41,9 +40,6 @@ describe("GET /v1/costs and /api/costs", () => {
       row({ agoMs: 2 * HOUR, model_id: NOVA, modality: "stt", cost_usd: "0.33" }),
     ]);
     await insertRequests(db, [row({ ...acme, agoMs: 30 * MIN, project: "support", cost_usd: null, pricing: "unknown" })]);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const get = async (path: string, key = KEYS.ops) => {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { ModelLatency } from "../../src/reports/latency.js";
 import type { RequestLogRecord } from "../../src/reports/logs.js";
 import { summarizeSamples } from "../../src/stats/summary.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { DAY, HOUR, insertRequests, KEYS, MIN, REPORTS_YAML, row } from "./fixtures.js";
 
 interface LatencyBody {
@@ -15,9 +15,8 @@ const GPT = "openai/gpt-4.1-mini";
 const NOVA = "deepgram/nova-3";
 
 describe("GET /v1/latency, /v1/logs and their /api adapters", () => {
-  let t: TestApp;
+  const t = useTestApp({ yaml: REPORTS_YAML });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: REPORTS_YAML });
     const db = t.services.database.db;
     const acme = { tenant_id: "acme", project: "support" };
     await insertRequests(db, [
@@ -31,9 +30,6 @@ describe("GET /v1/latency, /v1/logs and their /api adapters", () => {
       row({ ...acme, agoMs: 20 * DAY, ttfb_ms: 500, total_latency_ms: null }),
       row({ tenant_id: "globex", agoMs: HOUR, ttfb_ms: 7, total_latency_ms: 70, project: "support" }),
     ]);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const latency = async (path: string, key = KEYS.acme) => {

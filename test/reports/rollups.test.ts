@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { costReport } from "../../src/reports/costs.js";
 import { latencySketches } from "../../src/reports/latency.js";
 import { queryRows } from "../../src/reports/sources.js";
@@ -9,7 +9,7 @@ import type { RequestRow } from "../../src/rollups/apply.js";
 import { rebuildRollups } from "../../src/rollups/rebuild.js";
 import { sketchFromJson } from "../../src/rollups/sketch-json.js";
 import { type LatencySketch, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { createTestApp, useTestApp } from "../support/app.js";
 import { DAY, HOUR, insertRequests } from "./fixtures.js";
 
 /** A sketch with its sum left out (float order) and its raw samples sorted (a multiset). */
@@ -33,10 +33,9 @@ const TENANTS = [null, "acme", "globex"];
 const PROJECTS = ["default", "support", "sales"];
 
 describe("rollup windows equal raw aggregates", () => {
-  let t: TestApp;
   const base = Math.floor(Date.now() / HOUR) * HOUR + 17 * 60_000 + 123;
+  const t = useTestApp();
   beforeAll(async () => {
-    t = await createTestApp();
     const rnd = lcg(42);
     const rows: RequestRow[] = [];
     for (let i = 0; i < 900; i++) {
@@ -59,9 +58,6 @@ describe("rollup windows equal raw aggregates", () => {
     }
     // Uneven batches, so buckets are created by one batch and merged by the next.
     for (let i = 0; i < rows.length; i += 97) await insertRequests(t.services.database.db, rows.slice(i, i + 97));
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const nows = () => [

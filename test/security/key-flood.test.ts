@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { randomBase62 } from "../../src/auth/virtual-keys.js";
 import { apiKeys } from "../../src/db/schema/index.js";
-import { useTestApp, type TestApp } from "../support/app.js";
+import { type TestApp, useTestApp } from "../support/app.js";
 import { KEYS, OPS_YAML } from "../support/fixtures.js";
 import { captureLogger } from "../support/log.js";
 import { http, json } from "./http.js";

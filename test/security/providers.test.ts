@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addressClass, embeddedIpv4 } from "../../src/manage/url-policy.js";
-import { useTestApp, type TestApp } from "../support/app.js";
+import { type TestApp, useTestApp } from "../support/app.js";
 import { authYaml, KEYS, SECRET_ENV } from "../support/fixtures.js";
 import { captureLogger } from "../support/log.js";
 import { startStubProvider } from "../manage/stub-provider.js";

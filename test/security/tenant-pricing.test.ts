@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { compileCatalog } from "../../src/billing/catalog.js";
 import { compileRateCard, rateRequest, seedRule } from "../../src/billing/rate.js";
 import { toRuleDef } from "../../src/billing/rule-form.js";
-import { createTestApp, useTestApp, type TestApp } from "../support/app.js";
+import { createTestApp, type TestApp, useTestApp } from "../support/app.js";
 import { http, json } from "./http.js";
 
 // Issue 9 item 7: a tenant-bound key cannot set its own price, nor reopen an invoiced period.

@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { rebuildRollups } from "../../src/rollups/rebuild.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { runCli } from "../support/spawn.js";
 
 /** Issue 8.4: three turns of 700, 900 and 1100 ms have p50 = 900 on every path, never 907.03. */
@@ -14,10 +14,9 @@ const SAMPLES = [700, 900, 1100];
 const HOUR = 3_600_000;
 
 describe("exact small-sample percentiles on every path", () => {
-  let t: TestApp;
   const now = Date.now();
+  const t = useTestApp({ yaml });
   beforeAll(async () => {
-    t = await createTestApp({ yaml });
     // Requests in three different past hours (served from hour and day rollups merged in SQL) and
     // three in the current hour (served from raw rows), for two models.
     const records = SAMPLES.flatMap((ms, i) => [
@@ -30,9 +29,6 @@ describe("exact small-sample percentiles on every path", () => {
       return { session_id: "s-exact", room_name: "room-exact", turn_index: i, caller_speak_start_ms: end - 2000, caller_speak_end_ms: end, agent_speak_start_ms: end + ms, agent_speak_end_ms: end + ms + 500, response_speed_ms: ms };
     });
     expect((await t.call("POST", "/v1/ingest/turns", { key: OPS, body: turns })).status).toBe(200);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const json = async <T>(path: string) => {
