@@ -9,7 +9,8 @@ import { withGatewayFastPath } from "./gateway/fast-path.js";
 import { closeClientSockets, createWebSocketServer } from "./gateway/ws/upgrade.js";
 import { createApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logging.js";
-import { createServices, type Services, startWorkers, stopWorkers } from "./services.js";
+import type { Services } from "./services.js";
+import { createServices, startWorkers, stopWorkers } from "./services-runtime.js";
 
 /** Where the store lives: DATABASE_URL / database.url (Postgres) or the PGlite directory. */
 export function databaseTarget(loaded: LoadedConfig, env: Env): DatabaseTarget {

@@ -1,5 +1,5 @@
 import { createMiddleware } from "hono/factory";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { authEnabled, type Services } from "../services.js";
 import { type AuthContext, allows, OPERATOR, type Permission } from "./context.js";
@@ -51,7 +51,10 @@ function staticKeyOf(keys: ReadonlyMap<string, StaticKey>, token: string): Stati
   if (hit) return hit;
   const key = keys.get(sha256Hex(token));
   if (key) {
-    if (!memo) verifiedStatic.set(keys, (memo = new Map()));
+    if (!memo) {
+      memo = new Map();
+      verifiedStatic.set(keys, memo);
+    }
     if (memo.size < VERIFIED_STATIC_LIMIT) memo.set(token, key);
   }
   return key;
@@ -65,9 +68,9 @@ export function requireScope(need: Permission) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const auth = c.var.auth;
     if (auth === UNAUTHENTICATED) {
-      throw new ApiError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+      throw new DomainError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
     }
-    if (!allows(auth, need)) throw new ApiError("forbidden", `this key lacks the ${need} scope`);
+    if (!allows(auth, need)) throw new DomainError("forbidden", `this key lacks the ${need} scope`);
     await next();
   });
 }
