@@ -23,7 +23,7 @@ import type { FleetIndex } from "../src/fleet/index-queries.js";
 import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
 import { PERIOD_SECONDS, type Period } from "../src/reports/window.js";
-import { createServices } from "../src/services.js";
+import { createServices } from "../src/services-runtime.js";
 import { createBenchDatabase, generateBenchData, parseRowsArg } from "./generate.js";
 import { fmt } from "./support.js";
 

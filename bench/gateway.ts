@@ -8,6 +8,9 @@
  *   - SSE at concurrency 1: added time to first token.
  * Targets (issue 11): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
  * A peer that fails a mode is reported as failed, not dropped.
+ * Also in the same run: the floor (bench/gateway-floor.ts, a minimal undici proxy: what Node itself
+ * costs here), and with BENCH_BASE_DIST=<dir> a second Voxgate built from another commit (A/B:
+ * `git archive <commit> | tar -x -C <dir>`, link node_modules, `npx tsc -p tsconfig.build.json`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -60,6 +63,8 @@ async function startPortkey(): Promise<{ child: ChildProcess; port: number }> {
   }
   throw new Error("portkey did not start");
 }
+
+const BASE_DIST = process.env.BENCH_BASE_DIST;
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
 
@@ -125,6 +130,9 @@ async function main() {
   );
   const db = await createBenchDatabase("gateway");
   const voxgate = await startServer({ DATABASE_URL: db.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" });
+  const baseDb = BASE_DIST ? await createBenchDatabase("gateway_base") : null;
+  const base = BASE_DIST && baseDb ? await startServer({ DATABASE_URL: baseDb.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" }, [join(BASE_DIST, "dist/cli/main.js")]) : null;
+  const floor = await spawnWithPort(["--import", "tsx", join(ROOT, "bench/gateway-floor.ts"), stubOrigin, PROVIDER_KEY]);
   const portkey = await attempt(startPortkey);
 
   const direct: Target = { name: "direct", origin: stubOrigin, path: "/v1/chat/completions", headers: { authorization: `Bearer ${PROVIDER_KEY}` } };
@@ -137,13 +145,16 @@ async function main() {
         headers: { authorization: `Bearer ${PROVIDER_KEY}`, "x-portkey-provider": "openai", "x-portkey-custom-host": `${stubOrigin}/v1` },
       }
     : null;
-  const all = [direct, through, ...(peer ? [peer] : [])];
+  const floorTarget: Target = { name: "floor", origin: `http://127.0.0.1:${floor.port}`, path: "/openai/v1/chat/completions", headers: {} };
+  const baseTarget: Target | null = base ? { name: "voxgate@base", origin: base.baseUrl, path: through.path, headers: through.headers } : null;
+  const all = [direct, floorTarget, through, ...(baseTarget ? [baseTarget] : []), ...(peer ? [peer] : [])];
+  const others = all.filter((t) => t !== direct).map((t) => t.name);
 
   try {
     // Warm-up: connections, JIT, the routing table.
     for (const t of all) await attempt(() => sequential(t, BODY, 200, false));
 
-    const c1: Record<string, number[]> = { direct: [], voxgate: [], portkey: [] };
+    const c1: Record<string, number[]> = Object.fromEntries(all.map((t) => [t.name, []]));
     const c1Errors: Record<string, string> = {};
     for (let r = 0; r < ROUNDS; r++) {
       for (const t of all) {
@@ -152,7 +163,7 @@ async function main() {
         else c1Errors[t.name] = o.error;
       }
     }
-    const sse: Record<string, number[]> = { direct: [], voxgate: [], portkey: [] };
+    const sse: Record<string, number[]> = Object.fromEntries(all.map((t) => [t.name, []]));
     const sseErrors: Record<string, string> = {};
     for (let r = 0; r < ROUNDS; r++) {
       for (const t of all) {
@@ -176,7 +187,7 @@ async function main() {
     const dSse = stats(sse.direct ?? []);
     console.log(`bench:gateway — ${new Date().toISOString()}, load ${(await import("node:os")).loadavg().map((l) => l.toFixed(2)).join(" ")}`);
     console.log(`chat JSON c=1 (${C1_REQUESTS} calls, ${ROUNDS} interleaved rounds): direct p50 ${d.p50.toFixed(3)} ms, p99 ${d.p99.toFixed(3)} ms`);
-    for (const name of ["voxgate", "portkey"]) {
+    for (const name of [...others, ...(peer ? [] : ["portkey"])]) {
       if (c1Errors[name] || !(c1[name]?.length ?? 0)) {
         console.log(`  ${name}: FAILED ${c1Errors[name] ?? "not started"}`);
         continue;
@@ -185,7 +196,7 @@ async function main() {
       console.log(`  ${name}: p50 ${s.p50.toFixed(3)} ms (added ${(s.p50 - d.p50).toFixed(3)} ms), p99 ${s.p99.toFixed(3)} ms (added ${(s.p99 - d.p99).toFixed(3)} ms)`);
     }
     console.log(`SSE c=1 time to first token (${SSE_REQUESTS} calls): direct p50 ${dSse.p50.toFixed(3)} ms`);
-    for (const name of ["voxgate", "portkey"]) {
+    for (const name of [...others, ...(peer ? [] : ["portkey"])]) {
       if (sseErrors[name] || !(sse[name]?.length ?? 0)) {
         console.log(`  ${name}: FAILED ${sseErrors[name] ?? "not started"}`);
         continue;
@@ -201,10 +212,17 @@ async function main() {
     const v = rps.voxgate;
     const p = rps.portkey;
     if (v?.ok && p?.ok) console.log(`  voxgate / portkey = ${(v.value / p.value).toFixed(1)}× (target ≥ 10×)`);
+    const f = rps.floor;
+    if (f?.ok && p?.ok) console.log(`  floor / portkey = ${(f.value / p.value).toFixed(1)}×`);
+    const b = rps["voxgate@base"];
+    if (v?.ok && b?.ok) console.log(`  voxgate / voxgate@base = ${(v.value / b.value).toFixed(2)}×`);
     const vs = stats(c1.voxgate ?? []);
-    console.log(`  added p50 at c=1: ${(vs.p50 - d.p50).toFixed(3)} ms (target ≤ 0.3 ms)`);
+    console.log(`  added p50 at c=1: ${(vs.p50 - d.p50).toFixed(3)} ms (target ≤ 0.3 ms); the floor adds ${(stats(c1.floor ?? []).p50 - d.p50).toFixed(3)} ms`);
   } finally {
     await voxgate.stop();
+    await base?.stop();
+    await baseDb?.drop();
+    floor.child.kill("SIGTERM");
     if (portkey.ok) portkey.value.child.kill("SIGTERM");
     stub.child.kill("SIGTERM");
     await db.drop();

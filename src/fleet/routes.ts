@@ -1,9 +1,9 @@
-import { Hono } from "hono";
 import { requireScope } from "../auth/gate.js";
-import type { AppEnv } from "../http/app-env.js";
 import { readJson } from "../http/body.js";
 import { ApiError, parseOrThrow } from "../http/errors.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
 import { fleetIndex, fleetIndexQuery } from "./index-queries.js";
+import { FleetIndexSchema } from "./schemas.js";
 import { heartbeatSchema, listRoster, recordHeartbeat, ROSTER_AGEING_SECONDS, rosterEntry } from "./presence.js";
 
 /** Heartbeat bodies are one small object; anything bigger is not a snapshot. */
@@ -11,7 +11,7 @@ export const HEARTBEAT_BODY_LIMIT_BYTES = 64 * 1024;
 
 /** Fleet presence (spec endpoints 40-41): heartbeat upsert and the live roster; the fleet index /api/agents. */
 export function fleetRoutes() {
-  const app = new Hono<AppEnv>();
+  const app = contractRouter();
 
   app.post("/v1/agents/heartbeat", requireScope("ingest"), async (c) => {
     const { services, auth } = c.var;
@@ -38,10 +38,20 @@ export function fleetRoutes() {
   });
 
   // The fleet index (dashboard API): per-agent cost, p95 latency and probe traffic over a period.
-  app.get("/api/agents", requireScope("read"), async (c) => {
-    const q = parseOrThrow(fleetIndexQuery, c.req.query(), "invalid query");
-    return c.json(await fleetIndex(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
-  });
+  defineRoute(
+    app,
+    {
+      method: "get",
+      path: "/api/agents",
+      tag: "dashboard",
+      summary: "The fleet index: per-agent cost, p95 latency, errors and probe traffic over a period, one page",
+      scope: "read",
+      query: fleetIndexQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "one page of agents", schema: FleetIndexSchema } },
+    },
+    async (c, { query }) => c.json(await fleetIndex(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+  );
 
   return app;
 }

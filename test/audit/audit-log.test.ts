@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { auditLog, projects, providers } from "../../src/db/schema/index.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { ACME_READER, ADMIN, INGESTER, READER, SECRET_ENV, WRITER, json, manageYaml } from "../manage/fixtures.js";
 
 interface Entry {
@@ -19,18 +19,14 @@ interface Entry {
 const KEY = "sk-audited-provider-key-0123456789";
 
 describe("GET /v1/audit-log (endpoint 32)", () => {
-  let t: TestApp;
+  const t = useTestApp({ yaml: manageYaml(), env: SECRET_ENV });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: manageYaml(), env: SECRET_ENV });
     await t.call("POST", "/v1/projects", { key: WRITER, body: { project_id: "p1", name: "One" } });
     await t.call("PATCH", "/v1/projects/p1", { key: WRITER, body: { name: "Uno" } });
     await t.call("POST", "/v1/providers", { key: ADMIN, body: { provider_id: "prov", provider_type: "openai", api_key: KEY } });
     await t.call("PATCH", "/v1/providers/prov", { key: ADMIN, body: { api_key: `${KEY}-2` } });
     await t.call("POST", "/v1/models", { key: WRITER, body: { modality: "llm", provider_id: "prov", model_name: "m" } });
     await t.call("DELETE", "/v1/projects/p1?confirm=true", { key: WRITER });
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it("lists every change newest first with actor, tenant, before/after, secrets masked", async () => {

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { QUOTE_BATCH_MAX } from "../../src/billing/routes.js";
 import { requests } from "../../src/db/schema/index.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp, type TestApp } from "../support/app.js";
 
 const ACME = "acme-key-0123456789";
 const yaml = (gate: string) => `
@@ -24,16 +24,8 @@ const OPS = "ops-key-0123456789";
 type Json = Record<string, unknown>;
 
 describe("quotes (endpoints 12-13) and models (endpoint 11)", () => {
-  let strict: TestApp;
-  let open: TestApp;
-  beforeAll(async () => {
-    strict = await createTestApp({ yaml: yaml("declared_only") });
-    open = await createTestApp({ yaml: yaml("permissive") });
-  });
-  afterAll(async () => {
-    await strict.close();
-    await open.close();
-  });
+  const strict = useTestApp({ yaml: yaml("declared_only") });
+  const open = useTestApp({ yaml: yaml("permissive") });
 
   const quote = async (t: TestApp, q: string, key = OPS) => {
     const res = await t.call("GET", `/v1/billing/rate-card/quote?${q}`, { key });
@@ -139,9 +131,8 @@ describe("quotes (endpoints 12-13) and models (endpoint 11)", () => {
 });
 
 describe("GET /v1/billing/rate-card/gaps (endpoint 14)", () => {
-  let t: TestApp;
+  const t = useTestApp({ yaml: yaml("declared_only") });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: yaml("declared_only") });
     const r = (p: Partial<typeof requests.$inferInsert> & { modelId: string }) => ({
       id: randomUUID(),
       ts: new Date("2026-10-10T00:00:00Z"),
@@ -169,9 +160,6 @@ describe("GET /v1/billing/rate-card/gaps (endpoint 14)", () => {
       // priced rows are never gaps
       r({ modelId: "openai/gpt-4o", pricing: "priced" }),
     ]);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const gaps = async (q = "", key = OPS) => {

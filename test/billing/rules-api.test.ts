@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { RateCardStore } from "../../src/billing/rate-card-store.js";
 import { auditLog, rateRules } from "../../src/db/schema/index.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 
 const ADMIN = "ops-admin-key-0123456789";
 const READER = "reader-key-0123456789";
@@ -25,13 +25,7 @@ rate_card:
 type Json = Record<string, unknown>;
 
 describe("rate-card rules (endpoints 10, 15-17)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml });
 
   const post = (body: unknown, key = ADMIN) => t.call("POST", "/v1/billing/rate-card/rules", { key, body });
   const ruleCount = async () => (await t.services.database.db.select().from(rateRules)).length;

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { requests } from "../../src/db/schema/index.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 
 const ADMIN = "ops-admin-key-0123456789";
 const ACME_READER = "acme-reader-key-0123456789";
@@ -53,13 +53,9 @@ const DATA: Row[] = [
 // total:  revenue 1.2393432098; cost 0.8599345678; margin 0.379408642; 8 requests
 
 describe("GET /v1/billing/usage (endpoint 9)", () => {
-  let t: TestApp;
+  const t = useTestApp({ yaml });
   beforeAll(async () => {
-    t = await createTestApp({ yaml });
     await t.services.database.db.insert(requests).values(DATA);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   const get = async (query: string, key = ADMIN) => {

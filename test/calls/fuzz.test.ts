@@ -1,15 +1,13 @@
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
-import { countOf, exampleEvents, LK_KEY, LK_SECRET, signBody } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
+import { authYaml, KEYS, LIVEKIT_ENV } from "../support/fixtures.js";
+import { countOf, exampleEvents, signBody } from "./support.js";
 
-const KEY = "acme-ingest-key-0123456789";
+const KEY = KEYS.acmeIngest;
 const yaml = `
 serve: { body_limit_bytes: 1048576 }
-auth:
-  api_keys:
-    - { key: ${KEY}, scopes: [ingest], tenant_id: acme }
-`;
+${authYaml("acmeIngest")}`;
 
 /** Deterministic PRNG (mulberry32) so a failure reproduces. */
 function prng(seed: number) {
@@ -59,13 +57,7 @@ function mutate(rnd: () => number, base: Record<string, unknown>): Record<string
 }
 
 describe("fuzzing the call routes: 4xx, alive, nothing partially written", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml, env: { LIVEKIT_API_KEY: LK_KEY, LIVEKIT_API_SECRET: LK_SECRET } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml, env: LIVEKIT_ENV });
 
   const counts = async () => ({ calls: await countOf(t, "calls"), legs: await countOf(t, "call_legs"), events: await countOf(t, "call_events") });
 

@@ -1,24 +1,17 @@
 import { sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { EPOCH_MS_MAX, EPOCH_MS_MIN, MAX_LEGS_PER_OBSERVATION, OBSERVATION_QUEUE_LIMIT } from "../../src/calls/limits.js";
-import { createTestApp, type TestApp } from "../support/app.js";
-import { callRow, countOf, exampleEvents, LK_KEY, LK_SECRET, legRow, postWebhook, rows } from "./support.js";
+import { createTestApp, useTestApp } from "../support/app.js";
+import { authYaml, KEYS, LIVEKIT_ENV } from "../support/fixtures.js";
+import { callRow, countOf, exampleEvents, legRow, postWebhook, rows } from "./support.js";
 
-const OPS = "ops-key-0123456789";
-const INGEST_A = "acme-ingest-key-0123456789";
-const WRITE_A = "acme-write-key-0123456789";
-const READ_A = "acme-read-key-0123456789";
-const INGEST_B = "globex-ingest-key-0123456789";
+const OPS = KEYS.ops;
+const INGEST_A = KEYS.acmeIngest;
+const WRITE_A = KEYS.acmeWriter;
+const READ_A = KEYS.acmeReader;
+const INGEST_B = KEYS.globexIngest;
 
-const yaml = `
-auth:
-  api_keys:
-    - ${OPS}
-    - { key: ${INGEST_A}, scopes: [ingest], tenant_id: acme }
-    - { key: ${WRITE_A}, scopes: [read, write], tenant_id: acme }
-    - { key: ${READ_A}, scopes: [read], tenant_id: acme }
-    - { key: ${INGEST_B}, scopes: [ingest], tenant_id: globex }
-`;
+const yaml = authYaml("ops", "acmeIngest", "acmeWriter", "acmeReader", "globexIngest");
 
 const T0 = 1767225600000;
 
@@ -30,16 +23,10 @@ interface Counters {
 }
 
 describe("POST /v1/calls/observations (endpoint 39)", () => {
-  let t: TestApp;
   const post = (body: unknown, key = INGEST_A) => t.call("POST", "/v1/calls/observations", { key, body });
   const flushed = () => t.services.callObservations.flushed();
 
-  beforeAll(async () => {
-    t = await createTestApp({ yaml, env: { LIVEKIT_API_KEY: LK_KEY, LIVEKIT_API_SECRET: LK_SECRET } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml, env: LIVEKIT_ENV });
   afterEach(() => {
     delete process.env.VOXGATE_DISABLE_CALL_OBSERVATIONS;
     t.services.callObservations.resume();
@@ -281,7 +268,7 @@ describe("shutdown drains the observation queue", () => {
       }
       expect(q.counters().queue_depth).toBe(50);
       expect(await countOf(t, "calls")).toBe(0);
-      const { stopWorkers } = await import("../../src/services.js");
+      const { stopWorkers } = await import("../../src/services-runtime.js");
       await stopWorkers(t.services);
       expect(q.counters().queue_depth).toBe(0);
       expect(await countOf(t, "calls")).toBe(50);

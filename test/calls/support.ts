@@ -3,8 +3,9 @@ import { AccessToken } from "livekit-server-sdk";
 import { sql } from "drizzle-orm";
 import type { TestApp } from "../support/app.js";
 
-export const LK_KEY = "APIcallsTestKey";
-export const LK_SECRET = "calls-test-secret-0123456789abcdefghijklmnop";
+import { LK_KEY, LK_SECRET } from "../support/fixtures.js";
+
+export { LK_KEY, LK_SECRET };
 
 /** Signs a body exactly as LiveKit does: bare HS256 JWT, iss = key, sha256 = base64 SHA-256 of the bytes. */
 export async function signBody(body: string | Uint8Array, key = LK_KEY, secret = LK_SECRET, ttl: string | number = "5m") {

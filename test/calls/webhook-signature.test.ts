@@ -1,20 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
+import { LIVEKIT_ENV } from "../support/fixtures.js";
 import { bodyHash, countOf, craftJwt, exampleEvents, LK_KEY, LK_SECRET, postWebhook, signBody } from "./support.js";
 
 /** Every way a webhook token can be wrong is a 401 that writes nothing (verified before parsing). */
 describe("webhook signature verification", () => {
-  let t: TestApp;
   const ev = exampleEvents("RM_sig", "call-sig");
   const body = JSON.stringify(ev.roomStarted);
   const now = () => Math.floor(Date.now() / 1000);
 
-  beforeAll(async () => {
-    t = await createTestApp({ env: { LIVEKIT_API_KEY: LK_KEY, LIVEKIT_API_SECRET: LK_SECRET } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ env: LIVEKIT_ENV });
 
   const expectRejected = async (res: Response) => {
     expect(res.status).toBe(401);

@@ -1,19 +1,14 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { describe, expect, it } from "vitest";
+import { createTestApp, useTestApp } from "../support/app.js";
+import { LIVEKIT_ENV } from "../support/fixtures.js";
 import { callRow, countOf, exampleEvents, LK_KEY, LK_SECRET, legRow, postWebhook, rows, signBody } from "./support.js";
 
 const PROBE_TRUNK = "ST_probeTrunk01";
 
 describe("POST /v1/livekit/webhook (endpoint 38)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({
-      env: { LIVEKIT_API_KEY: LK_KEY, LIVEKIT_API_SECRET: LK_SECRET, VOXGATE_LOADTEST_TRUNK_IDS: `ST_other, ${PROBE_TRUNK}` },
-    });
-  });
-  afterAll(async () => {
-    await t.close();
+  const t = useTestApp({
+    env: { ...LIVEKIT_ENV, VOXGATE_LOADTEST_TRUNK_IDS: `ST_other, ${PROBE_TRUNK}` },
   });
 
   it("records the reference call in order: call row, legs, channel, end reason, audio track", async () => {
@@ -56,14 +51,8 @@ describe("POST /v1/livekit/webhook (endpoint 38)", () => {
 });
 
 describe("webhook delivery order, replays and probe traffic", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({
-      env: { LIVEKIT_API_KEY: LK_KEY, LIVEKIT_API_SECRET: LK_SECRET, VOXGATE_LOADTEST_TRUNK_IDS: `ST_other, ${PROBE_TRUNK}` },
-    });
-  });
-  afterAll(async () => {
-    await t.close();
+  const t = useTestApp({
+    env: { ...LIVEKIT_ENV, VOXGATE_LOADTEST_TRUNK_IDS: `ST_other, ${PROBE_TRUNK}` },
   });
 
   const snapshot = async (room: string) => {

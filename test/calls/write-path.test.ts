@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { deriveCallOutcome } from "../../src/calls/derive.js";
 import type { CallUpdate } from "../../src/calls/model.js";
 import { applyCallUpdates } from "../../src/calls/upsert.js";
 import { CallWriter } from "../../src/calls/writer.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { callRow, countOf, rows } from "./support.js";
 import { sql } from "drizzle-orm";
 
@@ -37,13 +37,7 @@ describe("deriveCallOutcome: the one rule for channel, end reason, trunk and pro
 });
 
 describe("CallWriter group commit", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   const update = (room: string, attributes?: Record<string, string>): CallUpdate => ({
     call: { roomSid: room, tenantId: null, origin: "webhook", roomName: `name-${room}` },

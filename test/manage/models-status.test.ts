@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { models } from "../../src/db/schema/index.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { ACME_WRITER, ADMIN, INGESTER, READER, SECRET_ENV, WRITER, json, manageYaml } from "./fixtures.js";
 
 describe("status, models (endpoints 2, 3, 29, 30) and /api/status", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: manageYaml(), env: SECRET_ENV });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: manageYaml(), env: SECRET_ENV });
 
   it("GET /v1/status: providers with configured/type, model and project counts", async () => {
     const res = await t.call("GET", "/v1/status", { key: READER });
@@ -127,13 +121,7 @@ describe("status, models (endpoints 2, 3, 29, 30) and /api/status", () => {
 });
 
 describe("with auth off (no keys configured)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: "", env: SECRET_ENV });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: "", env: SECRET_ENV });
 
   it("answers the operator with empty registries", async () => {
     expect(await json(await t.call("GET", "/v1/status"))).toEqual({ providers: {}, model_count: 0, project_count: 0 });

@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { projects } from "../../src/db/schema/index.js";
 import { budgetStatus } from "../../src/manage/projects.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { ACME_READER, ACME_WRITER, ADMIN, INGESTER, READER, SECRET_ENV, WRITER, insertRequest, json, manageYaml } from "./fixtures.js";
 
 describe("projects (endpoints 18-22, /api/projects)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: manageYaml(), env: SECRET_ENV });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: manageYaml(), env: SECRET_ENV });
 
   it("creates a db project (201), lists it with yaml ones and their 24 h stats", async () => {
     const res = await t.call("POST", "/v1/projects", {

@@ -1,26 +1,24 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { auditLog, models, providers } from "../../src/db/schema/index.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { ACME_WRITER, ADMIN, OPENAI_KEY, READER, SECRET_ENV, WRITER, json, manageYaml } from "./fixtures.js";
 import { startStubProvider } from "./stub-provider.js";
 
 const KEY = "sk-stub-provider-key-0123456789abcdef";
 
 describe("providers over loopback stubs (endpoints 23-28)", () => {
-  let t: TestApp;
   let stub: Awaited<ReturnType<typeof startStubProvider>>;
   let target: Awaited<ReturnType<typeof startStubProvider>>;
   beforeAll(async () => {
     target = await startStubProvider();
     stub = await startStubProvider(target.url("/ok/stolen"));
-    t = await createTestApp({ yaml: manageYaml('serve: { provider_base_url_hosts: ["127.0.0.1"] }'), env: SECRET_ENV });
   });
   afterAll(async () => {
-    await t.close();
     await stub.close();
     await target.close();
   });
+  const t = useTestApp({ yaml: manageYaml('serve: { provider_base_url_hosts: ["127.0.0.1"] }'), env: SECRET_ENV });
 
   it("creates a provider (201); the key is stored sealed and only ever shown masked", async () => {
     const res = await t.call("POST", "/v1/providers", {
@@ -183,13 +181,7 @@ describe("providers over loopback stubs (endpoints 23-28)", () => {
 });
 
 describe("base_url rules without loopback permitted (SSRF)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: manageYaml('serve: { provider_base_url_hosts: ["llm.internal.example"] }'), env: SECRET_ENV });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: manageYaml('serve: { provider_base_url_hosts: ["llm.internal.example"] }'), env: SECRET_ENV });
 
   const bad = [
     "http://127.0.0.1:8000/v1",
@@ -268,19 +260,16 @@ describe("base_url rules without loopback permitted (SSRF)", () => {
 });
 
 describe("yaml providers are operator-trusted", () => {
-  let t: TestApp;
   let stub: Awaited<ReturnType<typeof startStubProvider>>;
   beforeAll(async () => {
     stub = await startStubProvider();
-    const base = stub.url("/ok/v1").replace("127.0.0.1", "localhost");
-    t = await createTestApp({
-      yaml: manageYaml().replace("providers:\n", `providers:\n  ollama: { type: openai_compatible, base_url: "${base}" }\n`),
-      env: SECRET_ENV,
-    });
   });
   afterAll(async () => {
-    await t.close();
     await stub.close();
+  });
+  const t = useTestApp(() => {
+    const base = stub.url("/ok/v1").replace("127.0.0.1", "localhost");
+    return { yaml: manageYaml().replace("providers:\n", `providers:\n  ollama: { type: openai_compatible, base_url: "${base}" }\n`), env: SECRET_ENV };
   });
 
   it("tests a yaml provider on localhost (written by the operator) without listing it", async () => {

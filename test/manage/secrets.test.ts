@@ -2,13 +2,13 @@ import { mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { providers } from "../../src/db/schema/index.js";
 import { silentLogger } from "../../src/logging.js";
 import { cipherKeyId, decryptWith, encryptWith, providerAad, SecretBox, SecretDecryptError } from "../../src/secrets/box.js";
 import { deriveKey, loadKeyring, secretFilePath } from "../../src/secrets/keyring.js";
 import { reencryptProviderKeys } from "../../src/secrets/rotate.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { WRITER, manageYaml } from "./fixtures.js";
 
 describe("provider-key encryption", () => {
@@ -52,13 +52,7 @@ describe("provider-key encryption", () => {
 });
 
 describe("rotation: VOXGATE_SECRET_PREVIOUS re-encrypts stored keys at start", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: manageYaml(), env: { VOXGATE_SECRET: "old-secret-0123456789" } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: manageYaml(), env: { VOXGATE_SECRET: "old-secret-0123456789" } });
 
   it("moves every row to the new key id and keeps the plaintext", async () => {
     const res = await t.call("POST", "/v1/providers", {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
 
 const ADMIN = "ops-admin-key-0123456789";
 const READER = "reader-key-0123456789";
@@ -14,13 +14,7 @@ auth:
 `;
 
 describe("virtual API keys (endpoints 34-37)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml });
 
   it("mints a vk_ key with 201, returns the plaintext once and never the hash", async () => {
     const res = await t.call("POST", "/v1/api-keys", { key: ADMIN, body: { name: "agent fleet", tenant_id: "acme" } });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { allows, type AuthContext } from "../../src/auth/context.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 
 const ctx = (over: Partial<AuthContext>): AuthContext => ({
   kind: "static",
@@ -39,13 +39,7 @@ describe("scope rules", () => {
 });
 
 describe("auth off (no keys configured)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   it("the gate does nothing: admin routes answer without a key", async () => {
     expect((await t.call("GET", "/v1/api-keys")).status).toBe(200);
@@ -64,13 +58,7 @@ describe("auth off (no keys configured)", () => {
 });
 
 describe("hostile credentials", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ env: { VOXGATE_API_KEY: "the-only-key-0123456789" } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ env: { VOXGATE_API_KEY: "the-only-key-0123456789" } });
 
   it("junk, SQL in the token, wrong scheme and lookalike vk_ keys are 401, never 500", async () => {
     const tokens = [

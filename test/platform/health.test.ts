@@ -1,15 +1,9 @@
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
 
 describe("health, envelope and body limits", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: "serve: { body_limit_bytes: 1024 }", env: { VOXGATE_API_KEY: "env-key-0123456789" } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: "serve: { body_limit_bytes: 1024 }", env: { VOXGATE_API_KEY: "env-key-0123456789" } });
 
   it("GET /health needs no key", async () => {
     const res = await t.call("GET", "/health");
@@ -64,13 +58,7 @@ describe("health, envelope and body limits", () => {
 });
 
 describe("web app serving", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp();
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp();
 
   it("serves the index page at / and for client-side routes, JSON 404s under /v1 and /api", async () => {
     const root = await t.call("GET", "/");

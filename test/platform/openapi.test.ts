@@ -1,9 +1,9 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createApp } from "../../src/http/app.js";
 import { checkContracts, contractRouter, defineRoute } from "../../src/http/openapi.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 
 const yaml = `
 auth:
@@ -12,13 +12,7 @@ auth:
       name: admin
 `;
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await createTestApp({ yaml });
-});
-afterAll(async () => {
-  await t.close();
-});
+const t = useTestApp({ yaml });
 
 interface OpenApiDocument {
   openapi: string;
@@ -49,9 +43,7 @@ function isOperation(route: { method: string; path: string }): boolean {
 /** Areas not yet declared with defineRoute (issue 10 item 1 is converting area by area); shrinks to empty. */
 const PENDING = [
   /^\w+ \/v1\/(ingest|agents|livekit|calls)/,
-  /^\w+ \/v1\/audit-log/,
-  /^\w+ \/api\/models/,
-  /^\w+ \/(v1|api)\/(costs|latency|logs|metrics|sessions|rooms|nodes|whoami|overview|calls|agents|fleet|diagnostics)/,
+  /^\w+ \/api\/sessions/,
 ];
 
 describe("GET /v1/openapi.json", () => {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
 import { http, json } from "./http.js";
 
 // Issue 9 item 1: a tenant-bound admin key manages its own tenant's keys only.
@@ -23,16 +23,12 @@ interface KeyRow {
 }
 
 describe("a tenant-bound admin key stays in its tenant (issue 9.1)", () => {
-  let t: TestApp;
   let b: KeyRow;
   let operatorKey: KeyRow;
+  const t = useTestApp({ yaml });
   beforeAll(async () => {
-    t = await createTestApp({ yaml });
     b = await json<KeyRow>(http(t, "POST", "/v1/api-keys", { key: OPERATOR, body: { name: "b agents", tenant_id: "b" } }), 201);
     operatorKey = await json<KeyRow>(http(t, "POST", "/v1/api-keys", { key: OPERATOR, body: { name: "ops", role: "admin" } }), 201);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it("lists only its own tenant's keys", async () => {

@@ -1,15 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
+import { KEYS, OPS_YAML } from "../support/fixtures.js";
 import { http, json } from "./http.js";
 
 // Issue 9 item 12: spend windows end at now; rows dated beyond the clock-skew allowance are refused.
-const OPERATOR = "operator-future-key-0123456789";
+const OPERATOR = KEYS.ops;
 const yaml = `
-auth:
-  api_keys:
-    - ${OPERATOR}
-projects:
+${OPS_YAML}projects:
   support: { name: Support, daily_budget: 1, budget_action: block }
 `;
 
@@ -31,13 +29,7 @@ interface IngestAnswer {
 }
 
 describe("future-dated rows (issue 9.12)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml });
 
   it("refuses records, turns and dead air dated beyond the skew allowance, with a reason", async () => {
     const answer = await json<IngestAnswer>(http(t, "POST", "/v1/ingest", { key: OPERATOR, body: [record(3600_000), record(23 * 3600_000)] }), 200);

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
+import { KEYS, OPS_YAML } from "../support/fixtures.js";
 import { http } from "./http.js";
 
 // Issue 9 item 9: security headers on /v1, /api and the web app; no-store on API answers.
-const OPERATOR = "operator-headers-key-0123456789";
+const OPERATOR = KEYS.ops;
 
 function expectCommon(res: Response, what: string) {
   expect(res.headers.get("x-content-type-options"), what).toBe("nosniff");
@@ -13,13 +14,7 @@ function expectCommon(res: Response, what: string) {
 }
 
 describe("security headers (issue 9.9)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: `auth:\n  api_keys:\n    - ${OPERATOR}\n` });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: OPS_YAML });
 
   it("every /v1 and /api answer, errors included, is no-store with the security headers", async () => {
     const cases: [string, string, { key?: string; body?: unknown }][] = [

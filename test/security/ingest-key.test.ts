@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { staticKeysFromConfig } from "../../src/auth/static-keys.js";
 import { parseEnv } from "../../src/config/env.js";
 import { ConfigError, parseConfigText } from "../../src/config/load.js";
 import { authGate } from "../../src/diagnostics/check.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { runCli } from "../support/spawn.js";
 import { http, json } from "./http.js";
 
@@ -15,13 +15,7 @@ const AGENT_2 = "agent-fleet-two-0123456789";
 const RECORD = { id: "3f0f4a52-8c1d-4a55-9f59-6f4d8a0c1e01", timestamp: new Date().toISOString(), modality: "llm", model_id: "openai/gpt-4.1-mini", input_tokens: 10, output_tokens: 5 };
 
 describe("VOXGATE_INGEST_KEY: what agents hold can only push telemetry (issue 9.3)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ env: { VOXGATE_API_KEY: OPERATOR, VOXGATE_INGEST_KEY: ` ${AGENT_1} ,${AGENT_2},` } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ env: { VOXGATE_API_KEY: OPERATOR, VOXGATE_INGEST_KEY: ` ${AGENT_1} ,${AGENT_2},` } });
 
   it("each comma-separated key ingests", async () => {
     expect((await json<{ accepted: number }>(http(t, "POST", "/v1/ingest", { key: AGENT_1, body: [RECORD] }), 200)).accepted).toBe(1);

@@ -1,16 +1,17 @@
 import { randomUUID } from "node:crypto";
 import bcrypt from "bcryptjs";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { randomBase62 } from "../../src/auth/virtual-keys.js";
 import { apiKeys } from "../../src/db/schema/index.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp, type TestApp } from "../support/app.js";
+import { KEYS, OPS_YAML } from "../support/fixtures.js";
 import { captureLogger } from "../support/log.js";
 import { http, json } from "./http.js";
 
 // Issue 9 item 2: wrong vk_ tokens that carry a real key's public prefix cannot make the server do
 // slow work; failures are counted in /v1/metrics and logged at warn, rate-limited.
-const OPERATOR = "operator-flood-key-0123456789";
+const OPERATOR = KEYS.ops;
 const FLOOD = 200;
 const IN_FLIGHT = 32;
 
@@ -37,15 +38,11 @@ function failures(metrics: string): number {
 }
 
 describe("a flood of wrong vk_ tokens for a known prefix (issue 9.2)", () => {
-  let t: TestApp;
   const captured = captureLogger();
   let valid: { id: string; plaintext: string; key_prefix: string };
+  const t = useTestApp({ yaml: OPS_YAML, log: captured.log });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: `auth:\n  api_keys:\n    - ${OPERATOR}\n`, log: captured.log });
     valid = await json(http(t, "POST", "/v1/api-keys", { key: OPERATOR, body: { name: "agents", tenant_id: "acme" } }), 201);
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it("stores a digest, never a slow hash, so a wrong token costs one hash and one index probe", async () => {

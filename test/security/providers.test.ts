@@ -2,27 +2,22 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addressClass, embeddedIpv4 } from "../../src/manage/url-policy.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp, type TestApp } from "../support/app.js";
+import { authYaml, KEYS, SECRET_ENV } from "../support/fixtures.js";
 import { captureLogger } from "../support/log.js";
 import { startStubProvider } from "../manage/stub-provider.js";
 import { http, json } from "./http.js";
 
-const OPERATOR = "operator-provider-key-0123456789";
-const ACME_READ = "acme-reader-key-0123456789ab";
-const ACME_WRITE = "acme-writer-key-0123456789ab";
-const SECRET = { VOXGATE_SECRET: "test-secret-for-provider-keys-0123456789" };
+const OPERATOR = KEYS.ops;
+const ACME_READ = KEYS.acmeReader;
+const ACME_WRITE = KEYS.acmeWriter;
 const KEY = "sk-abcdefabcdefabcdef0123";
 
 type ApiErr = { error: { code: string; message: string; details?: { reason?: string } } };
 
 function yaml(stubOrigin: string, extra = "") {
   return `
-auth:
-  api_keys:
-    - ${OPERATOR}
-    - { key: ${ACME_READ}, scopes: [read], tenant_id: acme }
-    - { key: ${ACME_WRITE}, scopes: [read, write], tenant_id: acme }
-providers:
+${authYaml("ops", "acmeReader", "acmeWriter")}providers:
   openai: { api_key: "sk-yaml-openai-abcdefghijklmnop" }
   gpu-box: { type: openai_compatible, base_url: "http://10.0.0.7:8000/v1" }
   local-stub: { type: openai_compatible, base_url: "${stubOrigin}/ok/v1" }
@@ -37,17 +32,15 @@ const create = (t: TestApp, provider_id: string, base_url: string, key = OPERATO
   http(t, "POST", "/v1/providers", { key, body: { provider_id, provider_type, api_key: KEY, base_url } });
 
 describe("provider base_url and tests (issue 9 items 8, 11, 13; issue 8 item 3)", () => {
-  let t: TestApp;
   let stub: Awaited<ReturnType<typeof startStubProvider>>;
   const captured = captureLogger();
   beforeAll(async () => {
     stub = await startStubProvider();
-    t = await createTestApp({ yaml: yaml(new URL(stub.url("/")).origin), env: SECRET, log: captured.log });
   });
   afterAll(async () => {
-    await t.close();
     await stub.close();
   });
+  const t = useTestApp(() => ({ yaml: yaml(new URL(stub.url("/")).origin), env: SECRET_ENV, log: captured.log }));
 
   // 9.13: IPv6 forms that embed IPv4, unique-local, private and CGNAT ranges.
   it("refuses IPv6 forms that embed a blocked IPv4, unique-local IPv6, private and CGNAT IPv4 (9.13)", async () => {

@@ -1,18 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
-import { LK_KEY, LK_SECRET, signBody } from "../calls/support.js";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
+import { KEYS, LIVEKIT_ENV } from "../support/fixtures.js";
+import { signBody } from "../calls/support.js";
 import { http, json } from "./http.js";
 
 // Issue 9 items 4, 5, 6: no tenant can squat, probe-mark or show up in another tenant's identifiers.
-const OPERATOR = "operator-tenancy-key-0123456789";
+const OPERATOR = KEYS.ops;
 const A = "tenant-a-writer-key-0123456789";
 const B = "tenant-b-writer-key-0123456789";
 const yaml = `
 auth:
   api_keys:
-    - ${OPERATOR}
+    - ${KEYS.ops}
     - { key: ${A}, scopes: [read, write], tenant_id: a }
     - { key: ${B}, scopes: [read, write], tenant_id: b }
 `;
@@ -39,13 +40,7 @@ interface Answer {
 }
 
 describe("tenant-scoped identifiers (issue 9.4)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml, env: { LIVEKIT_API_KEY: LK_KEY, LIVEKIT_API_SECRET: LK_SECRET } });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml, env: LIVEKIT_ENV });
 
   it("a session id another tenant used first is still the second tenant's own session", async () => {
     const id = "room-b-2-session";
@@ -113,13 +108,7 @@ describe("tenant-scoped identifiers (issue 9.4)", () => {
 });
 
 describe("probe marking stays in its tenant (issue 9.5)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml });
 
   const ttfbSamples = async (key: string) => {
     const report = await json<{ models: Record<string, { ttfb_samples: number }> }>(http(t, "GET", "/v1/latency", { key }), 200);
@@ -147,13 +136,7 @@ describe("probe marking stays in its tenant (issue 9.5)", () => {
 });
 
 describe("the operator's session view shows the session's own tenant only (issue 9.6)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml });
 
   it("rows another tenant filed under the same session id never appear in its detail or drill-downs", async () => {
     const id = "b-call-42";

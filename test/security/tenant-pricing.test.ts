@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { compileCatalog } from "../../src/billing/catalog.js";
 import { compileRateCard, rateRequest, seedRule } from "../../src/billing/rate.js";
 import { toRuleDef } from "../../src/billing/rule-form.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { createTestApp, useTestApp, type TestApp } from "../support/app.js";
 import { http, json } from "./http.js";
 
 // Issue 9 item 7: a tenant-bound key cannot set its own price, nor reopen an invoiced period.
@@ -47,13 +47,7 @@ const usageOf = async (t: TestApp, tenant: string | null) => {
 };
 
 describe("tenant-bound keys and the price basis (issue 9.7)", () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await createTestApp({ yaml: yaml() });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml: yaml() });
 
   it("a tenant reporting cost_usd 0 for a catalogued model is rated on the catalog; its reported cost is kept", async () => {
     await json(http(t, "POST", "/v1/ingest", { key: ACME, body: [llm()] }), 200);

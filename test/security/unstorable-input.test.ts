@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 
 /**
  * Issue 8.1: NUL (%00 in the URL, \u0000 in JSON) and lone surrogates (\ud800 in JSON) must never
@@ -113,17 +113,11 @@ function fillPath(pattern: string, badIndex: number, bad: string): string {
 const routeKey = (method: string, path: string) => `${method} ${path}`;
 
 describe("NUL and lone surrogates at the edge: never a 5xx, on every route", () => {
-  let t: TestApp;
   const routes = createApp({} as never)
     .routes.filter((r) => r.method !== "ALL")
     .map((r) => ({ method: r.method, path: r.path }));
 
-  beforeAll(async () => {
-    t = await createTestApp({ yaml, env: SECRET_ENV });
-  });
-  afterAll(async () => {
-    await t.close();
-  });
+  const t = useTestApp({ yaml, env: SECRET_ENV });
 
   const send = (method: string, path: string, body?: unknown) =>
     t.call(method, path, { key: OPS, ...(body !== undefined ? { body } : method === "POST" || method === "PATCH" ? { body: {} } : {}) });

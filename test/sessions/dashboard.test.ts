@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useTestApp } from "../support/app.js";
 import { AUTH_YAML, at, insertDeadAir, insertRequest, insertSession, insertTurn, KEYS } from "./seed.js";
 
 describe("dashboard session reads under /api/sessions", () => {
-  let t: TestApp;
   const get = (path: string, key: string = KEYS.acme) => t.call("GET", path, { key });
 
+  const t = useTestApp({ yaml: AUTH_YAML });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
     const db = t.services.database.db;
     await insertSession(db, { id: "s1", tenantId: "acme", roomName: "room-a", startedMin: 1, requestCount: 2, totalCostUsd: "0.03" });
     await insertSession(db, { id: "s2", tenantId: "acme", startedMin: 2 });
@@ -18,9 +17,6 @@ describe("dashboard session reads under /api/sessions", () => {
     await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "stt", provider: "deepgram", costUsd: "0.01", ttfbMs: 100, minute: 1 });
     await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0.02", ttfbMs: 300, minute: 2 });
     await insertTurn(db, { sessionId: "g1", tenantId: "globex", turnIndex: 0, seq: 1, responseSpeedMs: 500 });
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it("lists and reads the same rows as /v1/sessions", async () => {

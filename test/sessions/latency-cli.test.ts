@@ -3,15 +3,14 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { summarizeSamples } from "../../src/stats/summary.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { AUTH_YAML, at, insertProbeCall, insertRequest, insertSession, insertTurn, KEYS } from "./seed.js";
 
 const run = promisify(execFile);
 
 describe("voxgate latency (CLI report)", () => {
-  let t: TestApp;
   const home = mkdtempSync(join(tmpdir(), "voxgate-latency-"));
   const cli = async (...args: string[]) => {
     const url = t.testDb.url;
@@ -28,8 +27,8 @@ describe("voxgate latency (CLI report)", () => {
     }
   };
 
+  const t = useTestApp({ yaml: AUTH_YAML });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
     const db = t.services.database.db;
     await insertSession(db, { id: "s1", tenantId: "acme", roomName: "room-a", startedMin: 1 });
     await insertTurn(db, { sessionId: "s1", tenantId: "acme", turnIndex: 0, seq: 1, responseSpeedMs: 800 });
@@ -46,9 +45,6 @@ describe("voxgate latency (CLI report)", () => {
     await insertSession(db, { id: "p1", tenantId: "acme", roomName: "room-probe", startedMin: 3 });
     await insertTurn(db, { sessionId: "p1", tenantId: "acme", turnIndex: 0, seq: 1, responseSpeedMs: 7000 });
     await insertProbeCall(db, "room-probe");
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it("reports store-wide response speed and per-modality TTFB with the shared summary routine", async () => {

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { turns } from "../../src/db/schema/index.js";
 import { summarizeSamples } from "../../src/stats/summary.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { useTestApp } from "../support/app.js";
 import { AUTH_YAML, insertCall, insertDeadAir, insertProbeCall, insertRequest, insertSession, insertTurn, KEYS } from "./seed.js";
 
 interface RoomRecord {
@@ -16,7 +16,6 @@ interface RoomRecord {
 }
 
 describe("GET /v1/rooms/{room}/latency (endpoint 8)", () => {
-  let t: TestApp;
   const get = (path: string, key: string = KEYS.acme) => t.call("GET", path, { key });
   const record = async (path: string, key?: string) => {
     const res = await get(path, key);
@@ -24,8 +23,8 @@ describe("GET /v1/rooms/{room}/latency (endpoint 8)", () => {
     return (await res.json()) as RoomRecord;
   };
 
+  const t = useTestApp({ yaml: AUTH_YAML });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
     const db = t.services.database.db;
     // room-a: session s1 names the room (its turns do not); session s2's turns name it directly.
     await insertSession(db, { id: "s1", tenantId: "acme", roomName: "room-a", startedMin: 1 });
@@ -58,9 +57,6 @@ describe("GET /v1/rooms/{room}/latency (endpoint 8)", () => {
     await insertProbeCall(db, "room-probe");
     // A call that ran no inference yet: known to its tenant, unknown to others.
     await insertCall(db, "room-call-only", "acme");
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it("200 with samples: turns by seq, whole-call e2e and components from the one summary routine", async () => {

@@ -1,25 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../../src/db/client.js";
 import { calls, deadAirEvents, requests, sessions, turns } from "../../src/db/schema/index.js";
+import { authYaml, KEYS as K } from "../support/fixtures.js";
 
 /** Keys used by every sessions test: an operator, a tenant-less reader, two tenants, an ingest-only key. */
-export const KEYS = {
-  ops: "ops-key-0123456789abcdef",
-  reader: "reader-key-0123456789abcdef",
-  acme: "acme-reader-0123456789abcdef",
-  globex: "globex-reader-0123456789abcdef",
-  ingestOnly: "ingest-only-0123456789abcdef",
-};
+export const KEYS = { ops: K.ops, reader: K.reader, acme: K.acmeReader, globex: K.globexReader, ingestOnly: K.ingest };
 
-export const AUTH_YAML = `
-auth:
-  api_keys:
-    - ${KEYS.ops}
-    - { key: ${KEYS.reader}, scopes: [read] }
-    - { key: ${KEYS.acme}, scopes: [read], tenant_id: acme }
-    - { key: ${KEYS.globex}, scopes: [read], tenant_id: globex }
-    - { key: ${KEYS.ingestOnly}, scopes: [ingest] }
-`;
+export const AUTH_YAML = authYaml("ops", "reader", "acmeReader", "globexReader", "ingest");
 
 const T0 = Date.parse("2026-11-20T10:00:00Z");
 export const at = (minutes: number) => new Date(T0 + minutes * 60_000);

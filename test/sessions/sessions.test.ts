@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sessions } from "../../src/db/schema/index.js";
-import { createTestApp, type TestApp } from "../support/app.js";
+import { createTestApp, useTestApp } from "../support/app.js";
 import { AUTH_YAML, insertRequest, insertSession, KEYS } from "./seed.js";
 
 interface Row {
@@ -16,12 +16,11 @@ interface Row {
 }
 
 describe("GET /v1/sessions and /v1/sessions/{id} (endpoints 6, 7)", () => {
-  let t: TestApp;
   const get = async (path: string, key: string = KEYS.ops) => t.call("GET", path, { key });
   const json = async <T>(path: string, key?: string) => (await (await get(path, key)).json()) as T;
 
+  const t = useTestApp({ yaml: AUTH_YAML });
   beforeAll(async () => {
-    t = await createTestApp({ yaml: AUTH_YAML });
     const db = t.services.database.db;
     await insertSession(db, { id: "acme-1", tenantId: "acme", project: "support", startedMin: 1, modalities: ["tts", "stt", "llm"], requestCount: 4, totalCostUsd: "0.0650000000" });
     await insertSession(db, { id: "acme-2", tenantId: "acme", project: "sales", startedMin: 2 });
@@ -33,9 +32,6 @@ describe("GET /v1/sessions and /v1/sessions/{id} (endpoints 6, 7)", () => {
     await insertRequest(db, { sessionId: "acme-1", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0.03" });
     await insertRequest(db, { sessionId: "acme-1", tenantId: "acme", modality: "tts", provider: "elevenlabs", costUsd: "0.005" });
     await insertRequest(db, { sessionId: "globex-1", tenantId: "globex", modality: "llm", provider: "groq", costUsd: "0.5" });
-  });
-  afterAll(async () => {
-    await t.close();
   });
 
   it("lists every tenant's sessions newest first for an operator, as an array of session rows", async () => {

@@ -1,11 +1,14 @@
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
+import { afterAll, beforeAll } from "vitest";
 import { parseEnv } from "../../src/config/env.js";
+import { withGatewayFastPath } from "../../src/gateway/fast-path.js";
 import { createWebSocketServer } from "../../src/gateway/ws/upgrade.js";
 import { parseConfigText } from "../../src/config/load.js";
 import { createApp } from "../../src/http/app.js";
 import { type Logger, silentLogger } from "../../src/logging.js";
-import { createServices, type Services, startWorkers, stopWorkers } from "../../src/services.js";
+import type { Services } from "../../src/services.js";
+import { createServices, startWorkers, stopWorkers } from "../../src/services-runtime.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 
 export interface TestApp {
@@ -59,7 +62,9 @@ export async function createTestApp(
     async listen() {
       if (baseUrl) return baseUrl;
       server = await new Promise<ServerType>((resolve) => {
-        const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", websocket: { server: createWebSocketServer() } }, () => resolve(s));
+        const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", websocket: { server: createWebSocketServer() }, createServer: withGatewayFastPath(services) }, () =>
+          resolve(s),
+        );
       });
       baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       return baseUrl;
@@ -71,6 +76,66 @@ export async function createTestApp(
       }
       await stopWorkers(services);
       await testDb.drop();
+    },
+  };
+}
+
+/** What `createTestApp` takes, plus `listen` (start the loopback server in the hook; `t.base` is its URL). */
+export type TestAppOptions = NonNullable<Parameters<typeof createTestApp>[0]> & { listen?: boolean };
+
+/** The handle `useTestApp` returns: a TestApp filled by its beforeAll, and `base` when listening. */
+export interface TestAppHandle extends TestApp {
+  /** The loopback server's URL (options `listen: true`, or after `await t.listen()`). */
+  readonly base: string;
+}
+
+/**
+ * Registers `beforeAll` (create the app) and `afterAll` (close it) in the calling suite and returns a
+ * handle whose members read the app once it exists: `const t = useTestApp({ yaml })` then
+ * `t.call(...)`, `t.services` inside tests. `options` may be a function, called in the hook, when the
+ * YAML needs something made in an earlier `beforeAll` (a stub server's URL). Hooks registered after
+ * this call see the app; vitest runs `afterAll` in reverse order, so resources started before this
+ * call are still up while the app closes. Calling `t.close()` early is allowed (the hook then skips).
+ */
+export function useTestApp(options: TestAppOptions | (() => TestAppOptions | Promise<TestAppOptions>) = {}): TestAppHandle {
+  let app: TestApp | null = null;
+  let base: string | null = null;
+  let closed = false;
+  const current = (): TestApp => {
+    if (!app) throw new Error("useTestApp: the app exists only inside tests and hooks registered after useTestApp()");
+    return app;
+  };
+  beforeAll(async () => {
+    const { listen, ...opts } = typeof options === "function" ? await options() : options;
+    app = await createTestApp(opts);
+    if (listen) base = await app.listen();
+  });
+  afterAll(async () => {
+    if (app && !closed) {
+      closed = true;
+      await app.close();
+    }
+  });
+  return {
+    get services() {
+      return current().services;
+    },
+    get testDb() {
+      return current().testDb;
+    },
+    get base() {
+      if (!base) throw new Error("useTestApp: t.base needs { listen: true } (or await t.listen() first)");
+      return base;
+    },
+    call: (method, path, o) => current().call(method, path, o),
+    async listen() {
+      base = await current().listen();
+      return base;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await current().close();
     },
   };
 }

@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { COST_PERIODS } from "../reports/window.js";
+import { FLEET_INDEX_SORTS } from "./index-queries.js";
+
+/** Answer schema of GET /api/agents, the fleet index (src/fleet/index-queries.ts builds it). */
+
+const ms = z.number().nullable().describe("milliseconds; null without samples");
+
+export const FleetAgentSchema = z
+  .object({
+    agent_id: z.string(),
+    tenant_id: z.string().nullable(),
+    agent_name: z.string().nullable(),
+    host: z.string().nullable(),
+    version: z.string().nullable(),
+    region: z.string().nullable(),
+    online: z.boolean().describe("a heartbeat within ageing_seconds"),
+    last_heartbeat_at: z.string().nullable().describe("ISO-8601 UTC; null without a heartbeat"),
+    sessions: z.number().int().describe("sessions started in the window"),
+    calls: z.number().int().describe("production calls started in the window"),
+    requests: z.number().int().describe("every request, probe traffic included"),
+    errors: z.number().int().describe("production requests with status error"),
+    error_rate: z.number().nullable().describe("errors / production requests, 4 decimals; null without production requests"),
+    cost_usd: z.number().describe("USD"),
+    rated_price_usd: z.number().describe("USD"),
+    turns: z.number().int(),
+    p95_response_speed_ms: ms,
+    p95_ttfb_ms: z.object({ stt: ms, llm: ms, tts: ms }),
+    probe: z.object({ requests: z.number().int(), turns: z.number().int(), calls: z.number().int() }).describe("probe traffic, counted apart"),
+  })
+  .meta({ id: "FleetAgent" });
+
+export const FleetIndexSchema = z
+  .object({
+    period: z.enum(COST_PERIODS),
+    sort: z.enum(FLEET_INDEX_SORTS),
+    limit: z.number().int(),
+    offset: z.number().int(),
+    total_agents: z.number().int(),
+    online: z.number().int(),
+    ageing_seconds: z.number(),
+    agents: z.array(FleetAgentSchema).describe("one page, sorted by sort"),
+  })
+  .meta({ id: "FleetIndex" });
+export type FleetIndexAnswer = z.infer<typeof FleetIndexSchema>;
