@@ -1,9 +1,8 @@
-import { requireScope } from "../auth/gate.js";
 import { readJson } from "../http/body.js";
 import { ApiError, parseOrThrow } from "../http/errors.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { fleetIndex, fleetIndexQuery } from "./index-queries.js";
-import { FleetIndexSchema } from "./schemas.js";
+import { FleetIndexSchema, HeartbeatAccepted, RosterSchema } from "./schemas.js";
 import { heartbeatSchema, listRoster, recordHeartbeat, ROSTER_AGEING_SECONDS, rosterEntry } from "./presence.js";
 
 /** Heartbeat bodies are one small object; anything bigger is not a snapshot. */
@@ -13,29 +12,57 @@ export const HEARTBEAT_BODY_LIMIT_BYTES = 64 * 1024;
 export function fleetRoutes() {
   const app = contractRouter();
 
-  app.post("/v1/agents/heartbeat", requireScope("ingest"), async (c) => {
-    const { services, auth } = c.var;
-    const body = await readJson(c, Math.min(HEARTBEAT_BODY_LIMIT_BYTES, services.config.serve.body_limit_bytes));
-    if (body === null || typeof body !== "object" || Array.isArray(body)) {
-      throw new ApiError("validation_failed", "the body must be a worker presence snapshot object", [
-        { path: "(body)", message: "expected object" },
-      ]);
-    }
-    const hb = parseOrThrow(heartbeatSchema, body, "invalid heartbeat");
-    await recordHeartbeat(services.database.db, auth.tenantId, hb);
-    return c.json({ status: "accepted" }, 202);
-  });
+  // The body is documented only: it is read here under the heartbeat's own 64 KiB limit.
+  defineRoute(
+    app,
+    {
+      method: "post",
+      path: "/v1/agents/heartbeat",
+      tag: "fleet",
+      summary: "A worker presence snapshot (upserted per tenant and agent_id)",
+      scope: "ingest",
+      body: heartbeatSchema,
+      bodyMode: "document",
+      responses: {
+        202: { description: "accepted", schema: HeartbeatAccepted },
+        413: { description: `over ${HEARTBEAT_BODY_LIMIT_BYTES / 1024} KiB (or serve.body_limit_bytes when smaller)` },
+      },
+    },
+    async (c) => {
+      const { services, auth } = c.var;
+      const body = await readJson(c, Math.min(HEARTBEAT_BODY_LIMIT_BYTES, services.config.serve.body_limit_bytes));
+      if (body === null || typeof body !== "object" || Array.isArray(body)) {
+        throw new ApiError("validation_failed", "the body must be a worker presence snapshot object", [
+          { path: "(body)", message: "expected object" },
+        ]);
+      }
+      const hb = parseOrThrow(heartbeatSchema, body, "invalid heartbeat");
+      await recordHeartbeat(services.database.db, auth.tenantId, hb);
+      return c.json({ status: "accepted" }, 202);
+    },
+  );
 
-  app.get("/v1/agents", requireScope("read"), async (c) => {
-    const { services, auth } = c.var;
-    const rows = await listRoster(services.database.db, auth);
-    const now = new Date();
-    return c.json({
-      agents: rows.map((r) => rosterEntry(r, now)),
-      count: rows.length,
-      ageing_seconds: ROSTER_AGEING_SECONDS,
-    });
-  });
+  defineRoute(
+    app,
+    {
+      method: "get",
+      path: "/v1/agents",
+      tag: "fleet",
+      summary: "The live roster: workers heard from in the last ageing_seconds",
+      scope: "read",
+      responses: { 200: { description: "the roster", schema: RosterSchema } },
+    },
+    async (c) => {
+      const { services, auth } = c.var;
+      const rows = await listRoster(services.database.db, auth);
+      const now = new Date();
+      return c.json({
+        agents: rows.map((r) => rosterEntry(r, now)),
+        count: rows.length,
+        ageing_seconds: ROSTER_AGEING_SECONDS,
+      });
+    },
+  );
 
   // The fleet index (dashboard API): per-agent cost, p95 latency and probe traffic over a period.
   defineRoute(

@@ -43,3 +43,37 @@ export const FleetIndexSchema = z
   })
   .meta({ id: "FleetIndex" });
 export type FleetIndexAnswer = z.infer<typeof FleetIndexSchema>;
+
+/** Answer of POST /v1/agents/heartbeat. */
+export const HeartbeatAccepted = z.object({ status: z.literal("accepted") });
+
+const agentClockOut = z.string().nullable().describe("ISO-8601 UTC; the agent's own clock, as reported");
+
+/** One roster entry of GET /v1/agents: presence only (never cost or latency, that is the fleet index). */
+export const RosterEntrySchema = z
+  .object({
+    agent_id: z.string(),
+    agent_name: z.string().nullable(),
+    dispatch_name: z.string().nullable(),
+    status: z.string().nullable().describe("idle or busy, as last reported"),
+    active_sessions: z.number().int().nullable(),
+    version: z.string().nullable(),
+    project: z.string().nullable(),
+    tenant_id: z.string().nullable(),
+    region: z.string().nullable(),
+    host: z.string().nullable(),
+    started_at: agentClockOut,
+    memory_rss_bytes: z.number().int().nullable(),
+    memory_total_bytes: z.number().int().nullable(),
+    cpu_pct: z.number().nullable(),
+    ts: agentClockOut,
+    last_seen_at: z.string().describe("ISO-8601 UTC, the collector's clock at the last heartbeat"),
+    seconds_since_heartbeat: z.number().describe("against last_seen_at, 0.1 s resolution"),
+  })
+  .meta({ id: "RosterEntry" });
+
+export const RosterSchema = z.object({
+  agents: z.array(RosterEntrySchema).describe("newest heartbeat first"),
+  count: z.number().int(),
+  ageing_seconds: z.number().describe("a worker leaves the roster this long after its last heartbeat"),
+});
