@@ -30,17 +30,20 @@ export const heartbeatSchema = z.object({
   agent_id: shortText,
   agent_name: shortText.nullish(),
   dispatch_name: shortText.nullish(),
-  status: z.preprocess((v) => (typeof v === "string" ? v.toLowerCase() : v), z.enum(WORKER_STATUSES)).nullish(),
+  status: z
+    .preprocess((v) => (typeof v === "string" ? v.toLowerCase() : v), z.enum(WORKER_STATUSES))
+    .nullish()
+    .describe("idle or busy, case-insensitive, stored lower-case"),
   active_sessions: int32.nullish(),
   version: shortText.nullish(),
   project: shortText.nullish(),
   region: shortText.nullish(),
   host: shortText.nullish(),
-  started_at: agentClock.nullish(),
+  started_at: agentClock.nullish().describe("ISO-8601, or epoch seconds/ms (the agent's clock, stored as reported)"),
   memory_rss_bytes: int53.nullish(),
   memory_total_bytes: int53.nullish(),
-  cpu_pct: nonNegative.max(100_000).nullish(),
-  ts: agentClock.nullish(),
+  cpu_pct: nonNegative.max(100_000).nullish().describe("may exceed 100 on several cores"),
+  ts: agentClock.nullish().describe("ISO-8601, or epoch seconds/ms (the agent's clock, stored as reported)"),
 });
 
 export type Heartbeat = z.infer<typeof heartbeatSchema>;
