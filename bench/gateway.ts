@@ -8,9 +8,12 @@
  *   - SSE at concurrency 1: added time to first token.
  * Targets (issue 11): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
  * A peer that fails a mode is reported as failed, not dropped.
+ * Also in the same run: the floor (bench/gateway-floor.ts, a minimal undici proxy: what Node itself
+ * costs here), and with BENCH_BASE_DIST=<dir> a second Voxgate built from another commit (A/B:
+ * `git archive <commit> | tar -x -C <dir>`, link node_modules, `npx tsc -p tsconfig.build.json`).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -29,6 +32,8 @@ const SSE_BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", stream: true, me
 
 interface Target {
   name: string;
+  /** The process serving it (its CPU per call is measured at c=64). */
+  pid?: number | undefined;
   origin: string;
   path: string;
   headers: Record<string, string>;
@@ -61,6 +66,8 @@ async function startPortkey(): Promise<{ child: ChildProcess; port: number }> {
   throw new Error("portkey did not start");
 }
 
+const BASE_DIST = process.env.BENCH_BASE_DIST;
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
 
 /** Sequential calls on one keep-alive connection; per-call wall time in ms. */
@@ -92,7 +99,19 @@ async function sequential(t: Target, body: string, n: number, untilFirstToken: b
   return times;
 }
 
-async function throughput(t: Target, seconds = C64_SECONDS): Promise<number> {
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Requests/s at c=64, and the CPU the serving process spent per call (ms; records written after the run included). */
+async function throughput(t: Target, seconds = C64_SECONDS): Promise<{ rps: number; cpuMsPerCall: number }> {
+  const cpu0 = cpuSeconds(t.pid);
   const r = await autocannon({
     url: t.origin + t.path,
     method: "POST",
@@ -102,7 +121,8 @@ async function throughput(t: Target, seconds = C64_SECONDS): Promise<number> {
     body: BODY,
   });
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${t.name}: ${r.non2xx} non-2xx, ${r.errors} errors at c=64`);
-  return r.requests.average;
+  await new Promise((res) => setTimeout(res, 600)); // the recorder's next flush (every 200 ms)
+  return { rps: r.requests.average, cpuMsPerCall: ((cpuSeconds(t.pid) - cpu0) * 1000) / r.requests.total };
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -125,25 +145,32 @@ async function main() {
   );
   const db = await createBenchDatabase("gateway");
   const voxgate = await startServer({ DATABASE_URL: db.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" });
+  const baseDb = BASE_DIST ? await createBenchDatabase("gateway_base") : null;
+  const base = BASE_DIST && baseDb ? await startServer({ DATABASE_URL: baseDb.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" }, [join(BASE_DIST, "dist/cli/main.js")]) : null;
+  const floor = await spawnWithPort(["--import", "tsx", join(ROOT, "bench/gateway-floor.ts"), stubOrigin, PROVIDER_KEY]);
   const portkey = await attempt(startPortkey);
 
-  const direct: Target = { name: "direct", origin: stubOrigin, path: "/v1/chat/completions", headers: { authorization: `Bearer ${PROVIDER_KEY}` } };
-  const through: Target = { name: "voxgate", origin: voxgate.baseUrl, path: "/openai/v1/chat/completions", headers: { authorization: `Bearer ${KEY}` } };
+  const direct: Target = { name: "direct", pid: stub.child.pid, origin: stubOrigin, path: "/v1/chat/completions", headers: { authorization: `Bearer ${PROVIDER_KEY}` } };
+  const through: Target = { name: "voxgate", pid: voxgate.child.pid, origin: voxgate.baseUrl, path: "/openai/v1/chat/completions", headers: { authorization: `Bearer ${KEY}` } };
   const peer: Target | null = portkey.ok
     ? {
         name: "portkey",
+        pid: portkey.value.child.pid,
         origin: `http://127.0.0.1:${portkey.value.port}`,
         path: "/v1/chat/completions",
         headers: { authorization: `Bearer ${PROVIDER_KEY}`, "x-portkey-provider": "openai", "x-portkey-custom-host": `${stubOrigin}/v1` },
       }
     : null;
-  const all = [direct, through, ...(peer ? [peer] : [])];
+  const floorTarget: Target = { name: "floor", pid: floor.child.pid, origin: `http://127.0.0.1:${floor.port}`, path: "/openai/v1/chat/completions", headers: {} };
+  const baseTarget: Target | null = base ? { name: "voxgate@base", pid: base.child.pid, origin: base.baseUrl, path: through.path, headers: through.headers } : null;
+  const all = [direct, floorTarget, through, ...(baseTarget ? [baseTarget] : []), ...(peer ? [peer] : [])];
+  const others = all.filter((t) => t !== direct).map((t) => t.name);
 
   try {
     // Warm-up: connections, JIT, the routing table.
     for (const t of all) await attempt(() => sequential(t, BODY, 200, false));
 
-    const c1: Record<string, number[]> = { direct: [], voxgate: [], portkey: [] };
+    const c1: Record<string, number[]> = Object.fromEntries(all.map((t) => [t.name, []]));
     const c1Errors: Record<string, string> = {};
     for (let r = 0; r < ROUNDS; r++) {
       for (const t of all) {
@@ -152,16 +179,17 @@ async function main() {
         else c1Errors[t.name] = o.error;
       }
     }
-    const sse: Record<string, number[]> = { direct: [], voxgate: [], portkey: [] };
+    const sse: Record<string, number[]> = Object.fromEntries(all.map((t) => [t.name, []]));
     const sseErrors: Record<string, string> = {};
     for (let r = 0; r < ROUNDS; r++) {
-      for (const t of all) {
+      // The floor is a JSON-mode yardstick only (it does nothing for streams that Voxgate does).
+      for (const t of all.filter((x) => x !== floorTarget)) {
         const o = await attempt(() => sequential(t, SSE_BODY, Math.ceil(SSE_REQUESTS / ROUNDS), true));
         if (o.ok) sse[t.name]?.push(...o.value);
         else sseErrors[t.name] = o.error;
       }
     }
-    const rps: Record<string, Outcome<number>> = {};
+    const rps: Record<string, Outcome<{ rps: number; cpuMsPerCall: number }>> = {};
     // Each peer gets a c=64 warm-up first (64 upstream connections opened, JIT warm), then the measure.
     for (const t of all) {
       await attempt(() => throughput(t, 2));
@@ -176,7 +204,7 @@ async function main() {
     const dSse = stats(sse.direct ?? []);
     console.log(`bench:gateway — ${new Date().toISOString()}, load ${(await import("node:os")).loadavg().map((l) => l.toFixed(2)).join(" ")}`);
     console.log(`chat JSON c=1 (${C1_REQUESTS} calls, ${ROUNDS} interleaved rounds): direct p50 ${d.p50.toFixed(3)} ms, p99 ${d.p99.toFixed(3)} ms`);
-    for (const name of ["voxgate", "portkey"]) {
+    for (const name of [...others, ...(peer ? [] : ["portkey"])]) {
       if (c1Errors[name] || !(c1[name]?.length ?? 0)) {
         console.log(`  ${name}: FAILED ${c1Errors[name] ?? "not started"}`);
         continue;
@@ -185,7 +213,7 @@ async function main() {
       console.log(`  ${name}: p50 ${s.p50.toFixed(3)} ms (added ${(s.p50 - d.p50).toFixed(3)} ms), p99 ${s.p99.toFixed(3)} ms (added ${(s.p99 - d.p99).toFixed(3)} ms)`);
     }
     console.log(`SSE c=1 time to first token (${SSE_REQUESTS} calls): direct p50 ${dSse.p50.toFixed(3)} ms`);
-    for (const name of ["voxgate", "portkey"]) {
+    for (const name of [...others.filter((n) => n !== "floor"), ...(peer ? [] : ["portkey"])]) {
       if (sseErrors[name] || !(sse[name]?.length ?? 0)) {
         console.log(`  ${name}: FAILED ${sseErrors[name] ?? "not started"}`);
         continue;
@@ -196,15 +224,28 @@ async function main() {
     console.log(`chat JSON c=64 (${C64_SECONDS} s, autocannon):`);
     for (const t of all) {
       const o = rps[t.name];
-      console.log(`  ${t.name}: ${o?.ok ? `${fmt(o.value, 0)} req/s` : `FAILED ${o?.error}`}`);
+      console.log(`  ${t.name}: ${o?.ok ? `${fmt(o.value.rps, 0)} req/s, ${o.value.cpuMsPerCall.toFixed(3)} ms CPU per call in its process` : `FAILED ${o?.error}`}`);
     }
-    const v = rps.voxgate;
-    const p = rps.portkey;
-    if (v?.ok && p?.ok) console.log(`  voxgate / portkey = ${(v.value / p.value).toFixed(1)}× (target ≥ 10×)`);
+    const ratio = (a: string, b: string) => {
+      const x = rps[a];
+      const y = rps[b];
+      return x?.ok && y?.ok ? `${a} / ${b}: ${(x.value.rps / y.value.rps).toFixed(2)}× req/s, ${(y.value.cpuMsPerCall / x.value.cpuMsPerCall).toFixed(2)}× by CPU per call` : null;
+    };
+    for (const [a, b, note] of [
+      ["voxgate", "portkey", " (target ≥ 10×)"],
+      ["floor", "portkey", ""],
+      ["voxgate", "voxgate@base", ""],
+    ] as const) {
+      const line = ratio(a, b);
+      if (line) console.log(`  ${line}${note}`);
+    }
     const vs = stats(c1.voxgate ?? []);
-    console.log(`  added p50 at c=1: ${(vs.p50 - d.p50).toFixed(3)} ms (target ≤ 0.3 ms)`);
+    console.log(`  added p50 at c=1: ${(vs.p50 - d.p50).toFixed(3)} ms (target ≤ 0.3 ms); the floor adds ${(stats(c1.floor ?? []).p50 - d.p50).toFixed(3)} ms`);
   } finally {
     await voxgate.stop();
+    await base?.stop();
+    await baseDb?.drop();
+    floor.child.kill("SIGTERM");
     if (portkey.ok) portkey.value.child.kill("SIGTERM");
     stub.child.kill("SIGTERM");
     await db.drop();

@@ -68,8 +68,17 @@ async function restoreRequestIndexes(db: Database["db"]) {
   for (const d of savedIndexDefs) await db.execute(sql.raw(d));
 }
 
+/** Optional shape of the generated traffic (bench/agents.ts): agent-attributed rows and extra data folded by the rollups. */
+export interface BenchDataOptions {
+  /** When > 0, every row belongs to one of this many agents (uniform), whose tenant is fixed, in 10-minute sessions. */
+  agents?: number;
+  /** Runs after the request rows are in (indexes restored) and before the rollups are rebuilt. */
+  beforeRollups?: (db: Database["db"]) => Promise<void>;
+}
+
 /** Inserts `rows` request rows in chunks, then rollups; `now` is the end of the generated span. */
-export async function generateBenchData(database: Database, rows: number, now: Date, log = true): Promise<void> {
+export async function generateBenchData(database: Database, rows: number, now: Date, log = true, opts: BenchDataOptions = {}): Promise<void> {
+  const agents = Math.max(0, Math.floor(opts.agents ?? 0));
   const db = database.db;
   const bar = log ? new SingleBar({ format: "  requests [{bar}] {percentage}% {value}/{total} rows {duration}s" }) : null;
   bar?.start(rows, 0);
@@ -82,16 +91,18 @@ export async function generateBenchData(database: Database, rows: number, now: D
     const sliceMs = (SPAN_DAYS * DAY_MS * n) / rows;
     const sliceStart = end - SPAN_DAYS * DAY_MS + (SPAN_DAYS * DAY_MS * done) / rows;
     await db.execute(sql`INSERT INTO requests (id, ts, tenant_id, project, modality, model_id, provider, status,
-        ttfb_ms, total_latency_ms, cost_usd, rated_price_usd, pricing, input_units, output_units, is_probe)
-      SELECT gen_random_uuid(), ts, tenant, project, (ARRAY['llm','llm','stt','stt','tts','tts'])[m], ${sql.raw(MODELS_SQL)}[m],
+        ttfb_ms, total_latency_ms, cost_usd, rated_price_usd, pricing, input_units, output_units, is_probe, agent_id, session_id)
+      SELECT gen_random_uuid(), ts, CASE WHEN a IS NULL THEN tenant ELSE (ARRAY['acme','globex'])[1 + a % 2] END, project, (ARRAY['llm','llm','stt','stt','tts','tts'])[m], ${sql.raw(MODELS_SQL)}[m],
         split_part(${sql.raw(MODELS_SQL)}[m], '/', 1), CASE WHEN u < 0.02 THEN 'error' ELSE 'success' END,
         ttfb, ttfb * (2 + 3 * random()), round((0.0001 + random() * 0.02)::numeric, 10), round((0.0002 + random() * 0.03)::numeric, 10),
-        'priced', round(random() * 2000), round(random() * 500), u > 0.95
+        'priced', round(random() * 2000), round(random() * 500), u > 0.95,
+        'agent-' || lpad(a::text, 5, '0'), 'sess-' || a || '-' || floor(extract(epoch FROM ts) / 600)::bigint
       FROM (
         SELECT to_timestamp((${sliceStart} + random() * ${sliceMs}) / 1000.0) AS ts,
           (ARRAY['acme','globex'])[1 + floor(random() * 2)::int] AS tenant,
           (ARRAY['default','support','sales'])[1 + floor(random() * 3)::int] AS project,
           1 + floor(random() * 6)::int AS m, random() AS u,
+          CASE WHEN ${agents} > 0 THEN floor(random() * ${agents})::int END AS a,
           -- log-normal latencies around 300 ms: what a voice pipeline's TTFB looks like
           300 * exp(0.4 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())) AS ttfb
         FROM generate_series(1, ${n})
@@ -101,6 +112,7 @@ export async function generateBenchData(database: Database, rows: number, now: D
   bar?.stop();
   if (log) console.log(`  requests inserted in ${((Date.now() - end) / 1000).toFixed(1)} s`);
   await restoreRequestIndexes(db);
+  if (opts.beforeRollups) await opts.beforeRollups(db);
   const from = Math.floor((end - SPAN_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
   const to = Math.ceil(end / DAY_MS) * DAY_MS + DAY_MS;
   const slices = Math.ceil((to - from) / (ROLLUP_SLICE_DAYS * DAY_MS));

@@ -43,11 +43,11 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** Spawns `voxgate serve` on a free port and waits until /health answers. */
-export async function startServer(env: Record<string, string | undefined>): Promise<BenchServer> {
+/** Spawns `voxgate serve` on a free port and waits until /health answers (`entry`: another build's CLI, for A/B runs). */
+export async function startServer(env: Record<string, string | undefined>, entry: string[] = cliEntry()): Promise<BenchServer> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...cliEntry(), "serve", "--port", String(port), "--host", "127.0.0.1"], {
+  const child = spawn(process.execPath, [...entry, "serve", "--port", String(port), "--host", "127.0.0.1"], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "ignore", "inherit"],

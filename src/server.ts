@@ -5,10 +5,12 @@ import { type Env, parseEnv } from "./config/env.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { type Database, DEFAULT_DB_PATH, type DatabaseTarget, maskUrl, openDatabase, openMemoryDatabase } from "./db/client.js";
 import { runMigrations } from "./db/migrate.js";
+import { withGatewayFastPath } from "./gateway/fast-path.js";
 import { closeClientSockets, createWebSocketServer } from "./gateway/ws/upgrade.js";
 import { createApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logging.js";
-import { createServices, type Services, startWorkers, stopWorkers } from "./services.js";
+import type { Services } from "./services.js";
+import { createServices, startWorkers, stopWorkers } from "./services-runtime.js";
 
 /** Where the store lives: DATABASE_URL / database.url (Postgres) or the PGlite directory. */
 export function databaseTarget(loaded: LoadedConfig, env: Env): DatabaseTarget {
@@ -65,7 +67,8 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   // The gateway's WebSocket routes (vendor relays) upgrade through node-server's own handler.
   const sockets = createWebSocketServer();
   const server = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port, hostname, websocket: { server: sockets } }, () => resolve(s));
+    // The fast listener serves the proxied gateway routes without Hono's web objects (src/gateway/fast-path.ts).
+    const s = serve({ fetch: app.fetch, port, hostname, websocket: { server: sockets }, createServer: withGatewayFastPath(services) }, () => resolve(s));
     s.once("error", reject);
   });
   const actualPort = (server.address() as AddressInfo).port;

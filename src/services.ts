@@ -1,21 +1,22 @@
 import type { AuthContext } from "./auth/context.js";
-import { AuthFailures } from "./auth/failures.js";
-import { type StaticKey, staticKeysFromConfig } from "./auth/static-keys.js";
-import { VirtualKeyVerifier } from "./auth/virtual-keys.js";
-import { RateCardStore } from "./billing/rate-card-store.js";
-import { ObservationQueue } from "./calls/observation-queue.js";
-import { CallWriter } from "./calls/writer.js";
-import { type Env, loadtestTrunkIds } from "./config/env.js";
+import type { AuthFailures } from "./auth/failures.js";
+import type { StaticKey } from "./auth/static-keys.js";
+import type { VirtualKeyVerifier } from "./auth/virtual-keys.js";
+import type { RateCardStore } from "./billing/rate-card-store.js";
+import type { ObservationQueue } from "./calls/observation-queue.js";
+import type { CallWriter } from "./calls/writer.js";
+import type { Env } from "./config/env.js";
 import type { Config } from "./config/schema.js";
 import type { Database } from "./db/client.js";
+import type { Gateway } from "./gateway/gateway.js";
 import type { Logger } from "./logging.js";
-import { UpstreamPools } from "./manage/provider-check.js";
-import { trustedUpstreamHosts } from "./manage/url-policy.js";
-import { SecretBox } from "./secrets/box.js";
-import { reencryptProviderKeys } from "./secrets/rotate.js";
-import { startNodeScraper } from "./nodes/scraper.js";
-import { Gateway } from "./gateway/gateway.js";
+import type { UpstreamPools } from "./manage/provider-check.js";
+import type { SecretBox } from "./secrets/box.js";
 
+/*
+ * The Services and Worker types: a leaf module that imports only types, so any module may name them
+ * without a runtime import cycle. Building, starting and stopping them is services-runtime.ts.
+ */
 /** A background task that must be stopped (and drained) on shutdown. */
 export interface Worker {
   name: string;
@@ -54,76 +55,9 @@ export interface Services {
   workers: Worker[];
 }
 
-export interface ServicesInput {
-  database: Database;
-  config: Config;
-  configPath?: string | null;
-  env: Env;
-  log: Logger;
-}
-
-export function createServices(input: ServicesInput): Services {
-  const loadtestTrunks = loadtestTrunkIds(input.env);
-  const services: Omit<Services, "gateway"> & { gateway?: Gateway } = {
-    database: input.database,
-    config: input.config,
-    configPath: input.configPath ?? null,
-    env: input.env,
-    log: input.log,
-    startedAt: Date.now(),
-    staticKeys: staticKeysFromConfig(input.config, input.env),
-    virtualKeys: new VirtualKeyVerifier(input.database.db),
-    authFailures: new AuthFailures(input.log),
-    rateCard: new RateCardStore(input.database.db, input.config),
-    secrets: new SecretBox({ secret: input.env.VOXGATE_SECRET, previous: input.env.VOXGATE_SECRET_PREVIOUS, home: input.env.HOME }),
-    upstreams: new UpstreamPools(trustedUpstreamHosts(input.config)),
-    callObservations: new ObservationQueue({
-      db: input.database.db,
-      log: input.log,
-      loadtestTrunks,
-    }),
-    callWriter: new CallWriter(input.database.db, { loadtestTrunks }),
-    workers: [],
-  };
-  const full = services as Services;
-  full.gateway = new Gateway(full);
-  return full;
-}
-
 /** Auth is on as soon as any static key is configured (auth.api_keys, VOXGATE_API_KEY or VOXGATE_INGEST_KEY). */
 export function authEnabled(services: Services): boolean {
   return services.staticKeys.size > 0;
-}
-
-/** Starts background workers (queues, scrapers, refreshers). Areas register theirs here. */
-export async function startWorkers(services: Services): Promise<void> {
-  await services.rateCard.refresh();
-  services.workers.push({ name: "provider-upstreams", stop: () => services.upstreams.close() });
-  services.workers.push({ name: "legacy-key-bcrypt", stop: () => services.virtualKeys.legacy.close() });
-  try {
-    await reencryptProviderKeys(services);
-  } catch (err) {
-    // Rotation is best effort: stale rows stay readable with VOXGATE_SECRET_PREVIOUS and retry next start.
-    services.log.error({ err }, "re-encrypting provider keys failed");
-  }
-  const scraper = startNodeScraper(services);
-  if (scraper) services.workers.push(scraper);
-  services.workers.push(services.rateCard.startRefresher((err) => services.log.warn({ err }, "rate card refresh failed; keeping the last card")));
-  services.workers.push(services.callObservations);
-  // Registered last so it stops first: the recorder drains before the store closes.
-  services.workers.push(...(await services.gateway.start()));
-}
-
-/** Stops workers in reverse start order; each drains what it holds. */
-export async function stopWorkers(services: Services): Promise<void> {
-  for (const w of [...services.workers].reverse()) {
-    try {
-      await w.stop();
-    } catch (err) {
-      services.log.error({ err, worker: w.name }, "worker failed to stop cleanly");
-    }
-  }
-  services.workers.length = 0;
 }
 
 export type { AuthContext };

@@ -1,9 +1,9 @@
 import { createMiddleware } from "hono/factory";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { authEnabled, type Services } from "../services.js";
 import { type AuthContext, allows, OPERATOR, type Permission } from "./context.js";
-import { sha256Hex } from "./static-keys.js";
+import { type StaticKey, sha256Hex } from "./static-keys.js";
 import { VK_PREFIX, vkPrefixOf } from "./virtual-keys.js";
 
 function bearerToken(header: string | undefined): string | null {
@@ -30,7 +30,7 @@ export async function authenticate(services: Services, token: string | null): Pr
   const virtual = token?.startsWith(VK_PREFIX) === true;
   if (token) {
     if (virtual) auth = await services.virtualKeys.verify(token);
-    else auth = services.staticKeys.get(sha256Hex(token))?.context ?? null;
+    else auth = staticKeyOf(services.staticKeys, token)?.context ?? null;
   }
   // Auth off: everyone is the operator, except that a presented vk_ key must be valid (a revoked
   // or unknown minted key is refused, never silently upgraded to operator).
@@ -38,6 +38,26 @@ export async function authenticate(services: Services, token: string | null): Pr
   if (auth) return auth;
   if (token) services.authFailures.record(virtual ? "virtual" : "static", virtual ? vkPrefixOf(token) : null);
   return UNAUTHENTICATED;
+}
+
+/** Tokens already found among the static keys, per key table: a static key is hashed once per process, not per request. */
+const verifiedStatic = new WeakMap<ReadonlyMap<string, StaticKey>, Map<string, StaticKey>>();
+/** Bound of that memo (configured keys only ever enter it; unknown tokens are hashed each time). */
+const VERIFIED_STATIC_LIMIT = 1024;
+
+function staticKeyOf(keys: ReadonlyMap<string, StaticKey>, token: string): StaticKey | undefined {
+  let memo = verifiedStatic.get(keys);
+  const hit = memo?.get(token);
+  if (hit) return hit;
+  const key = keys.get(sha256Hex(token));
+  if (key) {
+    if (!memo) {
+      memo = new Map();
+      verifiedStatic.set(keys, memo);
+    }
+    if (memo.size < VERIFIED_STATIC_LIMIT) memo.set(token, key);
+  }
+  return key;
 }
 
 /** Marker for "auth is on and no valid credential was presented". */
@@ -48,9 +68,9 @@ export function requireScope(need: Permission) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const auth = c.var.auth;
     if (auth === UNAUTHENTICATED) {
-      throw new ApiError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+      throw new DomainError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
     }
-    if (!allows(auth, need)) throw new ApiError("forbidden", `this key lacks the ${need} scope`);
+    if (!allows(auth, need)) throw new DomainError("forbidden", `this key lacks the ${need} scope`);
     await next();
   });
 }

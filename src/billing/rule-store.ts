@@ -7,7 +7,7 @@ import type { Modality, RateRuleInput } from "../config/schema.js";
 import { rateRuleInputSchema } from "../config/schema.js";
 import type { Db } from "../db/client.js";
 import { rateRules } from "../db/schema/index.js";
-import { ApiError, zodDetails } from "../http/errors.js";
+import { DomainError, zodDetails } from "../errors.js";
 import type { CardRule } from "./rate.js";
 import { type FixedUnit, type PricingForm, pricingFormProblems, type RuleDef, ruleToken, scopeKey, specificity, type TokenUnit, toRuleDef } from "./rule-form.js";
 
@@ -21,11 +21,11 @@ export function parseRuleBody(body: unknown): RuleDef {
   const shape = rateRuleInputSchema.safeParse(body);
   if (!shape.success) {
     const details = zodDetails(shape.error);
-    throw new ApiError("invalid_rate_rule", `invalid rate rule: ${details[0]?.path || "(body)"}: ${details[0]?.message ?? "invalid"}`, details);
+    throw new DomainError("invalid_rate_rule", `invalid rate rule: ${details[0]?.path || "(body)"}: ${details[0]?.message ?? "invalid"}`, details);
   }
   const problems = pricingFormProblems(shape.data);
   if (problems.length > 0) {
-    throw new ApiError("invalid_rate_rule", `invalid rate rule: ${problems[0]?.path || "(body)"}: ${problems[0]?.message}`, problems);
+    throw new DomainError("invalid_rate_rule", `invalid rate rule: ${problems[0]?.path || "(body)"}: ${problems[0]?.message}`, problems);
   }
   return toRuleDef(shape.data);
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import { EPOCH_MS_MAX, EPOCH_MS_MIN, MAX_LEGS_PER_OBSERVATION } from "./limits.js";
 import { type CallUpdate, LEG_KINDS } from "./model.js";
 import { idString, textString } from "./strings.js";
@@ -127,5 +127,5 @@ export function parseObservation(body: unknown): Observation {
       : first
         ? `observation failed validation: ${first.path || "(body)"}: ${first.message}`
         : "observation failed validation";
-  throw new ApiError("validation_failed", message, details);
+  throw new DomainError("validation_failed", message, details);
 }

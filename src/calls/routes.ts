@@ -1,12 +1,11 @@
-import { Hono } from "hono";
-import { requireScope } from "../auth/gate.js";
 import { callObservationsDisabled } from "../config/env.js";
 import { isDataError } from "../db/errors.js";
-import type { AppEnv } from "../http/app-env.js";
 import { decodeUtf8, parseJsonText, readBodyBytes, readJson } from "../http/body.js";
 import { ApiError, errorBody, parseOrThrow } from "../http/errors.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
 import { MAX_WEBHOOK_JSON_DEPTH } from "./limits.js";
-import { parseObservation } from "./observation.js";
+import { observationSchema, parseObservation } from "./observation.js";
+import { ObservationDropped, ObservationQueued, WebhookAnswer } from "./schemas.js";
 import { jsonDepthExceeds } from "./strings.js";
 import { isRecordedEvent, WebhookShapeError, webhookEnvelopeSchema, webhookEventSchema, webhookToUpdate } from "./webhook-event.js";
 import { livekitCredentials, verifyWebhook } from "./webhook-verify.js";
@@ -16,10 +15,27 @@ const WEBHOOK_CONTENT_TYPES = new Set(["application/webhook+json", "application/
 
 /** Call recording: the LiveKit webhook (endpoint 38) and agent/loadgen observations (endpoint 39). */
 export function callRoutes() {
-  const r = new Hono<AppEnv>();
+  const r = contractRouter();
 
   // No bearer gate: the LiveKit signature is the credential. 503 (nothing read, nothing written) without one.
-  r.post("/v1/livekit/webhook", async (c) => {
+  // The body is documented only: it is verified against its signature as raw bytes before any parse.
+  defineRoute(r, {
+    method: "post",
+    path: "/v1/livekit/webhook",
+    tag: "calls",
+    summary: "LiveKit webhook: records rooms, participants and tracks as calls and legs",
+    description:
+      "Authenticated by the LiveKit signature (Authorization: the bare webhook JWT, HS256, sha256 claim of the body), not by an API key. Content-Type application/webhook+json or application/json.",
+    scope: null,
+    body: webhookEventSchema,
+    bodyMode: "document",
+    bodyContentType: "application/webhook+json",
+    responses: {
+      200: { description: "recorded, duplicate or ignored", schema: WebhookAnswer },
+      401: { description: "missing or invalid LiveKit signature (the message does not say which check failed)" },
+      503: { description: "LiveKit webhook credentials are not configured: nothing read, nothing written" },
+    },
+  }, async (c) => {
     const services = c.var.services;
     const creds = livekitCredentials(services);
     if (!creds) {
@@ -59,7 +75,21 @@ export function callRoutes() {
     }
   });
 
-  r.post("/v1/calls/observations", requireScope("ingest"), async (c) => {
+  // The body is documented only: parseObservation validates it once and names each unknown field.
+  defineRoute(r, {
+    method: "post",
+    path: "/v1/calls/observations",
+    tag: "calls",
+    summary: "An agent or loadgen report about a call, queued for the same upserts as the webhook",
+    scope: "ingest",
+    body: observationSchema,
+    bodyMode: "document",
+    responses: {
+      202: { description: "queued (the answer does not wait for the database)", schema: ObservationQueued },
+      429: { description: "the queue is full: this report was dropped (Retry-After: 1)", schema: ObservationDropped },
+      503: { description: "disabled (VOXGATE_DISABLE_CALL_OBSERVATIONS) or shutting down: nothing queued" },
+    },
+  }, async (c) => {
     const services = c.var.services;
     const queue = services.callObservations;
     // Read per request (spec): flipping the variable takes effect without a restart.

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { TokenVerifier } from "livekit-server-sdk";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import type { Services } from "../services.js";
 import { WEBHOOK_CLOCK_TOLERANCE_SECONDS } from "./limits.js";
 
@@ -75,6 +75,6 @@ function constantTimeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-function unauthorized(message: string): ApiError {
-  return new ApiError("unauthorized", message);
+function unauthorized(message: string): DomainError {
+  return new DomainError("unauthorized", message);
 }

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config/load.js";
 import { VERSION } from "../version.js";
 import { registerCheck } from "./check.js";
+import { reportCliError } from "./errors.js";
 import { registerKeys } from "./keys.js";
 import { registerLatency } from "./latency.js";
 import { registerRates } from "./rates.js";
@@ -44,7 +45,9 @@ registerRates(program);
 registerReconcile(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  if (err instanceof ConfigError) process.stderr.write(`voxgate: configuration error\n${err.message}\n`);
-  else process.stderr.write(`voxgate: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
+  if (err instanceof ConfigError) {
+    process.stderr.write(`voxgate: configuration error\n${err.message}\n`);
+    process.exit(1);
+  }
+  process.exit(reportCliError(err));
 });

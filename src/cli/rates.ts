@@ -5,7 +5,6 @@ import { RateCardStore } from "../billing/rate-card-store.js";
 import { rerateWindow } from "../billing/rerate.js";
 import { removeRule, setRule } from "../billing/rule-service.js";
 import { listDbRules, publicRule } from "../billing/rule-store.js";
-import { ApiError } from "../http/errors.js";
 import { withStore } from "./store.js";
 
 const CLI_ACTOR = { ...OPERATOR, actor: "cli" };
@@ -48,13 +47,9 @@ export function registerRates(program: Command): void {
         fail("the rule must be a JSON object");
       }
       await withStore(async ({ database }) => {
-        try {
-          const { rule, created } = await setRule({ db: database.db }, CLI_ACTOR, body);
-          print({ ...publicRule(rule), created });
-        } catch (err) {
-          if (err instanceof ApiError) fail(`${err.message}${err.details ? `\n${JSON.stringify(err.details)}` : ""}`);
-          throw err;
-        }
+        // A refused rule is a DomainError (invalid_rate_rule): main prints it with its details, exit 2.
+        const { rule, created } = await setRule({ db: database.db }, CLI_ACTOR, body);
+        print({ ...publicRule(rule), created });
       });
     });
 

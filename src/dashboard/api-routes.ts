@@ -1,83 +1,208 @@
-import { Hono } from "hono";
-import { requireScope, UNAUTHENTICATED } from "../auth/gate.js";
+import type { Context } from "hono";
+import { z } from "zod";
+import { UNAUTHENTICATED } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
-import { ApiError, parseOrThrow } from "../http/errors.js";
+import { ApiError } from "../http/errors.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
 import { modelView } from "../manage/models.js";
 import { listEffectiveModels } from "../manage/registry.js";
 import { requestLogs } from "../reports/logs.js";
 import { latencyQuery } from "../reports/query.js";
-import { modalityLatency } from "./modality-latency.js";
+import { RequestLogListSchema } from "../reports/schemas.js";
 import { authEnabled } from "../services.js";
 import { sessionTenantQuery } from "../sessions/params.js";
 import { callDetail, callListQuery, listCalls } from "./calls.js";
 import { dashboardLogsQuery, requestLogDetail } from "./log-detail.js";
+import { modalityLatency } from "./modality-latency.js";
+import {
+  CallDetailSchema,
+  CallRowSchema,
+  CostSeriesSchema,
+  DashboardModelListSchema,
+  LatencySeriesSchema,
+  ModalityLatencyReportSchema,
+  type ModelList,
+  RequestLogDetailSchema,
+  WhoamiSchema,
+} from "./schemas.js";
 import { costSeries, costSeriesQuery, defaultBucket, latencySeries, latencySeriesQuery } from "./series.js";
 import { whoami } from "./whoami.js";
 
-/** GET /api/models: every model with its source (yaml rows are read-only in the web app). */
-export type ModelList = { models: ReturnType<typeof modelView>[] };
+/** GET /api/models: every model with its source (type from schemas.ts). */
+export type { ModelList } from "./schemas.js";
+
+const tag = "dashboard";
 
 /**
  * Dashboard reads the web app needs beyond the spec's table: whoami, cost and latency series, log
  * status filter and detail, calls with legs, models with source. Read scope, tenant from the key.
  */
 export function dashboardExtraRoutes() {
-  const r = new Hono<AppEnv>();
-  const read = requireScope("read");
-  const db = (c: { var: AppEnv["Variables"] }) => c.var.services.database.db;
+  const r = contractRouter();
+  const db = (c: Context<AppEnv>) => c.var.services.database.db;
 
   // Any valid key may ask what it can do (an ingest-only key learns it cannot read). No key at all
   // is an anonymous 200 (authenticated: false: the web app's sign-in screen, without a failed
   // request in the console); a key that is refused is the usual 401.
-  r.get("/api/whoami", (c) => {
-    const enabled = authEnabled(c.var.services);
-    if (c.var.auth === UNAUTHENTICATED) {
-      if (c.req.header("authorization") === undefined) return c.json(whoami(c.var.auth, enabled, false));
-      throw new ApiError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
-    }
-    return c.json(whoami(c.var.auth, enabled));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/whoami",
+      tag,
+      summary: "What the presented key may do (no key: an anonymous answer, authenticated false)",
+      scope: null,
+      responses: {
+        200: { description: "the key's rights", schema: WhoamiSchema },
+        401: { description: "a key was presented and refused" },
+      },
+    },
+    (c) => {
+      const enabled = authEnabled(c.var.services);
+      if (c.var.auth === UNAUTHENTICATED) {
+        if (c.req.header("authorization") === undefined) return c.json(whoami(c.var.auth, enabled, false));
+        throw new ApiError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+      }
+      return c.json(whoami(c.var.auth, enabled));
+    },
+  );
 
-  r.get("/api/costs/series", read, async (c) => {
-    const q = parseOrThrow(costSeriesQuery, c.req.query(), "invalid query");
-    const bucket = q.bucket ?? defaultBucket(q.period);
-    return c.json(await costSeries(db(c), { period: q.period, project: q.project, bucket, tenantId: c.var.auth.tenantId }));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/costs/series",
+      tag,
+      summary: "Spend per hour or day bucket, from the rollups",
+      description: "Whole buckets: the first may start before a rolling window does, so the series can sum to a little more than GET /api/costs.",
+      scope: "read",
+      query: costSeriesQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "the series", schema: CostSeriesSchema } },
+    },
+    async (c, { query: q }) => {
+      const bucket = q.bucket ?? defaultBucket(q.period);
+      return c.json(await costSeries(db(c), { period: q.period, project: q.project, bucket, tenantId: c.var.auth.tenantId }));
+    },
+  );
 
-  r.get("/api/latency/series", read, async (c) => {
-    const q = parseOrThrow(latencySeriesQuery, c.req.query(), "invalid query");
-    // Sketch merging costs per stored bucket: hours for a day, days beyond unless asked.
-    const bucket = q.bucket ?? (q.period === "today" ? "hour" : "day");
-    return c.json(await latencySeries(db(c), { ...q, bucket, tenantId: c.var.auth.tenantId }));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/latency/series",
+      tag,
+      summary: "p50/p95 TTFB and total latency per hour or day bucket, probe traffic excluded",
+      scope: "read",
+      query: latencySeriesQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "the series", schema: LatencySeriesSchema } },
+    },
+    async (c, { query: q }) => {
+      // Sketch merging costs per stored bucket: hours for a day, days beyond unless asked.
+      const bucket = q.bucket ?? (q.period === "today" ? "hour" : "day");
+      return c.json(await latencySeries(db(c), { ...q, bucket, tenantId: c.var.auth.tenantId }));
+    },
+  );
 
-  r.get("/api/latency/modalities", read, async (c) => {
-    const q = parseOrThrow(latencyQuery, c.req.query(), "invalid query");
-    return c.json(await modalityLatency(db(c), { ...q, tenantId: c.var.auth.tenantId }));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/latency/modalities",
+      tag,
+      summary: "p50/p95 per modality (the models' sketches merged), probe traffic excluded",
+      scope: "read",
+      query: latencyQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "per modality", schema: ModalityLatencyReportSchema } },
+    },
+    async (c, { query }) => c.json(await modalityLatency(db(c), { ...query, tenantId: c.var.auth.tenantId })),
+  );
 
   // Replaces the adapter's plain list: the same rows, plus ?status=.
-  r.get("/api/logs", read, async (c) => {
-    const q = parseOrThrow(dashboardLogsQuery, c.req.query(), "invalid query");
-    return c.json(await requestLogs(db(c), { ...q, tenantId: c.var.auth.tenantId }));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/logs",
+      tag,
+      summary: "The newest request records, as GET /v1/logs, with a status filter",
+      scope: "read",
+      query: dashboardLogsQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "request records, newest first", schema: RequestLogListSchema } },
+    },
+    async (c, { query }) => c.json(await requestLogs(db(c), { ...query, tenantId: c.var.auth.tenantId })),
+  );
 
-  r.get("/api/logs/:id", read, async (c) => {
-    const tenant = sessionTenantQuery(c.req.query("tenant"));
-    if (tenant === false) throw new ApiError("not_found", `no request ${c.req.param("id")}`);
-    return c.json(await requestLogDetail(db(c), c.var.auth, c.req.param("id"), tenant));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/logs/{id}",
+      tag,
+      summary: "One request record with units, pricing and metadata",
+      scope: "read",
+      params: z.object({ id: z.string().describe("the request id (a UUID)") }),
+      query: z.object({
+        tenant: z.string().optional().describe("operators: the tenant whose row to show when several tenants used the id (empty: the untenanted row)"),
+      }),
+      responses: {
+        200: { description: "the record", schema: RequestLogDetailSchema },
+        409: { description: "the id was used by several tenants; details.tenants lists them, pick one with ?tenant=" },
+      },
+    },
+    async (c, { params, query }) => {
+      const tenant = sessionTenantQuery(query.tenant);
+      if (tenant === false) throw new ApiError("not_found", `no request ${params.id}`);
+      return c.json(await requestLogDetail(db(c), c.var.auth, params.id, tenant));
+    },
+  );
 
-  r.get("/api/calls", read, async (c) => {
-    const q = parseOrThrow(callListQuery, c.req.query(), "invalid query");
-    return c.json(await listCalls(db(c), c.var.auth, q));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/calls",
+      tag,
+      summary: "Calls (LiveKit rooms) newest first, with their legs' summary",
+      scope: "read",
+      query: callListQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "calls", schema: z.array(CallRowSchema) } },
+    },
+    async (c, { query }) => c.json(await listCalls(db(c), c.var.auth, query)),
+  );
 
-  r.get("/api/calls/:ref", read, async (c) => c.json(await callDetail(db(c), c.var.auth, c.req.param("ref"))));
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/calls/{ref}",
+      tag,
+      summary: "One call with its legs",
+      scope: "read",
+      params: z.object({ ref: z.string().describe("room sid or room name") }),
+      responses: { 200: { description: "the call", schema: CallDetailSchema } },
+    },
+    async (c, { params }) => c.json(await callDetail(db(c), c.var.auth, params.ref)),
+  );
 
-  r.get("/api/models", read, async (c) => {
-    const body: ModelList = { models: (await listEffectiveModels(c.var.services)).map(modelView) };
-    return c.json(body);
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/models",
+      tag,
+      summary: "Every model with its source (yaml rows are read-only in the web app)",
+      scope: "read",
+      responses: { 200: { description: "models", schema: DashboardModelListSchema } },
+    },
+    async (c) => {
+      const body: ModelList = { models: (await listEffectiveModels(c.var.services)).map(modelView) };
+      return c.json(body);
+    },
+  );
   return r;
 }

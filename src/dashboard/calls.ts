@@ -3,7 +3,8 @@ import { z } from "zod";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { callLegs, calls } from "../db/schema/index.js";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
+import type { CallDetail, CallLeg, CallRow } from "./schemas.js";
 
 export const CALL_LIST_LIMIT_MAX = 500;
 export const CALL_LIST_LIMIT_DEFAULT = 100;
@@ -24,39 +25,8 @@ export const callListQuery = z.object({
     .optional(),
 });
 
-export interface CallLeg {
-  participant_sid: string;
-  identity: string | null;
-  kind: string | null;
-  state: string | null;
-  joined_at_ms: number | null;
-  left_at_ms: number | null;
-  disconnect_reason: string | null;
-  first_audio_track_at_ms: number | null;
-  audio_codec: string | null;
-}
-
-export interface CallRow {
-  room_sid: string;
-  room_name: string | null;
-  tenant_id: string | null;
-  project: string | null;
-  agent_id: string | null;
-  origin: string | null;
-  channel: string | null;
-  end_reason: string | null;
-  trunk_id: string | null;
-  is_probe: boolean;
-  started_at_ms: number | null;
-  ended_at_ms: number | null;
-  leg_count: number;
-  /** Distinct disconnect reasons of the legs (what the SIP status column shows). */
-  disconnect_reasons: string[];
-}
-
-export interface CallDetail extends CallRow {
-  legs: CallLeg[];
-}
+/** The answers' types are the schemas' (src/dashboard/schemas.ts). */
+export type { CallDetail, CallLeg, CallRow } from "./schemas.js";
 
 type CallDb = typeof calls.$inferSelect;
 type LegDb = typeof callLegs.$inferSelect;
@@ -117,7 +87,7 @@ export async function callDetail(db: Db, scope: TenantScope, ref: string): Promi
     .where(and(tenantCondition(calls.tenantId, scope), or(eq(calls.roomSid, ref), eq(calls.roomName, ref))))
     .orderBy(desc(sql`coalesce(${calls.startedAtMs}, 0)`))
     .limit(1);
-  if (!call) throw new ApiError("not_found", `no call ${ref}`);
+  if (!call) throw new DomainError("not_found", `no call ${ref}`);
   const legs = await db.select().from(callLegs).where(eq(callLegs.roomSid, call.roomSid)).orderBy(callLegs.joinedAtMs);
   return { ...callView(call, legs), legs: legs.map(legView) };
 }

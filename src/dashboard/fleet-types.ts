@@ -1,8 +1,2 @@
-import type { rosterEntry } from "../fleet/presence.js";
-
-/** GET /v1/agents (src/fleet/routes.ts): the live roster the web app's Fleet page reads. */
-export interface RosterResponse {
-  agents: ReturnType<typeof rosterEntry>[];
-  count: number;
-  ageing_seconds: number;
-}
+/** GET /v1/agents (src/fleet/routes.ts): the live roster the web app's Fleet page reads; its type is the schema's. */
+export type { RosterResponse } from "../fleet/schemas.js";

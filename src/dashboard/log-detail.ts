@@ -3,9 +3,10 @@ import { z } from "zod";
 import { ownedBy, type TenantScope, tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import { moneyNumber } from "../money.js";
 import { logsQuery } from "../reports/query.js";
+import type { RequestLogDetail } from "./schemas.js";
 
 /** Status values a request row carries (DESIGN.md request record). */
 export const LOG_STATUSES = ["success", "error", "fallback"] as const;
@@ -18,39 +19,8 @@ export const dashboardLogsQuery = logsQuery.extend({
     .transform((v) => v ?? null),
 });
 
-/** One request row as GET /api/logs/{id} answers it: the list fields plus units, pricing and metadata. */
-export interface RequestLogDetail {
-  id: string;
-  timestamp: string;
-  tenant_id: string | null;
-  project: string;
-  session_id: string | null;
-  room_name: string | null;
-  agent_id: string | null;
-  modality: string;
-  model_id: string;
-  provider: string;
-  status: string;
-  error_message: string | null;
-  fallback_from: string | null;
-  ttfb_ms: number | null;
-  total_latency_ms: number | null;
-  cost_usd: number;
-  rated_price_usd: number | null;
-  rate_rule: string | null;
-  pricing: string;
-  is_probe: boolean;
-  units: {
-    input_tokens: number | null;
-    output_tokens: number | null;
-    cached_input_tokens: number | null;
-    audio_seconds: number | null;
-    characters: number | null;
-    input_units: number | null;
-    output_units: number | null;
-  };
-  metadata: unknown;
-}
+/** One request row as GET /api/logs/{id} answers it (type from src/dashboard/schemas.ts). */
+export type { RequestLogDetail } from "./schemas.js";
 
 const UUID = z.uuid();
 
@@ -59,7 +29,7 @@ const UUID = z.uuid();
  * find one per tenant: `tenant` (null = the untenanted rows) picks one, without it two are a 409.
  */
 export async function requestLogDetail(db: Db, scope: TenantScope, id: string, tenant: string | null | undefined): Promise<RequestLogDetail> {
-  const missing = new ApiError("not_found", `no request ${id}`);
+  const missing = new DomainError("not_found", `no request ${id}`);
   if (!UUID.safeParse(id).success) throw missing;
   const rows = await db
     .select()
@@ -69,7 +39,7 @@ export async function requestLogDetail(db: Db, scope: TenantScope, id: string, t
   const [r] = rows;
   if (!r) throw missing;
   if (rows.length > 1) {
-    throw new ApiError("conflict", `request id ${id} was used by ${rows.length} tenants; add ?tenant=<tenant_id> (?tenant= for the untenanted one)`, {
+    throw new DomainError("conflict", `request id ${id} was used by ${rows.length} tenants; add ?tenant=<tenant_id> (?tenant= for the untenanted one)`, {
       tenants: rows.map((x) => x.tenantId),
     });
   }

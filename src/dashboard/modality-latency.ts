@@ -3,20 +3,10 @@ import { latencySketches } from "../reports/latency.js";
 import type { ReportScope } from "../reports/sources.js";
 import type { Period } from "../reports/window.js";
 import { emptySketch, mergeSketch, summarize } from "../stats/summary.js";
+import type { ModalityLatency, ModalityLatencyReport } from "./schemas.js";
 
-export interface ModalityLatency {
-  requests: number;
-  p50_ttfb_ms: number | null;
-  p95_ttfb_ms: number | null;
-  p95_total_latency_ms: number | null;
-}
-
-/** GET /api/latency/modalities: p50/p95 per modality (models' sketches merged), probes excluded. */
-export interface ModalityLatencyReport {
-  period: Exclude<Period, "all">;
-  project: string | null;
-  modalities: Record<string, ModalityLatency>;
-}
+/** GET /api/latency/modalities: p50/p95 per modality (models' sketches merged), probes excluded; types from src/dashboard/schemas.ts. */
+export type { ModalityLatency, ModalityLatencyReport } from "./schemas.js";
 
 export async function modalityLatency(db: Db, args: ReportScope & { period: Exclude<Period, "all"> }): Promise<ModalityLatencyReport> {
   const byModel = await latencySketches(db, args);

@@ -2,50 +2,89 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono, type MiddlewareHandler } from "hono";
-import { requireScope } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
-import { parseOrThrow } from "../http/errors.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
 import { listEffectiveProviders } from "../manage/registry.js";
-import { type CostReport, costReport } from "../reports/costs.js";
+import { costReport } from "../reports/costs.js";
 import { latencyReport } from "../reports/latency.js";
 import { overview } from "../reports/overview.js";
 import { costsQuery, latencyQuery, projectQuery } from "../reports/query.js";
+import { gateOtherMethods } from "../reports/routes.js";
+import { LatencyReportSchema, OverviewSchema } from "../reports/schemas.js";
 import { dashboardExtraRoutes } from "./api-routes.js";
+import { type DashboardCostReport, DashboardCostReportSchema } from "./schemas.js";
 
-/** GET /api/costs: the /v1/costs report without project and requests; by_project only unfiltered. */
-export type DashboardCostReport = Pick<CostReport, "period" | "total" | "by_provider" | "by_model"> & Partial<Pick<CostReport, "by_project">>;
+/** GET /api/costs: the /v1/costs report without project and requests; by_project only unfiltered (type from schemas.ts). */
+export type { DashboardCostReport } from "./schemas.js";
+
+export const DASHBOARD_TAG = "dashboard";
 
 /**
  * The dashboard API under /api (read by the web app): thin adapters over the same report functions
  * as /v1 (one query path), read scope, tenant from the key.
  */
 export function dashboardApiRoutes() {
-  const r = new Hono<AppEnv>();
-  for (const path of ["/api/costs", "/api/latency", "/api/overview"]) r.use(path, requireScope("read"));
+  const r = contractRouter();
+  const tag = DASHBOARD_TAG;
+  gateOtherMethods(r, ["/api/costs", "/api/latency", "/api/overview"], "read");
 
-  r.get("/api/costs", async (c) => {
-    const q = parseOrThrow(costsQuery, c.req.query(), "invalid query");
-    const report = await costReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId });
-    const { period, total, by_provider, by_model, by_project } = report;
-    // by_project only without a project filter (spec Dashboard API table).
-    const body: DashboardCostReport = q.project === null ? { period, total, by_provider, by_model, by_project } : { period, total, by_provider, by_model };
-    return c.json(body);
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/costs",
+      tag,
+      summary: "Spend over a period by provider and model (by project without a project filter)",
+      scope: "read",
+      query: costsQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "the cost report", schema: DashboardCostReportSchema } },
+    },
+    async (c, { query: q }) => {
+      const report = await costReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId });
+      const { period, total, by_provider, by_model, by_project } = report;
+      // by_project only without a project filter (spec Dashboard API table).
+      const body: DashboardCostReport = q.project === null ? { period, total, by_provider, by_model, by_project } : { period, total, by_provider, by_model };
+      return c.json(body);
+    },
+  );
 
-  r.get("/api/latency", async (c) => {
-    const q = parseOrThrow(latencyQuery, c.req.query(), "invalid query");
-    return c.json(await latencyReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/latency",
+      tag,
+      summary: "TTFB and total latency percentiles per model, as GET /v1/latency",
+      scope: "read",
+      query: latencyQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "the latency report", schema: LatencyReportSchema } },
+    },
+    async (c, { query }) => c.json(await latencyReport(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+  );
 
   // /api/logs (with its status filter and detail) and the other reads the web app needs.
   r.route("/", dashboardExtraRoutes());
 
-  r.get("/api/overview", async (c) => {
-    const q = parseOrThrow(projectQuery, c.req.query(), "invalid query");
-    const services = c.var.services;
-    const providers = await listEffectiveProviders(services);
-    return c.json(await overview(services.database.db, { ...q, tenantId: c.var.auth.tenantId, providers }));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/api/overview",
+      tag,
+      summary: "Headline numbers: requests, spend today and overall, active models, configured providers",
+      scope: "read",
+      query: projectQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "the overview", schema: OverviewSchema } },
+    },
+    async (c, { query }) => {
+      const services = c.var.services;
+      const providers = await listEffectiveProviders(services);
+      return c.json(await overview(services.database.db, { ...query, tenantId: c.var.auth.tenantId, providers }));
+    },
+  );
   return r;
 }
 

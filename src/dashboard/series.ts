@@ -11,6 +11,7 @@ import { queryRows, type ReportScope } from "../reports/sources.js";
 import { COST_PERIODS, LATENCY_PERIODS, PERIOD_SECONDS, type Period } from "../reports/window.js";
 import { DAY_MS, HOUR_MS } from "../rollups/apply.js";
 import { emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
+import type { CostSeries, LatencySeries } from "./schemas.js";
 
 export const SERIES_BUCKETS = ["hour", "day"] as const;
 export type SeriesBucket = (typeof SERIES_BUCKETS)[number];
@@ -44,37 +45,8 @@ export function defaultBucket(period: Period): SeriesBucket {
   return period === "today" || period === "week" ? "hour" : "day";
 }
 
-export interface CostPoint {
-  /** Bucket start, ISO-8601 UTC. */
-  t: string;
-  cost: number;
-  requests: number;
-  errors: number;
-}
-
-export interface CostSeries {
-  period: Period;
-  project: string | null;
-  bucket: SeriesBucket;
-  points: CostPoint[];
-}
-
-export interface LatencyPoint {
-  t: string;
-  requests: number;
-  p50_ttfb_ms: number | null;
-  p95_ttfb_ms: number | null;
-  p50_total_latency_ms: number | null;
-  p95_total_latency_ms: number | null;
-}
-
-export interface LatencySeries {
-  period: Exclude<Period, "all">;
-  project: string | null;
-  modality: string | null;
-  bucket: SeriesBucket;
-  points: LatencyPoint[];
-}
+/** The answers' types are the schemas' (src/dashboard/schemas.ts). */
+export type { CostPoint, CostSeries, LatencyPoint, LatencySeries } from "./schemas.js";
 
 /** The buckets overlapping [now - period, now] (for `all`, from the first stored bucket). */
 function bucketRange(period: Period, b: SeriesBucket, now: Date, first: number | null): number[] {

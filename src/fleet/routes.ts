@@ -1,9 +1,8 @@
-import { Hono } from "hono";
-import { requireScope } from "../auth/gate.js";
-import type { AppEnv } from "../http/app-env.js";
 import { readJson } from "../http/body.js";
 import { ApiError, parseOrThrow } from "../http/errors.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
 import { fleetIndex, fleetIndexQuery } from "./index-queries.js";
+import { FleetIndexSchema, HeartbeatAcceptedSchema, type RosterResponse, RosterSchema } from "./schemas.js";
 import { heartbeatSchema, listRoster, recordHeartbeat, ROSTER_AGEING_SECONDS, rosterEntry } from "./presence.js";
 
 /** Heartbeat bodies are one small object; anything bigger is not a snapshot. */
@@ -11,37 +10,69 @@ export const HEARTBEAT_BODY_LIMIT_BYTES = 64 * 1024;
 
 /** Fleet presence (spec endpoints 40-41): heartbeat upsert and the live roster; the fleet index /api/agents. */
 export function fleetRoutes() {
-  const app = new Hono<AppEnv>();
+  const app = contractRouter();
 
-  app.post("/v1/agents/heartbeat", requireScope("ingest"), async (c) => {
-    const { services, auth } = c.var;
-    const body = await readJson(c, Math.min(HEARTBEAT_BODY_LIMIT_BYTES, services.config.serve.body_limit_bytes));
-    if (body === null || typeof body !== "object" || Array.isArray(body)) {
-      throw new ApiError("validation_failed", "the body must be a worker presence snapshot object", [
-        { path: "(body)", message: "expected object" },
-      ]);
-    }
-    const hb = parseOrThrow(heartbeatSchema, body, "invalid heartbeat");
-    await recordHeartbeat(services.database.db, auth.tenantId, hb);
-    return c.json({ status: "accepted" }, 202);
-  });
+  // The body is read here with the heartbeat's own size limit; the schema documents it.
+  defineRoute(
+    app,
+    {
+      method: "post",
+      path: "/v1/agents/heartbeat",
+      tag: "fleet",
+      summary: "A worker's presence snapshot (upserted per tenant and agent_id; the roster keeps it 45 s)",
+      scope: "ingest",
+      body: heartbeatSchema,
+      bodyMode: "document",
+      responses: { 202: { description: "recorded", schema: HeartbeatAcceptedSchema } },
+    },
+    async (c) => {
+      const { services, auth } = c.var;
+      const body = await readJson(c, Math.min(HEARTBEAT_BODY_LIMIT_BYTES, services.config.serve.body_limit_bytes));
+      if (body === null || typeof body !== "object" || Array.isArray(body)) {
+        throw new ApiError("validation_failed", "the body must be a worker presence snapshot object", [
+          { path: "(body)", message: "expected object" },
+        ]);
+      }
+      const hb = parseOrThrow(heartbeatSchema, body, "invalid heartbeat");
+      await recordHeartbeat(services.database.db, auth.tenantId, hb);
+      return c.json({ status: "accepted" as const }, 202);
+    },
+  );
 
-  app.get("/v1/agents", requireScope("read"), async (c) => {
-    const { services, auth } = c.var;
-    const rows = await listRoster(services.database.db, auth);
-    const now = new Date();
-    return c.json({
-      agents: rows.map((r) => rosterEntry(r, now)),
-      count: rows.length,
-      ageing_seconds: ROSTER_AGEING_SECONDS,
-    });
-  });
+  defineRoute(
+    app,
+    {
+      method: "get",
+      path: "/v1/agents",
+      tag: "fleet",
+      summary: "The live roster: workers heard from in the last 45 s",
+      scope: "read",
+      responses: { 200: { description: "the roster", schema: RosterSchema } },
+    },
+    async (c) => {
+      const { services, auth } = c.var;
+      const rows = await listRoster(services.database.db, auth);
+      const now = new Date();
+      const body: RosterResponse = { agents: rows.map((r) => rosterEntry(r, now)), count: rows.length, ageing_seconds: ROSTER_AGEING_SECONDS };
+      return c.json(body);
+    },
+  );
 
   // The fleet index (dashboard API): per-agent cost, p95 latency and probe traffic over a period.
-  app.get("/api/agents", requireScope("read"), async (c) => {
-    const q = parseOrThrow(fleetIndexQuery, c.req.query(), "invalid query");
-    return c.json(await fleetIndex(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
-  });
+  defineRoute(
+    app,
+    {
+      method: "get",
+      path: "/api/agents",
+      tag: "dashboard",
+      summary: "The fleet index: per-agent cost, p95 latency, errors and probe traffic over a period, one page",
+      scope: "read",
+      query: fleetIndexQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "one page of agents", schema: FleetIndexSchema } },
+    },
+    async (c, { query }) => c.json(await fleetIndex(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+  );
 
   return app;
 }

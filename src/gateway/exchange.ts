@@ -148,31 +148,60 @@ export class BodyTooLarge extends Error {}
 
 /** Reads the request body up to `limit` bytes (BodyTooLarge beyond), from the socket when there is one. */
 export async function readBody(c: Context, node: NodeBindings | null, limit: number): Promise<Buffer> {
-  const declared = Number(node ? node.incoming.headers["content-length"] : c.req.header("content-length"));
+  if (node) return readIncoming(node.incoming, limit);
+  const declared = Number(c.req.header("content-length"));
   if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
-  if (node) {
-    for await (const chunk of node.incoming) {
-      const b = chunk as Buffer;
-      size += b.byteLength;
-      if (size > limit) throw new BodyTooLarge();
-      chunks.push(b);
+  const stream = c.req.raw.body;
+  if (!stream) return Buffer.alloc(0);
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw new BodyTooLarge();
     }
-  } else {
-    const stream = c.req.raw.body;
-    if (!stream) return Buffer.alloc(0);
-    const reader = stream.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        await reader.cancel().catch(() => {});
-        throw new BodyTooLarge();
-      }
-      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-    }
+    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
   }
   return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+}
+
+/**
+ * A node request's body up to `limit` bytes (BodyTooLarge beyond, the rest left unread as with an
+ * async iterator that stopped). Listeners, not `for await`: no async iterator and promise per chunk.
+ */
+export function readIncoming(incoming: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(incoming.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLarge());
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (err: Error | null) => {
+      incoming.off("data", onData);
+      incoming.off("end", onEnd);
+      incoming.off("error", onError);
+      incoming.off("close", onClose);
+      if (err) {
+        incoming.pause();
+        reject(err);
+      } else resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > limit) done(new BodyTooLarge());
+      else chunks.push(chunk);
+    };
+    const onEnd = () => done(null);
+    const onError = (err: Error) => done(err);
+    // Closed before the end (the client went away): what an async iterator reports as premature close.
+    const onClose = () => done(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
+    if (incoming.readableEnded) return resolve(Buffer.alloc(0));
+    incoming.on("data", onData);
+    incoming.on("end", onEnd);
+    incoming.on("error", onError);
+    incoming.on("close", onClose);
+  });
 }

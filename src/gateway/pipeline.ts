@@ -10,45 +10,74 @@ import { answerError, answerHeaders, openOutbound, passthroughHeaders } from "./
 import { UpstreamAnswer } from "./upstream.js";
 
 /**
+ * A proxied call's request as the pipeline reads it, whichever front end received it: Hono (a
+ * Context, in-process or on node-server) or the fast listener of src/gateway/fast-path.ts (the node
+ * request itself). Both hand the same values to proxyCall, so the answers cannot differ.
+ */
+export interface ProxyInbound {
+  method: string;
+  /** Route parameters (attribution prefix, voice_id), decoded as Hono decodes them. */
+  params: Readonly<Record<string, string>>;
+  headers: IncomingHttpHeaders;
+  /** The raw query string, without "?". */
+  query: string;
+  /** Reads the whole body, BodyTooLarge beyond `limit` bytes. */
+  readBody(limit: number): Promise<Buffer>;
+}
+
+/** The Hono handler of a proxied route: the request read from the Context, the answer written by proxyCall. */
+export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: ProxyRoute, c: Context): Promise<Response> {
+  const node = nodeBindings(c);
+  const out = openOutbound(c, node);
+  const inbound: ProxyInbound = {
+    method: c.req.method,
+    params: c.req.param() as Record<string, string>,
+    headers: headersOf(c, node),
+    query: queryString(c, node),
+    readBody: (limit) => readBody(c, node, limit),
+  };
+  await proxyCall(gw, protocol, route, inbound, out);
+  return out.done(undefined);
+}
+
+/**
  * One proxied call, start to end: loopback rule, key and infer permission, attribution, body, model,
  * budget, then each candidate (primary, then fallbacks) through the limiter, cooldowns and upstream,
  * streaming the answering one to the client while its meter counts units; every attempt is recorded.
+ * Resolves once the answer has been written (or the client went away).
  */
-export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: ProxyRoute, c: Context): Promise<Response> {
+export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: ProxyRoute, req: ProxyInbound, out: Outbound): Promise<void> {
   const t0 = performance.now();
   const startedAt = Date.now();
-  const node = nodeBindings(c);
-  const out = openOutbound(c, node);
   const requestId = randomUUID();
-  const headers = headersOf(c, node);
+  const { headers, params } = req;
   const fail = (status: number, code: Parameters<typeof answerError>[3], message: string, extra?: Record<string, string>, details?: unknown) =>
     answerError(out, protocol, status, code, message, requestId, extra, details);
 
-  const services = c.var.services;
-  const query = new URLSearchParams(queryString(c, node));
-  const params = c.req.param() as Record<string, string>;
+  const services = gw.services;
+  const query = new URLSearchParams(req.query);
   const caller = await admitCaller(gw, protocol, { headers, query, params, remoteAddress: out.remoteAddress });
-  if (!caller.ok) return out.done(fail(caller.status, caller.code, caller.message));
+  if (!caller.ok) return fail(caller.status, caller.code, caller.message);
   const encoding = headers["content-encoding"];
-  if (encoding && encoding !== "identity") return out.done(fail(415, "invalid_request", `unsupported Content-Encoding: ${encoding}`));
+  if (encoding && encoding !== "identity") return fail(415, "invalid_request", `unsupported Content-Encoding: ${encoding}`);
 
   let body: Buffer;
   try {
-    body = await readBody(c, node, services.config.serve.body_limit_bytes);
+    body = await req.readBody(services.config.serve.body_limit_bytes);
   } catch (err) {
-    if (err instanceof BodyTooLarge) return out.done(fail(413, "payload_too_large", `request body exceeds ${services.config.serve.body_limit_bytes} bytes`));
+    if (err instanceof BodyTooLarge) return fail(413, "payload_too_large", `request body exceeds ${services.config.serve.body_limit_bytes} bytes`);
     throw err;
   }
-  const inbound: InboundRequest = { method: c.req.method, path: route.path, params, query, headers, body };
+  const inbound: InboundRequest = { method: req.method, path: route.path, params, query, headers, body };
   let call: ParsedCall;
   try {
     call = route.parse(inbound);
   } catch (err) {
-    if (err instanceof ProtocolInputError) return out.done(fail(err.status, "invalid_request", err.message));
+    if (err instanceof ProtocolInputError) return fail(err.status, "invalid_request", err.message);
     throw err;
   }
   const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId });
-  if (!plan.ok) return out.done(fail(plan.status, plan.code, plan.message, undefined, plan.details));
+  if (!plan.ok) return fail(plan.status, plan.code, plan.message, undefined, plan.details);
   const { ctx, chain, extraHeaders: extra } = plan;
 
   let firstFailed: UpstreamTarget | null = null;
@@ -71,7 +100,7 @@ export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: 
       res = await gw.upstreams.send(target, route.upstreamRequest(inbound, call, target), services.config.gateway.first_byte_timeout_ms, handle);
     } catch (err) {
       limit.grant.release();
-      if (out.aborted) return out.done(undefined);
+      if (out.aborted) return;
       const f = failureOf(err);
       gw.cooldowns.fail(target.providerId, null);
       recordAttempt(ctx, { ...attempt, status: "error", error: f.message });
@@ -98,12 +127,12 @@ export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: 
     } finally {
       limit.grant.release();
     }
-    return out.done(undefined);
+    return;
   }
   // Every candidate failed before answering, or was refused by its limit.
   const r = lastRefusal ?? { status: 503, code: "upstream_unavailable" as const, message: "no provider could take the call", retryAfterMs: 0 };
   const retryHeader: Record<string, string> = r.retryAfterMs > 0 ? { "retry-after": String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))) } : {};
-  return out.done(fail(r.status, r.code, r.message, { ...extra, ...retryHeader }));
+  fail(r.status, r.code, r.message, { ...extra, ...retryHeader });
 }
 
 /** Streams the answering attempt to the client as it arrives, metering every chunk, then records it. */

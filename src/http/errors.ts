@@ -2,8 +2,15 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "zod";
 import { isDatabaseUnavailable } from "../db/errors.js";
+import { DomainError, type ErrorCode, validationError } from "../errors.js";
+import type { Logger } from "../logging.js";
 
-/** Every error code Voxgate answers with. One envelope: {"error": {code, message, details?}}. */
+export { DomainError, type ErrorCode, parseOrThrow, validationError, zodDetails } from "../errors.js";
+
+/**
+ * The HTTP status of every error code (the closed list is src/errors.ts; `satisfies` keeps the two
+ * in step both ways). One envelope: {"error": {code, message, details?}}.
+ */
 export const ERROR_CODES = {
   bad_request: 400,
   invalid_json: 400,
@@ -23,59 +30,52 @@ export const ERROR_CODES = {
   bad_gateway: 502,
   unavailable: 503,
   upstream_timeout: 504,
-} as const satisfies Record<string, ContentfulStatusCode>;
+} as const satisfies Record<ErrorCode, ContentfulStatusCode>;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
-
-export class ApiError extends Error {
+/** A DomainError raised by the HTTP layer itself (routes, body reading), optionally with a status other than its code's. */
+export class ApiError extends DomainError {
   override name = "ApiError";
   readonly status: ContentfulStatusCode;
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details?: unknown,
-    status?: ContentfulStatusCode,
-  ) {
-    super(message);
+  constructor(code: ErrorCode, message: string, details?: unknown, status?: ContentfulStatusCode) {
+    super(code, message, details);
     this.status = status ?? ERROR_CODES[code];
   }
+}
+
+/** The status a DomainError answers with: its code's, unless an ApiError chose another. */
+export function httpStatus(err: DomainError): ContentfulStatusCode {
+  return err instanceof ApiError ? err.status : ERROR_CODES[err.code];
 }
 
 export function errorBody(code: string, message: string, details?: unknown) {
   return { error: details === undefined ? { code, message } : { code, message, details } };
 }
 
-/** Zod issues as {path, message}: the offending field paths, joined with dots. */
-export function zodDetails(error: z.ZodError) {
-  return error.issues.map((i) => ({ path: i.path.map(String).join("."), message: i.message }));
-}
-
-export function validationError(error: z.ZodError, message = "request failed validation"): ApiError {
-  const fields = zodDetails(error);
-  const first = fields[0];
-  return new ApiError("validation_failed", first ? `${message}: ${first.path || "(body)"}: ${first.message}` : message, fields);
-}
-
-/** Parses with a zod schema or throws the 422 envelope. */
-export function parseOrThrow<T extends z.ZodType>(schema: T, input: unknown, message?: string): z.infer<T> {
-  const result = schema.safeParse(input);
-  if (!result.success) throw validationError(result.error, message);
-  return result.data;
-}
-
-/** Hono onError: ApiError as its envelope, anything else a 500 without internals. */
-export function handleError(err: Error, c: Context): Response {
-  if (err instanceof ApiError) return c.json(errorBody(err.code, err.message, err.details), err.status);
+/** What an error answers: a DomainError (ApiError included) as its envelope, anything else a 500 without internals (logged). */
+export function errorAnswer(
+  err: Error,
+  log: Pick<Logger, "warn" | "error"> | undefined,
+): { status: ContentfulStatusCode; body: ReturnType<typeof errorBody>; headers?: Record<string, string> } {
+  if (err instanceof DomainError) return { status: httpStatus(err), body: errorBody(err.code, err.message, err.details) };
   if (err instanceof z.ZodError) {
     const e = validationError(err);
-    return c.json(errorBody(e.code, e.message, e.details), e.status);
+    return { status: httpStatus(e), body: errorBody(e.code, e.message, e.details) };
   }
   if (isDatabaseUnavailable(err)) {
-    c.var.log?.warn({ err: err.message }, "backing connection unavailable");
-    c.header("Retry-After", "1");
-    return c.json(errorBody("unavailable", "temporarily unavailable (a connection to the database or a backing service failed); retry shortly"), 503);
+    log?.warn({ err: err.message }, "backing connection unavailable");
+    return {
+      status: 503,
+      body: errorBody("unavailable", "temporarily unavailable (a connection to the database or a backing service failed); retry shortly"),
+      headers: { "Retry-After": "1" },
+    };
   }
-  c.var.log?.error({ err }, "unhandled error");
-  return c.json(errorBody("internal_error", "internal error"), 500);
+  log?.error({ err }, "unhandled error");
+  return { status: 500, body: errorBody("internal_error", "internal error") };
 }
 
+/** Hono onError: the answer of errorAnswer. */
+export function handleError(err: Error, c: Context): Response {
+  const a = errorAnswer(err, c.var.log);
+  for (const [k, v] of Object.entries(a.headers ?? {})) c.header(k, v);
+  return c.json(a.body, a.status);
+}

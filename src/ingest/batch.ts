@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import { decodeUtf8, parseJsonText, readBodyBytes } from "../http/body.js";
 
 /** Largest number of rows in one ingest, turns or dead-air batch (spec: "batch cap", value ours). */
@@ -89,18 +89,18 @@ export async function readBatch(c: Context, limitBytes: number): Promise<unknown
   const text = decodeUtf8(await readBodyBytes(c, limitBytes));
   const scan = scanTopLevelArray(text);
   if (scan.isArray && scan.count > INGEST_BATCH_CAP) {
-    throw new ApiError("payload_too_large", `a batch holds at most ${INGEST_BATCH_CAP} rows`, {
+    throw new DomainError("payload_too_large", `a batch holds at most ${INGEST_BATCH_CAP} rows`, {
       batch_cap: INGEST_BATCH_CAP,
     });
   }
   if (scan.depth > INGEST_MAX_DEPTH) {
-    throw new ApiError("validation_failed", `JSON nested deeper than ${INGEST_MAX_DEPTH} levels`, {
+    throw new DomainError("validation_failed", `JSON nested deeper than ${INGEST_MAX_DEPTH} levels`, {
       max_depth: INGEST_MAX_DEPTH,
     });
   }
   const parsed = parseJsonText(text);
   if (!Array.isArray(parsed)) {
-    throw new ApiError("validation_failed", "the body must be a JSON array of rows (not wrapped in an object)", [
+    throw new DomainError("validation_failed", "the body must be a JSON array of rows (not wrapped in an object)", [
       { path: "(body)", message: "expected array" },
     ]);
   }

@@ -9,10 +9,10 @@ import { namedRooms, type TimelineResult, validateRows } from "./turns.js";
 /** One event of POST /v1/ingest/dead-air (spec Resources: Dead-air event); unknown keys ignored. */
 export const deadAirSchema = z.object({
   session_id: shortText,
-  started_at_ms: epochMs,
+  started_at_ms: epochMs.describe("re-sent events are no-ops keyed on (session_id, started_at_ms)"),
   duration_ms: int32,
   threshold_used_ms: int32,
-  room_name: shortText.nullish(),
+  room_name: shortText.nullish().describe("default: the session's room"),
 });
 
 /** Stores dead-air events of one tenant; (session_id, started_at_ms) within the tenant makes re-sent rows no-ops. */

@@ -3,8 +3,8 @@ import { isStorableText } from "../http/storable.js";
 
 /** Shared field rules for telemetry rows: bounded strings, finite non-negative numbers, sane clocks. */
 
-/** A record id: any-case UUID (stored lower-cased). */
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A record id: any-case UUID (stored lower-cased). No `i` flag: the OpenAPI document carries the pattern's source only. */
+export const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 
 export const MAX_ID_LENGTH = 256;
 export const MAX_TEXT_LENGTH = 4096;
@@ -62,7 +62,8 @@ export const epochMs = z
     if (v < MIN_EPOCH_MS) ctx.addIssue({ code: "custom", message: "must be epoch milliseconds (this looks like seconds, or is before 2000)" });
     else if (v > MAX_EPOCH_MS) ctx.addIssue({ code: "custom", message: "must be epoch milliseconds (this looks like microseconds)" });
     else if (v > Date.now() + MAX_FUTURE_SKEW_MS) ctx.addIssue({ code: "custom", message: `is ${SKEW_TEXT}` });
-  });
+  })
+  .describe("integer epoch milliseconds from 2000-01-01 to the collector's clock + 5 minutes");
 
 /** ISO-8601 string, or epoch seconds (< 1e11) / epoch ms as a number; bounded to [2000, now + skew]. */
 export const flexibleTimestamp = z.union([z.string().max(64), z.number().finite()]).transform((value, ctx) => {

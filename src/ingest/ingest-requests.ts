@@ -25,7 +25,7 @@ export interface IngestResult {
  * Validates, rates and stores one batch for the caller's tenant (never a body tenant_id). A
  * tenant-bound key may not date records further back than cost_tracking.backdate_horizon_days.
  */
-export async function ingestRequests(services: Services, tenantId: string | null, batch: unknown[]): Promise<IngestResult> {
+export async function ingestRequests(services: Pick<Services, "config" | "database" | "rateCard">, tenantId: string | null, batch: unknown[]): Promise<IngestResult> {
   const { card, catalog } = services.rateCard.snapshot();
   const notBefore = tenantId === null ? null : Date.now() - services.config.cost_tracking.backdate_horizon_days * 86_400_000;
   const skipped: SkippedRow[] = [];

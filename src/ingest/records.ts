@@ -25,29 +25,31 @@ const count = nonNegative.max(Number.MAX_SAFE_INTEGER);
  * price from the collector's own rate card.
  */
 export const requestRecordSchema = z.object({
-  id: z.string().regex(UUID_RE, "must be a UUID"),
-  timestamp: flexibleTimestamp,
+  id: z.string().regex(UUID_RE, "must be a UUID").describe("the idempotency key: a UUID in any 8-4-4-4-12 hex form, stored lower-case"),
+  timestamp: flexibleTimestamp.describe(
+    "ISO-8601 string, or a number: epoch seconds below 1e11 (floats fine), else epoch ms; from 2000-01-01 to the collector's clock + 5 minutes; tenant-bound keys not before the back-dating horizon",
+  ),
   modality: z.enum(["stt", "llm", "tts"]),
-  model_id: shortText,
-  status: z.enum(["success", "error", "fallback"]).nullish(),
+  model_id: shortText.describe("<provider>/<model>; without a /, provider is required"),
+  status: z.enum(["success", "error", "fallback"]).nullish().describe("default success"),
   error_message: longText.nullish(),
   fallback_from: shortText.nullish(),
-  provider: shortText.nullish(),
-  project: shortText.nullish(),
+  provider: shortText.nullish().describe("default: the model_id prefix"),
+  project: shortText.nullish().describe("default: default"),
   session_id: shortText.nullish(),
   room_name: shortText.nullish(),
   agent_id: shortText.nullish(),
   ttfb_ms: nonNegative.nullish(),
   total_latency_ms: nonNegative.nullish(),
-  cost_usd: nonNegative.max(1e9).nullish(),
+  cost_usd: nonNegative.max(1e9).nullish().describe("the provider's cost as the agent saw it"),
   input_tokens: int53.nullish(),
   output_tokens: int53.nullish(),
-  cached_input_tokens: int53.nullish(),
+  cached_input_tokens: int53.nullish().describe("billed at the cached-input price"),
   /** voicegateway's name for cached prompt tokens; `cached_input_tokens` wins when both are given. */
-  cached_input_units: count.nullish(),
+  cached_input_units: count.nullish().describe("voicegateway's name for cached prompt tokens (rounded); cached_input_tokens wins when both are given"),
   audio_seconds: nonNegative.nullish(),
   characters: int53.nullish(),
-  input_units: count.nullish(),
+  input_units: count.nullish().describe("generic units: llm tokens, stt minutes, tts characters; the specific field wins when both are given"),
   output_units: count.nullish(),
   metadata: z
     .record(z.string(), z.unknown())
@@ -55,12 +57,13 @@ export const requestRecordSchema = z.object({
     .refine((m) => m == null || JSON.stringify(m).length <= MAX_METADATA_BYTES, {
       message: `metadata larger than ${MAX_METADATA_BYTES} bytes`,
     })
-    .refine((m) => m == null || isStorableJson(m), { message: "metadata contains NUL or an unpaired surrogate" }),
+    .refine((m) => m == null || isStorableJson(m), { message: "metadata contains NUL or an unpaired surrogate" })
+    .describe(`a JSON object of at most ${MAX_METADATA_BYTES} bytes serialized, stored as is (with revision, turn_index and pricing_source added when sent)`),
   is_probe: z.boolean().nullish(),
   // voicegateway agents send these on each record; kept in the row's metadata (docs/api/ingest.md).
-  revision: z.union([shortText, int53]).nullish(),
-  turn_index: int32.nullish(),
-  pricing_source: shortText.nullish(),
+  revision: z.union([shortText, int53]).nullish().describe("the agent's revision (voicegateway); kept in metadata"),
+  turn_index: int32.nullish().describe("the session turn this request served (voicegateway); kept in metadata"),
+  pricing_source: shortText.nullish().describe("where the agent's own price came from (voicegateway); informational, kept in metadata"),
 });
 
 /** Record fields a voicegateway agent sends that Voxgate keeps in the row's `metadata` under the same name. */

@@ -1,35 +1,51 @@
-import { Hono } from "hono";
-import { requireScope } from "../auth/gate.js";
-import type { AppEnv } from "../http/app-env.js";
+import type { z } from "zod";
+import { contractRouter, defineRoute } from "../http/openapi.js";
 import { readBatch } from "./batch.js";
 import { storeDeadAir } from "./dead-air.js";
 import { ingestRequests } from "./ingest-requests.js";
+import { DeadAirBatch, IngestBatch, IngestResultSchema, TimelineResultSchema, TurnBatch } from "./schemas.js";
 import { storeTurns } from "./turns.js";
+
+/** Over the batch cap (checked on the raw text before any parse). */
+const overCap = { 413: { description: "payload_too_large: over the body size limit, or over the batch cap (details.batch_cap)" } };
 
 /**
  * Telemetry write path (spec endpoints 42-44). Tenant always from the key; each batch is one
- * transaction and the answer is sent only after it committed.
+ * transaction and the answer is sent only after it committed. The bodies are declared for the
+ * document only (bodyMode "document"): readBatch reads them and each row is validated once, by the
+ * store function (the common request record without zod).
  */
 export function ingestRoutes() {
-  const app = new Hono<AppEnv>();
+  const r = contractRouter();
+  const route = (path: string, summary: string, body: z.ZodType, answer: z.ZodType) =>
+    ({
+      method: "post",
+      path,
+      tag: "ingest",
+      summary,
+      scope: "ingest",
+      body,
+      bodyMode: "document",
+      responses: { 200: { description: "stored (after commit)", schema: answer }, ...overCap },
+    }) as const;
 
-  app.post("/v1/ingest", requireScope("ingest"), async (c) => {
+  defineRoute(r, route("/v1/ingest", "Store a batch of request records", IngestBatch, IngestResultSchema), async (c) => {
     const { services, auth } = c.var;
     const batch = await readBatch(c, services.config.serve.body_limit_bytes);
     return c.json(await ingestRequests(services, auth.tenantId, batch), 200);
   });
 
-  app.post("/v1/ingest/turns", requireScope("ingest"), async (c) => {
+  defineRoute(r, route("/v1/ingest/turns", "Store a batch of turns", TurnBatch, TimelineResultSchema), async (c) => {
     const { services, auth } = c.var;
     const batch = await readBatch(c, services.config.serve.body_limit_bytes);
     return c.json(await storeTurns(services.database.db, auth.tenantId, batch), 200);
   });
 
-  app.post("/v1/ingest/dead-air", requireScope("ingest"), async (c) => {
+  defineRoute(r, route("/v1/ingest/dead-air", "Store a batch of dead-air events", DeadAirBatch, TimelineResultSchema), async (c) => {
     const { services, auth } = c.var;
     const batch = await readBatch(c, services.config.serve.body_limit_bytes);
     return c.json(await storeDeadAir(services.database.db, auth.tenantId, batch), 200);
   });
 
-  return app;
+  return r;
 }

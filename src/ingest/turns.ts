@@ -10,13 +10,13 @@ import { attachTurns } from "../rollups/fleet-index.js";
 export const turnSchema = z
   .object({
     session_id: shortText,
-    turn_index: int32,
+    turn_index: int32.describe("re-sent turns are no-ops keyed on (session_id, turn_index)"),
     caller_speak_start_ms: epochMs,
-    caller_speak_end_ms: epochMs,
+    caller_speak_end_ms: epochMs.describe("not before caller_speak_start_ms"),
     agent_speak_start_ms: epochMs.nullish(),
-    agent_speak_end_ms: epochMs.nullish(),
-    response_speed_ms: int32.nullish(),
-    room_name: shortText.nullish(),
+    agent_speak_end_ms: epochMs.nullish().describe("not before agent_speak_start_ms"),
+    response_speed_ms: int32.nullish().describe("elapsed ms; null when the agent never answered"),
+    room_name: shortText.nullish().describe("default: the session's room"),
   })
   .refine((t) => t.caller_speak_end_ms >= t.caller_speak_start_ms, {
     message: "must not be before caller_speak_start_ms",

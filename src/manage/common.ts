@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import type { AppEnv } from "../http/app-env.js";
 
 /** Provider and project ids: a letter or digit, then letters, digits, `_`, `-`, `.`; no slash. */
@@ -18,7 +18,7 @@ export const confirmQuery = z.strictObject({
 /** 403 for a tenant-bound key: what follows is operator-global configuration. */
 function operatorOnly(message: string) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    if (c.var.auth.tenantId !== null) throw new ApiError("forbidden", message);
+    if (c.var.auth.tenantId !== null) throw new DomainError("forbidden", message);
     await next();
   });
 }
@@ -35,8 +35,8 @@ export const requireUntenanted = operatorOnly("providers, models and projects ar
  */
 export const requireOperatorForProviders = operatorOnly("provider setup is the operator's; a tenant-bound key cannot read or change providers");
 
-export function yamlForbidden(kind: string, id: string, verb: string): ApiError {
-  return new ApiError("forbidden", `${kind} ${id} is defined in voxgate.yaml (source yaml) and cannot be ${verb} through the API; edit the file`);
+export function yamlForbidden(kind: string, id: string, verb: string): DomainError {
+  return new DomainError("forbidden", `${kind} ${id} is defined in voxgate.yaml (source yaml) and cannot be ${verb} through the API; edit the file`);
 }
 
 /** True when the text holds whitespace or an ASCII control character (where parsers disagree). */

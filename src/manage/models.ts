@@ -4,7 +4,7 @@ import type { AuthContext } from "../auth/context.js";
 import { recordAudit } from "../audit/record.js";
 import { MODALITIES } from "../config/schema.js";
 import { models } from "../db/schema/index.js";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import type { Services } from "../services.js";
 import { hasSpaceOrControl, yamlForbidden } from "./common.js";
 import { type EffectiveModel, findEffectiveModel, listEffectiveProviders } from "./registry.js";
@@ -35,21 +35,21 @@ export function modelView(m: EffectiveModel) {
   };
 }
 
-function yamlHasModel(services: Services, modelId: string): boolean {
+function yamlHasModel(services: Pick<Services, "config">, modelId: string): boolean {
   return MODALITIES.some((mod) => services.config.models[mod]?.[modelId] !== undefined);
 }
 
-export async function createModel(services: Services, auth: AuthContext, body: z.infer<typeof createModelBody>) {
+export async function createModel(services: Pick<Services, "config" | "database">, auth: AuthContext, body: z.infer<typeof createModelBody>) {
   const providerIds = (await listEffectiveProviders(services)).map((p) => p.providerId);
   if (!providerIds.includes(body.provider_id)) {
-    throw new ApiError(
+    throw new DomainError(
       "validation_failed",
       `unknown provider ${body.provider_id}; available providers: ${providerIds.length ? providerIds.join(", ") : "(none)"}`,
       [{ path: "provider_id", message: "unknown provider" }],
     );
   }
   const modelId = `${body.provider_id}/${body.model_name}`;
-  if (yamlHasModel(services, modelId)) throw new ApiError("conflict", `model ${modelId} already exists (source yaml)`);
+  if (yamlHasModel(services, modelId)) throw new DomainError("conflict", `model ${modelId} already exists (source yaml)`);
   await services.database.db.transaction(async (tx) => {
     const [row] = await tx
       .insert(models)
@@ -63,26 +63,26 @@ export async function createModel(services: Services, auth: AuthContext, body: z
       })
       .onConflictDoNothing()
       .returning();
-    if (!row) throw new ApiError("conflict", `model ${modelId} already exists (source db)`);
+    if (!row) throw new DomainError("conflict", `model ${modelId} already exists (source db)`);
     await recordAudit(tx, auth, { entityType: "model", entityId: modelId, action: "create", after: modelAudit(row) });
   });
   return { model_id: modelId, source: "db" as const, created: true as const };
 }
 
-export async function getModel(services: Services, modelId: string) {
+export async function getModel(services: Pick<Services, "config" | "database">, modelId: string) {
   const m = await findEffectiveModel(services, modelId);
-  if (!m) throw new ApiError("not_found", `no model ${modelId}`);
+  if (!m) throw new DomainError("not_found", `no model ${modelId}`);
   return modelView(m);
 }
 
-export async function deleteModel(services: Services, auth: AuthContext, modelId: string, confirm: boolean) {
+export async function deleteModel(services: Pick<Services, "config" | "database">, auth: AuthContext, modelId: string, confirm: boolean) {
   if (yamlHasModel(services, modelId)) throw yamlForbidden("model", modelId, "deleted");
   const [existing] = await services.database.db.select().from(models).where(eq(models.modelId, modelId));
-  if (!existing) throw new ApiError("not_found", `no model ${modelId}`);
+  if (!existing) throw new DomainError("not_found", `no model ${modelId}`);
   if (!confirm) return { would_delete: { model_id: modelId } };
   await services.database.db.transaction(async (tx) => {
     const [row] = await tx.delete(models).where(eq(models.modelId, modelId)).returning();
-    if (!row) throw new ApiError("not_found", `no model ${modelId}`);
+    if (!row) throw new DomainError("not_found", `no model ${modelId}`);
     await recordAudit(tx, auth, { entityType: "model", entityId: modelId, action: "delete", before: modelAudit(row) });
   });
   return { deleted: modelId };

@@ -4,7 +4,7 @@ import type { AuthContext, TenantScope } from "../auth/context.js";
 import { recordAudit } from "../audit/record.js";
 import { BUDGET_ACTIONS } from "../config/schema.js";
 import { projects } from "../db/schema/index.js";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import type { Services } from "../services.js";
 import { entityId, yamlForbidden } from "./common.js";
 import { type EffectiveProject, findEffectiveProject, listEffectiveProjects, projectFromRow } from "./registry.js";
@@ -79,7 +79,7 @@ export function projectView(p: EffectiveProject) {
 }
 
 /** Endpoint 18 and GET /api/projects: every project plus its rolling-24 h cost and requests. */
-export async function listProjectsWithStats(services: Services, scope: TenantScope) {
+export async function listProjectsWithStats(services: Pick<Services, "config" | "database">, scope: TenantScope) {
   const all = await listEffectiveProjects(services);
   const stats = await projectsToday(services.database.db, { ...scope, projectIds: all.map((p) => p.id), window: todayWindow() });
   return {
@@ -89,9 +89,9 @@ export async function listProjectsWithStats(services: Services, scope: TenantSco
 }
 
 /** Endpoint 19: the detail, with today's spend scoped to the caller's tenant. */
-export async function projectDetail(services: Services, scope: TenantScope, projectId: string) {
+export async function projectDetail(services: Pick<Services, "config" | "database">, scope: TenantScope, projectId: string) {
   const p = await findEffectiveProject(services, projectId);
-  if (!p) throw new ApiError("not_found", `no project ${projectId}`);
+  if (!p) throw new DomainError("not_found", `no project ${projectId}`);
   const costs = await projectCostsToday(services.database.db, { ...scope, projectId, window: todayWindow() });
   return {
     ...projectView(p),
@@ -119,61 +119,61 @@ function rowView(row: typeof projects.$inferSelect) {
   return projectView(projectFromRow(row));
 }
 
-export async function createProject(services: Services, auth: AuthContext, body: z.infer<typeof createProjectBody>) {
+export async function createProject(services: Pick<Services, "config" | "database">, auth: AuthContext, body: z.infer<typeof createProjectBody>) {
   const id = body.project_id;
-  if (services.config.projects[id]) throw new ApiError("conflict", `project ${id} already exists (source yaml)`);
+  if (services.config.projects[id]) throw new DomainError("conflict", `project ${id} already exists (source yaml)`);
   await services.database.db.transaction(async (tx) => {
     const [row] = await tx
       .insert(projects)
       .values({ projectId: id, ...toRow({ ...body, name: body.name ?? id }), name: body.name ?? id })
       .onConflictDoNothing()
       .returning();
-    if (!row) throw new ApiError("conflict", `project ${id} already exists (source db)`);
+    if (!row) throw new DomainError("conflict", `project ${id} already exists (source db)`);
     await recordAudit(tx, auth, { entityType: "project", entityId: id, action: "create", after: rowView(row) });
   });
   return { project_id: id, source: "db" as const, created: true as const };
 }
 
 /** Loads a db project for change: 404 when unknown, 403 when it lives in voxgate.yaml. */
-async function changeableProject(services: Services, projectId: string, verb: string) {
+async function changeableProject(services: Pick<Services, "config" | "database">, projectId: string, verb: string) {
   if (services.config.projects[projectId]) throw yamlForbidden("project", projectId, verb);
   const [row] = await services.database.db.select().from(projects).where(eq(projects.projectId, projectId));
-  if (!row) throw new ApiError("not_found", `no project ${projectId}`);
+  if (!row) throw new DomainError("not_found", `no project ${projectId}`);
   return row;
 }
 
 export async function updateProject(
-  services: Services,
+  services: Pick<Services, "config" | "database">,
   auth: AuthContext,
   projectId: string,
   body: z.infer<typeof updateProjectBody>,
 ) {
   if (body.project_id !== undefined && body.project_id !== projectId) {
-    throw new ApiError("validation_failed", "project_id cannot be changed; it must match the path", [
+    throw new DomainError("validation_failed", "project_id cannot be changed; it must match the path", [
       { path: "project_id", message: "differs from the path" },
     ]);
   }
   await changeableProject(services, projectId, "updated");
   await services.database.db.transaction(async (tx) => {
     const [before] = await tx.select().from(projects).where(eq(projects.projectId, projectId)).for("update");
-    if (!before) throw new ApiError("not_found", `no project ${projectId}`);
+    if (!before) throw new DomainError("not_found", `no project ${projectId}`);
     const [after] = await tx
       .update(projects)
       .set({ ...toRow(body), updatedAt: new Date() })
       .where(eq(projects.projectId, projectId))
       .returning();
-    if (!after) throw new ApiError("not_found", `no project ${projectId}`);
+    if (!after) throw new DomainError("not_found", `no project ${projectId}`);
     await recordAudit(tx, auth, { entityType: "project", entityId: projectId, action: "update", before: rowView(before), after: rowView(after) });
   });
   return { project_id: projectId, updated: true as const };
 }
 
-export async function deleteProject(services: Services, auth: AuthContext, projectId: string, confirm: boolean) {
+export async function deleteProject(services: Pick<Services, "config" | "database">, auth: AuthContext, projectId: string, confirm: boolean) {
   await changeableProject(services, projectId, "deleted");
   if (!confirm) return { would_delete: { project_id: projectId } };
   await services.database.db.transaction(async (tx) => {
     const [row] = await tx.delete(projects).where(eq(projects.projectId, projectId)).returning();
-    if (!row) throw new ApiError("not_found", `no project ${projectId}`);
+    if (!row) throw new DomainError("not_found", `no project ${projectId}`);
     await recordAudit(tx, auth, { entityType: "project", entityId: projectId, action: "delete", before: rowView(row) });
   });
   return { deleted: projectId };

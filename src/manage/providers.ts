@@ -4,7 +4,7 @@ import type { AuthContext } from "../auth/context.js";
 import { recordAudit } from "../audit/record.js";
 import { PROVIDER_TYPES, type ProviderType } from "../config/schema.js";
 import { models, providers } from "../db/schema/index.js";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import { maskSecret } from "../logging.js";
 import { providerAad } from "../secrets/box.js";
 import type { Services } from "../services.js";
@@ -60,10 +60,10 @@ function rowAudit(row: ProviderRow) {
 }
 
 /** SSRF rule for any base_url we would send a key to (create, update, test). */
-export function checkedBaseUrl(services: Services, type: ProviderType, raw: string | null | undefined): string | null {
+export function checkedBaseUrl(services: Pick<Services, "config">, type: ProviderType, raw: string | null | undefined): string | null {
   if (raw === null || raw === undefined) {
     if (!VENDORS[type].defaultBaseUrl) {
-      throw new ApiError("validation_failed", `provider type ${type} has no vendor default; base_url is required`, [
+      throw new DomainError("validation_failed", `provider type ${type} has no vendor default; base_url is required`, [
         { path: "base_url", message: "required for openai_compatible" },
       ]);
     }
@@ -72,9 +72,9 @@ export function checkedBaseUrl(services: Services, type: ProviderType, raw: stri
   return checkBaseUrl(raw, trustedUpstreamHosts(services.config)).url;
 }
 
-export async function createProvider(services: Services, auth: AuthContext, body: z.infer<typeof createProviderBody>) {
+export async function createProvider(services: Pick<Services, "config" | "database" | "secrets">, auth: AuthContext, body: z.infer<typeof createProviderBody>) {
   const id = body.provider_id;
-  if (services.config.providers[id]) throw new ApiError("conflict", `provider ${id} already exists (source yaml)`);
+  if (services.config.providers[id]) throw new DomainError("conflict", `provider ${id} already exists (source yaml)`);
   const url = checkedBaseUrl(services, body.provider_type, body.base_url);
   const key = body.api_key ?? "";
   const values = {
@@ -86,16 +86,16 @@ export async function createProvider(services: Services, auth: AuthContext, body
   };
   await services.database.db.transaction(async (tx) => {
     const [row] = await tx.insert(providers).values(values).onConflictDoNothing().returning();
-    if (!row) throw new ApiError("conflict", `provider ${id} already exists (source db)`);
+    if (!row) throw new DomainError("conflict", `provider ${id} already exists (source db)`);
     await recordAudit(tx, auth, { entityType: "provider", entityId: id, action: "create", after: rowAudit(row) });
   });
   return { provider_id: id, source: "db" as const, api_key_masked: values.apiKeyMasked, provider_type: body.provider_type, base_url: url };
 }
 
-async function changeableProvider(services: Services, providerId: string, verb: string): Promise<ProviderRow> {
+async function changeableProvider(services: Pick<Services, "config" | "database">, providerId: string, verb: string): Promise<ProviderRow> {
   if (services.config.providers[providerId]) throw yamlForbidden("provider", providerId, verb);
   const [row] = await services.database.db.select().from(providers).where(eq(providers.providerId, providerId));
-  if (!row) throw new ApiError("not_found", `no provider ${providerId}`);
+  if (!row) throw new DomainError("not_found", `no provider ${providerId}`);
   return row;
 }
 
@@ -105,7 +105,7 @@ async function changeableProvider(services: Services, providerId: string, verb: 
  * and port together, so not another port nor plain http), the vendor's default origin, or a host
  * the operator trusts (listed in serve.provider_base_url_hosts or used by a provider in voxgate.yaml).
  */
-function checkHostMove(services: Services, row: ProviderRow, newType: ProviderType, newUrl: string | null) {
+function checkHostMove(services: Pick<Services, "config">, row: ProviderRow, newType: ProviderType, newUrl: string | null) {
   const oldType = (PROVIDER_TYPES as readonly string[]).includes(row.providerType) ? (row.providerType as ProviderType) : newType;
   const vendorOrigin = (type: ProviderType) => {
     const base = VENDORS[type].defaultBaseUrl;
@@ -117,7 +117,7 @@ function checkHostMove(services: Services, row: ProviderRow, newType: ProviderTy
   if (target === current || target === vendorOrigin(newType)) return;
   const host = bareHost(new URL(target).hostname);
   if (trustedUpstreamHosts(services.config).has(host)) return;
-  throw new ApiError(
+  throw new DomainError(
     "unpermitted_base_url",
     `base_url ${target} is not permitted without a new api_key: the stored key was entered for ${current ?? "no origin"}; use that origin (same scheme, host and port), the vendor's default, or list the host in ${BASE_URL_HOSTS_KEY}`,
     { reason: "host_not_permitted", host, origin: target, config_key: BASE_URL_HOSTS_KEY },
@@ -125,13 +125,13 @@ function checkHostMove(services: Services, row: ProviderRow, newType: ProviderTy
 }
 
 export async function updateProvider(
-  services: Services,
+  services: Pick<Services, "config" | "database" | "secrets">,
   auth: AuthContext,
   providerId: string,
   body: z.infer<typeof updateProviderBody>,
 ) {
   if (body.provider_id !== undefined && body.provider_id !== providerId) {
-    throw new ApiError("validation_failed", "provider_id cannot be changed; it must match the path", [
+    throw new DomainError("validation_failed", "provider_id cannot be changed; it must match the path", [
       { path: "provider_id", message: "differs from the path" },
     ]);
   }
@@ -154,9 +154,9 @@ export async function updateProvider(
   };
   const after = await services.database.db.transaction(async (tx) => {
     const [before] = await tx.select().from(providers).where(eq(providers.providerId, providerId)).for("update");
-    if (!before) throw new ApiError("not_found", `no provider ${providerId}`);
+    if (!before) throw new DomainError("not_found", `no provider ${providerId}`);
     const [row] = await tx.update(providers).set(set).where(eq(providers.providerId, providerId)).returning();
-    if (!row) throw new ApiError("not_found", `no provider ${providerId}`);
+    if (!row) throw new DomainError("not_found", `no provider ${providerId}`);
     await recordAudit(tx, auth, { entityType: "provider", entityId: providerId, action: "update", before: rowAudit(before), after: rowAudit(row) });
     return row;
   });
@@ -167,13 +167,13 @@ export async function updateProvider(
  * DELETE: the preview names the db models that reference the provider (deleted with it on
  * confirm). A provider still referenced by voxgate.yaml models cannot be deleted (409).
  */
-export async function deleteProvider(services: Services, auth: AuthContext, providerId: string, confirm: boolean) {
+export async function deleteProvider(services: Pick<Services, "config" | "database">, auth: AuthContext, providerId: string, confirm: boolean) {
   await changeableProvider(services, providerId, "deleted");
   const referencing = (await listEffectiveModels(services)).filter((m) => m.providerId === providerId);
   const yamlModels = referencing.filter((m) => m.source === "yaml").map((m) => m.modelId);
   const dbModels = referencing.filter((m) => m.source === "db").map((m) => m.modelId);
   if (yamlModels.length > 0) {
-    throw new ApiError("conflict", `provider ${providerId} is used by models in voxgate.yaml: ${yamlModels.join(", ")}`, {
+    throw new DomainError("conflict", `provider ${providerId} is used by models in voxgate.yaml: ${yamlModels.join(", ")}`, {
       yaml_models: yamlModels,
     });
   }
@@ -184,7 +184,7 @@ export async function deleteProvider(services: Services, auth: AuthContext, prov
       await recordAudit(tx, auth, { entityType: "model", entityId: m.modelId, action: "delete", before: modelAudit(m) });
     }
     const [row] = await tx.delete(providers).where(eq(providers.providerId, providerId)).returning();
-    if (!row) throw new ApiError("not_found", `no provider ${providerId}`);
+    if (!row) throw new DomainError("not_found", `no provider ${providerId}`);
     await recordAudit(tx, auth, { entityType: "provider", entityId: providerId, action: "delete", before: rowAudit(row) });
     dbModels.splice(0, dbModels.length, ...gone.map((m) => m.modelId));
   });

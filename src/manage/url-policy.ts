@@ -1,5 +1,5 @@
 import { BlockList, isIP } from "node:net";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import { hasSpaceOrControl } from "./common.js";
 
 /**
@@ -43,7 +43,7 @@ const METADATA_NAMES = new Set(["metadata", "metadata.google.internal", "metadat
 const LOCAL_NAMES = new Set(["localhost"]);
 
 function refuse(reason: string, message: string): never {
-  throw new ApiError("unpermitted_base_url", `${message}; to allow it, list the host in ${BASE_URL_HOSTS_KEY}`, {
+  throw new DomainError("unpermitted_base_url", `${message}; to allow it, list the host in ${BASE_URL_HOSTS_KEY}`, {
     reason,
     config_key: BASE_URL_HOSTS_KEY,
   });
@@ -168,7 +168,7 @@ export function checkBaseUrl(raw: string, trusted: ReadonlySet<string>): { url: 
   const host = bareHost(url.hostname);
   if (!host) refuse("no_host", "base_url has no host");
   if (isMetadataAddress(host) || METADATA_NAMES.has(host)) {
-    throw new ApiError(
+    throw new DomainError(
       "unpermitted_base_url",
       `base_url host ${host} is a cloud metadata or link-local address: never permitted, not even when listed in ${BASE_URL_HOSTS_KEY}`,
       { reason: "metadata_address", config_key: BASE_URL_HOSTS_KEY },

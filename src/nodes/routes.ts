@@ -1,24 +1,53 @@
-import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import { requireScope } from "../auth/gate.js";
-import { ApiError, parseOrThrow } from "../http/errors.js";
+import { ApiError } from "../http/errors.js";
 import type { AppEnv } from "../http/app-env.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
 import { listNodeSamples, listNodes } from "./queries.js";
 
 export const NODE_SAMPLES_LIMIT_MAX = 1000;
 export const NODE_SAMPLES_LIMIT_DEFAULT = 100;
 
 const samplesQuery = z.object({
-  metric: z.string().min(1).max(200).regex(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/, "must be a metric name").optional(),
-  since: z.iso.datetime({ offset: true }).transform((s) => new Date(s)).optional(),
+  metric: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[a-zA-Z_:][a-zA-Z0-9_:]*$/, "must be a metric name")
+    .optional()
+    .describe("a Prometheus metric name"),
+  since: z.iso
+    .datetime({ offset: true })
+    .transform((s) => new Date(s))
+    .optional()
+    .describe("ISO date-time; samples at or after it"),
   limit: z
     .string()
     .regex(/^\d{1,16}$/, "limit must be a whole number")
     .transform(Number)
     .pipe(z.number().int().min(1).max(NODE_SAMPLES_LIMIT_MAX))
-    .default(NODE_SAMPLES_LIMIT_DEFAULT),
+    .default(NODE_SAMPLES_LIMIT_DEFAULT)
+    .describe(`1-${NODE_SAMPLES_LIMIT_MAX}, default ${NODE_SAMPLES_LIMIT_DEFAULT}`),
 });
+
+const NodeList = z.array(
+  z.object({
+    node: z.string(),
+    sources: z
+      .record(z.string(), z.object({ up: z.number().describe("1 the last scrape succeeded, 0 it failed"), last_scrape_at: z.string() }))
+      .describe("per source (livekit-server, livekit-sip, host-exporter): the last up sample"),
+  }),
+);
+
+const SampleList = z.array(
+  z.object({
+    ts: z.string(),
+    source: z.string(),
+    metric: z.string(),
+    labels: z.record(z.string(), z.string()),
+    value: z.number(),
+  }),
+);
 
 const operatorOnly = createMiddleware<AppEnv>(async (c, next) => {
   if (c.var.auth.tenantId !== null) throw new ApiError("forbidden", "node metrics are readable by operator keys only");
@@ -30,15 +59,37 @@ const operatorOnly = createMiddleware<AppEnv>(async (c, next) => {
  * infrastructure, not tenant data: operator keys only (a tenant-bound key gets 403).
  */
 export function nodeRoutes() {
-  const r = new Hono<AppEnv>();
-  const read = requireScope("read");
-  r.get("/v1/nodes", read, operatorOnly, async (c) => c.json(await listNodes(c.var.services.database.db)));
+  const r = contractRouter();
+  const common = { tag: "nodes", scope: "read", middleware: [operatorOnly] } as const;
 
-  r.get("/v1/nodes/:node/samples", read, operatorOnly, async (c) => {
-    const q = parseOrThrow(samplesQuery, c.req.query());
-    const node = c.req.param("node");
-    if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(node)) throw new ApiError("not_found", "no node with this name");
-    return c.json(await listNodeSamples(c.var.services.database.db, { node, ...q }));
-  });
+  defineRoute(
+    r,
+    {
+      ...common,
+      method: "get",
+      path: "/v1/nodes",
+      summary: "Scraped nodes and the last up of each source (operator keys)",
+      responses: { 200: { description: "the nodes", schema: NodeList } },
+    },
+    async (c) => c.json(await listNodes(c.var.services.database.db)),
+  );
+
+  defineRoute(
+    r,
+    {
+      ...common,
+      method: "get",
+      path: "/v1/nodes/{node}/samples",
+      summary: "A node's stored samples, newest first (operator keys)",
+      params: z.object({ node: z.string().describe("the node name of VOXGATE_NODE_SCRAPE_TARGETS") }),
+      query: samplesQuery,
+      responses: { 200: { description: "the samples", schema: SampleList } },
+    },
+    async (c, { params, query: q }) => {
+      const node = params.node;
+      if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(node)) throw new ApiError("not_found", "no node with this name");
+      return c.json(await listNodeSamples(c.var.services.database.db, { node, ...q }));
+    },
+  );
   return r;
 }

@@ -1,24 +1,12 @@
 import { moneyNumber } from "../money.js";
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
+import type { CostReport } from "./schemas.js";
 import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
 import { type Period, windowSegments } from "./window.js";
 
-export interface CostLine {
-  cost: number;
-  requests: number;
-}
-
-export interface CostReport {
-  period: Period;
-  project: string | null;
-  total: number;
-  requests: number;
-  by_provider: Record<string, CostLine>;
-  by_model: Record<string, CostLine>;
-  by_project: Record<string, CostLine>;
-}
-
+/** The answer of GET /v1/costs: its type is the schema's (src/reports/schemas.ts). */
+export type { CostLine, CostReport } from "./schemas.js";
 
 interface GroupRow {
   provider: string | null;

@@ -2,31 +2,12 @@ import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { storedSamples } from "../rollups/sketch-json.js";
 import { addSample, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
+import type { LatencyReport, ModelLatency } from "./schemas.js";
 import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
 import { type Period, windowSegments } from "./window.js";
 
-/** Per-model statistics of GET /v1/latency; every latency in milliseconds, null without samples. */
-export interface ModelLatency {
-  modality: string;
-  provider: string;
-  requests: number;
-  ttfb_samples: number;
-  avg_ttfb_ms: number | null;
-  p50_ttfb_ms: number | null;
-  p95_ttfb_ms: number | null;
-  p99_ttfb_ms: number | null;
-  total_latency_samples: number;
-  avg_total_latency_ms: number | null;
-  p50_total_latency_ms: number | null;
-  p95_total_latency_ms: number | null;
-  p99_total_latency_ms: number | null;
-}
-
-export interface LatencyReport {
-  period: Period;
-  project: string | null;
-  models: Record<string, ModelLatency>;
-}
+/** The answer of GET /v1/latency: its types are the schema's (src/reports/schemas.ts). */
+export type { LatencyReport, ModelLatency } from "./schemas.js";
 
 interface ModelSketches {
   modality: string;
@@ -168,7 +149,7 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
   return out;
 }
 
-export async function latencyReport(db: Db, args: ReportScope & { period: Period; now?: Date }): Promise<LatencyReport> {
+export async function latencyReport(db: Db, args: ReportScope & { period: Exclude<Period, "all">; now?: Date }): Promise<LatencyReport> {
   const sketches = await latencySketches(db, args);
   const models: Record<string, ModelLatency> = {};
   for (const [modelId, s] of [...sketches.entries()].sort(([a], [b]) => a.localeCompare(b))) {

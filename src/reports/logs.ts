@@ -3,6 +3,7 @@ import { tenantCondition } from "../auth/context.js";
 import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
 import { moneyNumber } from "../money.js";
+import type { RequestLogRecord } from "./schemas.js";
 import type { ReportScope } from "./sources.js";
 
 /** GET /v1/logs limits (spec Limits table). */
@@ -10,19 +11,8 @@ export const LOG_LIMIT_MIN = 1;
 export const LOG_LIMIT_MAX = 1000;
 export const LOG_LIMIT_DEFAULT = 100;
 
-export interface RequestLogRecord {
-  id: string;
-  timestamp: string;
-  project: string;
-  modality: string;
-  model_id: string;
-  provider: string;
-  cost_usd: number;
-  ttfb_ms: number | null;
-  total_latency_ms: number | null;
-  status: string;
-  session_id: string | null;
-}
+/** One row of GET /v1/logs: its type is the schema's (src/reports/schemas.ts). */
+export type { RequestLogRecord } from "./schemas.js";
 
 /** The newest request rows (raw: logs are a drill-down), probe traffic included. */
 export async function requestLogs(

@@ -1,15 +1,11 @@
 import type { Db } from "../db/client.js";
 import type { EffectiveProvider } from "../manage/registry.js";
 import { costReport } from "./costs.js";
+import type { Overview } from "./schemas.js";
 import type { ReportScope } from "./sources.js";
 
-export interface Overview {
-  total_requests: number;
-  total_cost_today: number;
-  total_cost_all: number;
-  active_models: number;
-  providers_configured: number;
-}
+/** GET /api/overview: its type is the schema's (src/reports/schemas.ts). */
+export type { Overview } from "./schemas.js";
 
 /** The dashboard's headline numbers, from the same cost function as GET /v1/costs. */
 export async function overview(db: Db, args: ReportScope & { providers: EffectiveProvider[]; now?: Date }): Promise<Overview> {

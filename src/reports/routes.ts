@@ -1,42 +1,93 @@
-import { Hono } from "hono";
+import type { OpenAPIHono } from "@hono/zod-openapi";
 import { requireScope } from "../auth/gate.js";
+import type { Permission } from "../auth/context.js";
 import type { AppEnv } from "../http/app-env.js";
-import { parseOrThrow } from "../http/errors.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
 import { metricsExposition } from "../metrics/collect.js";
 import { costReport } from "./costs.js";
 import { latencyReport } from "./latency.js";
 import { requestLogs } from "./logs.js";
 import { costsQuery, latencyQuery, logsQuery } from "./query.js";
+import { CostReportSchema, LatencyReportSchema, RequestLogListSchema } from "./schemas.js";
 
 /** Text exposition format 0.0.4 (what Prometheus scrapes). */
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
+/**
+ * These paths were gated for every method (`use`), so another method on them answers the gate's
+ * 401/403 before the catch-all 404; defineRoute gates its own method only, and this keeps the rest.
+ */
+export function gateOtherMethods(r: OpenAPIHono<AppEnv>, paths: readonly string[], scope: Permission): void {
+  const gate = requireScope(scope);
+  for (const path of paths) r.use(path, (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : gate(c, next)));
+}
+
+const tag = "reports";
+
 /** GET /v1/costs, /v1/latency, /v1/logs, /v1/metrics: read scope, scoped to the key's tenant. */
 export function readRoutes() {
-  const r = new Hono<AppEnv>();
-  r.use("/v1/costs", requireScope("read"));
-  r.use("/v1/latency", requireScope("read"));
-  r.use("/v1/logs", requireScope("read"));
-  r.use("/v1/metrics", requireScope("read"));
+  const r = contractRouter();
+  gateOtherMethods(r, ["/v1/costs", "/v1/latency", "/v1/logs", "/v1/metrics"], "read");
 
-  r.get("/v1/costs", async (c) => {
-    const q = parseOrThrow(costsQuery, c.req.query(), "invalid query");
-    return c.json(await costReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/costs",
+      tag,
+      summary: "Spend over a period, with breakdowns by provider, model and project",
+      scope: "read",
+      query: costsQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "the cost report", schema: CostReportSchema } },
+    },
+    async (c, { query }) => c.json(await costReport(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+  );
 
-  r.get("/v1/latency", async (c) => {
-    const q = parseOrThrow(latencyQuery, c.req.query(), "invalid query");
-    return c.json(await latencyReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/latency",
+      tag,
+      summary: "TTFB and total latency percentiles per model (probe traffic excluded)",
+      scope: "read",
+      query: latencyQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "the latency report", schema: LatencyReportSchema } },
+    },
+    async (c, { query }) => c.json(await latencyReport(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+  );
 
-  r.get("/v1/logs", async (c) => {
-    const q = parseOrThrow(logsQuery, c.req.query(), "invalid query");
-    return c.json(await requestLogs(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId }));
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/logs",
+      tag,
+      summary: "The newest request records",
+      scope: "read",
+      query: logsQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "request records, newest first", schema: RequestLogListSchema } },
+    },
+    async (c, { query }) => c.json(await requestLogs(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+  );
 
-  r.get("/v1/metrics", async (c) => {
-    const text = await metricsExposition(c.var.services, { tenantId: c.var.auth.tenantId });
-    return c.body(text, 200, { "content-type": METRICS_CONTENT_TYPE });
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/metrics",
+      tag,
+      summary: "Prometheus text exposition: rolling 24 h cost and latency gauges, uptime, providers, the newest gated diagnostics run",
+      scope: "read",
+      responses: { 200: { description: "text exposition format 0.0.4", contentType: "text/plain" } },
+    },
+    async (c) => {
+      const text = await metricsExposition(c.var.services, { tenantId: c.var.auth.tenantId });
+      return c.body(text, 200, { "content-type": METRICS_CONTENT_TYPE });
+    },
+  );
   return r;
 }

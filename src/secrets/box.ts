@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import { type Keyring, loadKeyring, type SecretSources } from "./keyring.js";
 
 /**
@@ -73,7 +73,7 @@ export class SecretBox {
         this.keyring = loadKeyring(this.sources);
       } catch {
         // No secret in the environment and the config directory is not writable: say what to do.
-        throw new ApiError(
+        throw new DomainError(
           "unavailable",
           "the provider-key secret is unavailable: set VOXGATE_SECRET or make ~/.config/voxgate writable",
         );

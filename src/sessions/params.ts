@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 
 /** `GET /v1/sessions` page size: 1-1000, default 100 (the same bounds as the spec's log rows). */
 export const SESSION_LIST_LIMIT_MIN = 1;
@@ -112,10 +112,10 @@ export const roomLatencyQuery = z.object({
  * The 404 for a session or room the caller cannot see. Missing and another tenant's answer with
  * exactly this body, so the route is no existence oracle.
  */
-export function sessionNotFound(): ApiError {
-  return new ApiError("not_found", "no session with this id");
+export function sessionNotFound(): DomainError {
+  return new DomainError("not_found", "no session with this id");
 }
 
-export function roomNotFound(): ApiError {
-  return new ApiError("not_found", "no room with this name");
+export function roomNotFound(): DomainError {
+  return new DomainError("not_found", "no room with this name");
 }

@@ -1,7 +1,10 @@
-import { type Context, Hono } from "hono";
-import { requireScope } from "../auth/gate.js";
-import { ApiError, parseOrThrow } from "../http/errors.js";
+import type { Context } from "hono";
+import { z } from "zod";
+import { ApiError } from "../http/errors.js";
+import { SessionDeadAirSchema, SessionReplaySchema, SessionTranscriptSchema, SessionTurnsSchema } from "../dashboard/schemas.js";
+import type { Db } from "../db/client.js";
 import type { AppEnv } from "../http/app-env.js";
+import { contractRouter, defineRoute } from "../http/openapi.js";
 import { nodeRoutes } from "../nodes/routes.js";
 import { sessionDeadAir, sessionReplay, sessionTranscript, sessionTurns } from "./drilldowns.js";
 import {
@@ -10,12 +13,14 @@ import {
   NEXT_CURSOR_HEADER,
   roomLatencyQuery,
   roomNotFound,
+  type SessionListQuery,
   sessionListQuery,
   sessionTenantQuery,
   sessionNotFound,
 } from "./params.js";
-import { findSessions, getSessionDetail, listSessions, sessionRow } from "./queries.js";
+import { findSessions, getSessionDetail, listSessions, type SessionDbRow, sessionRow } from "./queries.js";
 import { roomLatency } from "./room-latency.js";
+import { RoomLatencySchema, roomParams, SessionDetailSchema, SessionRowSchema, sessionParams } from "./schemas.js";
 
 type Ctx = Context<AppEnv>;
 
@@ -24,32 +29,104 @@ type Ctx = Context<AppEnv>;
  * rows. Every route needs read scope and is tenant-scoped by the key (never by a parameter).
  */
 export function sessionRoutes() {
-  const r = new Hono<AppEnv>();
-  const read = requireScope("read");
+  const r = contractRouter();
+  const tag = "sessions";
 
-  r.get("/v1/sessions", read, listHandler);
-  r.get("/api/sessions", read, listHandler);
-  r.get("/v1/sessions/:session_id", read, detailHandler);
-  r.get("/api/sessions/:session_id", read, detailHandler);
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/sessions",
+      tag,
+      summary: "Sessions, newest first, one keyset page",
+      description: `When more rows follow, the answer carries ${NEXT_CURSOR_HEADER}: pass it back as ?cursor= with the same filters. With cost tracking off the list is empty.`,
+      scope: "read",
+      query: sessionListQuery,
+      responses: { 200: { description: "a page of session rows", schema: z.array(SessionRowSchema) } },
+    },
+    listHandler,
+  );
+  defineRoute(
+    r,
+    { method: "get", path: "/api/sessions", tag: "dashboard", summary: "Sessions, as GET /v1/sessions (the web app's list)", scope: "read", query: sessionListQuery, responses: { 200: { description: "a page of session rows", schema: z.array(SessionRowSchema) } } },
+    listHandler,
+  );
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/sessions/{session_id}",
+      tag,
+      summary: "One session with its cost per modality and its providers",
+      scope: "read",
+      params: sessionParams,
+      query: sessionTenantParam,
+      responses: {
+        200: { description: "the session", schema: SessionDetailSchema },
+        404: { description: "no session with this id visible to the key (missing and another tenant's answer the same)" },
+        409: { description: "an operator key and an id several tenants used: details.tenants names them; add ?tenant=" },
+      },
+    },
+    detailHandler,
+  );
+  // The web app's session reads: the same lookup (visibleSession: its 404 and 409) as /v1/sessions/{session_id}.
+  const dashboardRead = (path: string, summary: string, schema: z.ZodType, answer: (c: Ctx) => Promise<Response>) =>
+    defineRoute(
+      r,
+      {
+        method: "get",
+        path: `/api/sessions/{session_id}${path}`,
+        tag: "dashboard",
+        summary,
+        scope: "read",
+        params: sessionParams,
+        query: sessionTenantParam,
+        responses: {
+          200: { description: summary, schema },
+          404: { description: "no session with this id visible to the key" },
+          409: { description: "an operator key and an id several tenants used: details.tenants names them; add ?tenant=" },
+        },
+      },
+      answer,
+    );
+  dashboardRead("", "One session with its cost per modality and its providers, as GET /v1/sessions/{session_id}", SessionDetailSchema, detailHandler);
+  // Each drill-down's answer type is held to its schema at compile time too.
+  const drill = <S extends z.ZodType>(path: string, summary: string, schema: S, read: (d: Db, s: SessionDbRow) => Promise<z.output<S>>) =>
+    dashboardRead(path, summary, schema, async (c) => c.json((await read(db(c), await visibleSession(c))) as object));
+  drill("/turns", "The session's turns by turn_index (at most 5000)", SessionTurnsSchema, sessionTurns);
+  drill("/dead-air", "The session's dead-air events by start (at most 5000)", SessionDeadAirSchema, sessionDeadAir);
+  drill("/transcript", "Who spoke when (no utterance text is stored)", SessionTranscriptSchema, sessionTranscript);
+  drill("/replay", "Requests, speech and dead air of the session on one epoch-ms time line", SessionReplaySchema, sessionReplay);
 
-  r.get("/api/sessions/:session_id/turns", read, async (c) => c.json(await sessionTurns(db(c), await visibleSession(c))));
-  r.get("/api/sessions/:session_id/dead-air", read, async (c) => c.json(await sessionDeadAir(db(c), await visibleSession(c))));
-  r.get("/api/sessions/:session_id/transcript", read, async (c) => c.json(await sessionTranscript(db(c), await visibleSession(c))));
-  r.get("/api/sessions/:session_id/replay", read, async (c) => c.json(await sessionReplay(db(c), await visibleSession(c))));
-
-  r.get("/v1/rooms/:room/latency", read, async (c) => {
-    const q = parseOrThrow(roomLatencyQuery, c.req.query());
-    const room = c.req.param("room");
-    if (!isLookupSafe(room)) throw roomNotFound();
-    const record = await roomLatency(db(c), {
-      tenantId: c.var.auth.tenantId,
-      room,
-      sinceTurn: q.since_turn,
-      includeProbe: q.include_probe,
-    });
-    if (!record) throw roomNotFound();
-    return c.json(record);
-  });
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/rooms/{room}/latency",
+      tag,
+      summary: "A room's turns and whole-call latency summaries",
+      description: "since_turn narrows only turns; the aggregates cover the whole call and leave probe traffic out unless include_probe.",
+      scope: "read",
+      params: roomParams,
+      query: roomLatencyQuery,
+      responses: {
+        200: { description: "the room latency record", schema: RoomLatencySchema },
+        404: { description: "no row of the caller's tenant names the room (another tenant's room answers the same)" },
+      },
+    },
+    async (c, { params, query: q }) => {
+      const room = params.room;
+      if (!isLookupSafe(room)) throw roomNotFound();
+      const record = await roomLatency(db(c), {
+        tenantId: c.var.auth.tenantId,
+        room,
+        sinceTurn: q.since_turn,
+        includeProbe: q.include_probe,
+      });
+      if (!record) throw roomNotFound();
+      return c.json(record);
+    },
+  );
 
   r.route("/", nodeRoutes());
   return r;
@@ -58,8 +135,12 @@ export function sessionRoutes() {
 const db = (c: Ctx) => c.var.services.database.db;
 const costTracking = (c: Ctx) => c.var.services.config.cost_tracking.enabled;
 
-async function listHandler(c: Ctx) {
-  const q = parseOrThrow(sessionListQuery, c.req.query());
+/** `?tenant=` of the session reads, as documented (visibleSession reads it; absent, empty or a tenant id). */
+const sessionTenantParam = z.object({
+  tenant: z.string().optional().describe("an operator picks one tenant's session of a shared id (empty: the untenanted one); a tenant key can only narrow"),
+});
+
+async function listHandler(c: Ctx, { query: q }: { query: SessionListQuery }) {
   // Cost tracking off: nothing is recorded as a session, and the spec answers an empty array.
   if (!costTracking(c)) return c.json([]);
   const page = await listSessions(db(c), { ...q, tenantId: c.var.auth.tenantId });

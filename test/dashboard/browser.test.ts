@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_INSTALL, CHROMIUM_PATH, chromiumAvailable, IN_CI, launchBrowser } from "../support/browser.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { type SpawnedServer, spawnServer } from "../support/spawn.js";
-import { AGENT, BROWSER_YAML, EXPECTED, LLM, OPS_KEY, READ_KEY, ROOM, SESSION, seedThroughApi } from "./seed.js";
+import { AGENT, BROWSER_YAML, EXPECTED, heartbeat, LLM, OPS_KEY, READ_KEY, ROOM, SESSION, seedThroughApi } from "./seed.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SHOTS = join(ROOT, "test-results");
@@ -209,6 +209,8 @@ describe.skipIf(!present && !IN_CI)("dashboard in headless Chromium (seeded thro
   }, 60_000);
 
   it("fleet: the roster from heartbeats", async () => {
+    // The roster lists heartbeats of the last 45 s; earlier tests may have taken longer than that.
+    await heartbeat(server.baseUrl);
     await open("/fleet", "Fleet");
     const table = await page.getByTestId("fleet-table").textContent();
     expect(table).toContain(AGENT);
@@ -216,6 +218,21 @@ describe.skipIf(!present && !IN_CI)("dashboard in headless Chromium (seeded thro
     expect(table).toContain("1.4.2");
     expect(await page.getByTestId("fleet-online").textContent()).toContain("1");
     await shot("fleet");
+    noProblems();
+  }, 60_000);
+
+  it("fleet: the /api/agents index with cost, requests and probe traffic per agent, period in the URL", async () => {
+    await open("/fleet", "Fleet");
+    const row = page.getByTestId("fleet-index-row").filter({ hasText: AGENT });
+    await expect.poll(() => row.textContent()).toContain(usd(EXPECTED.costToday));
+    // Today: the agent's 20 requests and its call; the loadgen call is counted apart (probe).
+    const today = await row.textContent();
+    expect(today).toContain(String(EXPECTED.requestsToday));
+    expect(await row.getByTestId("probe").textContent()).toBe("requests 0 · turns 0 · calls 1");
+    await page.getByRole("button", { name: "all" }).click();
+    await expect.poll(() => row.textContent()).toContain(usd(EXPECTED.costAll));
+    expect(page.url()).toContain("period=all");
+    await shot("fleet-index");
     noProblems();
   }, 60_000);
 

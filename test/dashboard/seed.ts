@@ -36,6 +36,8 @@ export const TTS = "elevenlabs/eleven_flash_v2_5";
 export const SESSION = "sess-demo-1";
 export const ROOM = "room-demo-1";
 export const AGENT = "agent-eu-1";
+/** A load-test call of the agent (origin loadgen: probe traffic, what the fleet index counts apart). */
+export const PROBE_ROOM = "room-loadgen-1";
 
 /** TTFBs of the llm requests of the last 24 h (what the latency page's p95 must show). */
 export const LLM_TTFBS = [180, 220, 240, 260, 300, 320, 380, 420, 520, 650];
@@ -116,6 +118,23 @@ async function post(baseUrl: string, path: string, body: unknown, expected: numb
   return text ? JSON.parse(text) : null;
 }
 
+/** The agent's heartbeat (presence ages out after 45 s: tests that read the roster send a fresh one). */
+export async function heartbeat(baseUrl: string): Promise<void> {
+  await post(baseUrl, "/v1/agents/heartbeat", {
+    agent_id: AGENT,
+    agent_name: "support-agent",
+    status: "busy",
+    active_sessions: 2,
+    version: "1.4.2",
+    project: "support",
+    region: "eu-west",
+    host: "agent-host-7",
+    memory_rss_bytes: 412 * 1024 * 1024,
+    memory_total_bytes: 4 * 1024 * 1024 * 1024,
+    cpu_pct: 37.5,
+  });
+}
+
 /** Seeds a running Voxgate through its production write path (ingest, turns, dead air, heartbeat, observations). */
 export async function seedThroughApi(baseUrl: string, now = Date.now()): Promise<void> {
   await post(baseUrl, "/v1/ingest", records(now));
@@ -135,19 +154,7 @@ export async function seedThroughApi(baseUrl: string, now = Date.now()): Promise
   });
   await post(baseUrl, "/v1/ingest/turns", turns);
   await post(baseUrl, "/v1/ingest/dead-air", [{ session_id: SESSION, room_name: ROOM, started_at_ms: start + 46_000, duration_ms: 2_400, threshold_used_ms: 1_500 }]);
-  await post(baseUrl, "/v1/agents/heartbeat", {
-    agent_id: AGENT,
-    agent_name: "support-agent",
-    status: "busy",
-    active_sessions: 2,
-    version: "1.4.2",
-    project: "support",
-    region: "eu-west",
-    host: "agent-host-7",
-    memory_rss_bytes: 412 * 1024 * 1024,
-    memory_total_bytes: 4 * 1024 * 1024 * 1024,
-    cpu_pct: 37.5,
-  });
+  await heartbeat(baseUrl);
   await post(baseUrl, "/v1/calls/observations", {
     origin: "agent",
     room_sid: "RM_demo_1",
@@ -161,11 +168,20 @@ export async function seedThroughApi(baseUrl: string, now = Date.now()): Promise
       { participant_sid: "PA_agent_1", identity: AGENT, kind: "AGENT", joined_at_ms: start + 200, left_at_ms: start + 95_000, first_audio_track_at_ms: start + 600, audio_codec: "opus" },
     ],
   });
-  // Observations are queued (202) and written by a background flusher: wait until the call is readable.
+  await post(baseUrl, "/v1/calls/observations", {
+    origin: "loadgen",
+    room_sid: "RM_loadgen_1",
+    room_name: PROBE_ROOM,
+    project: "support",
+    agent_id: AGENT,
+    started_at_ms: start + 120_000,
+    ended_at_ms: start + 180_000,
+  });
+  // Observations are queued (202) and written by a background flusher: wait until both calls are readable.
   for (let i = 0; i < 100; i++) {
     const res = await fetch(`${baseUrl}/api/calls`, { headers: { authorization: `Bearer ${OPS_KEY}` } });
-    if (res.ok && ((await res.json()) as unknown[]).length > 0) return;
+    if (res.ok && ((await res.json()) as unknown[]).length >= 2) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error("the seeded call observation was never written");
+  throw new Error("the seeded call observations were never written");
 }

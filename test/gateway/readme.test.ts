@@ -11,7 +11,7 @@ import type { StubServer } from "../support/stubs/stub-server.js";
 const README = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
 const section = README.slice(README.indexOf("## Route calls through Voxgate"), README.indexOf("## Deployment"));
 const block = (lang: string) => {
-  const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(section);
+  const m = new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(section);
   if (!m?.[1]) throw new Error(`README section has no ${lang} block`);
   return m[1];
 };

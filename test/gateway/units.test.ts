@@ -4,6 +4,7 @@ import { attributionOf } from "../../src/gateway/attribution.js";
 import { Cooldowns, retryAfterMs } from "../../src/gateway/cooldown.js";
 import { isLoopback } from "../../src/gateway/loopback.js";
 import { withModel } from "../../src/gateway/protocols/json-body.js";
+import { usageFromSlice } from "../../src/gateway/protocols/openai-chat.js";
 import { GatewayRecorder, type GatewayRecord } from "../../src/gateway/recorder.js";
 import { fallbackChain, resolveModel } from "../../src/gateway/resolve.js";
 import type { RoutingTable } from "../../src/gateway/routing-table.js";
@@ -105,5 +106,20 @@ describe("GatewayRecorder", () => {
     await r.stop();
     expect(written.map((w) => w.record.id)).toEqual(["0", "1", "2"]);
     expect(r.stats()).toMatchObject({ queued: 0, written: 3, dropped: 2 });
+  });
+});
+
+describe("usageFromSlice (the JSON meter's usage block, read from a slice of the answer)", () => {
+  const usage = { prompt_tokens: 7, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 2, note: "a } and a \" inside" } };
+  it("finds the last usage key and parses only its object, whatever the spacing", () => {
+    const answer = { id: "x", choices: [{ message: { content: 'says "usage": {"prompt_tokens": 999} in its text' } }], usage, system_fingerprint: "fp" };
+    expect(usageFromSlice(Buffer.from(JSON.stringify(answer)))).toEqual(usage);
+    expect(usageFromSlice(Buffer.from(JSON.stringify(answer, null, 2)))).toEqual(usage);
+  });
+  it("gives undefined when there is no usage object to slice (the meter then parses the whole answer)", () => {
+    expect(usageFromSlice(Buffer.from('{"id":"x","usage":null}'))).toBeUndefined();
+    expect(usageFromSlice(Buffer.from('{"id":"x"}'))).toBeUndefined();
+    expect(usageFromSlice(Buffer.from('{"usage":{"prompt_tokens":1'))).toBeUndefined();
+    expect(usageFromSlice(Buffer.from('{"content":"only \\"usage\\": {\\"prompt_tokens\\": 5} quoted"}'))).toBeUndefined();
   });
 });

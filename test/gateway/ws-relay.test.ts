@@ -8,7 +8,7 @@ import { deepgramListenMeter } from "../../src/gateway/audio/stream-meters.js";
 import type { Units } from "../../src/gateway/protocol.js";
 import { type RelaySummary, relay } from "../../src/gateway/ws/relay.js";
 import { connectFailure, connectFirst, createWebSocketServer, holdUpstream, upgradeRefusal } from "../../src/gateway/ws/upgrade.js";
-import { ApiError } from "../../src/http/errors.js";
+import { DomainError } from "../../src/errors.js";
 import { pseudoAudio, sha256 } from "../support/stubs/audio.js";
 import { DeepgramStub } from "../support/stubs/deepgram.js";
 
@@ -26,7 +26,7 @@ let onEnd: (s: RelaySummary) => void = () => {};
 beforeAll(async () => {
   await stub.start();
   const app = new Hono();
-  app.get("/refuse", () => upgradeRefusal(new ApiError("budget_exceeded", "over budget"), { "retry-after": "60" }));
+  app.get("/refuse", () => upgradeRefusal(new DomainError("budget_exceeded", "over budget"), { "retry-after": "60" }));
   app.get(
     "/v1/listen",
     upgradeWebSocket(async (c) => {
@@ -57,7 +57,7 @@ beforeAll(async () => {
       };
     }),
   );
-  app.onError((err) => (err instanceof ApiError ? upgradeRefusal(err) : new Response(null, { status: 500 })));
+  app.onError((err) => (err instanceof DomainError ? upgradeRefusal(err) : new Response(null, { status: 500 })));
   server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", websocket: { server: createWebSocketServer() } }, () => resolve(s));
   });

@@ -8,7 +8,7 @@ const root = (p: string) => fileURLToPath(new URL(`../../${p}`, import.meta.url)
 const README = readFileSync(root("README.md"), "utf8");
 const section = README.slice(README.indexOf("## Voice agents"), README.indexOf("## Documentation"));
 const block = (lang: string) => {
-  const m = new RegExp("```" + lang + "\\n([\\s\\S]*?)```").exec(section);
+  const m = new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(section);
   if (!m?.[1]) throw new Error(`README's Voice agents section has no ${lang} block`);
   return m[1];
 };

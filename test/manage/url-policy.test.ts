@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/http/errors.js";
+import { DomainError } from "../../src/errors.js";
 import { MAX_UPSTREAM_POOLS, testProvider, UpstreamPools } from "../../src/manage/provider-check.js";
 import { checkBaseUrl, isBlockedAddress, listedHosts } from "../../src/manage/url-policy.js";
 
@@ -10,7 +10,7 @@ function reason(raw: string, allowed: string[] = []): string | null {
     checkBaseUrl(raw, listedHosts(allowed));
     return null;
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof DomainError)) throw err;
     expect(err.code).toBe("unpermitted_base_url");
     return (err.details as { reason: string }).reason;
   }

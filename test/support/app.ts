@@ -2,11 +2,13 @@ import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { afterAll, beforeAll } from "vitest";
 import { parseEnv } from "../../src/config/env.js";
+import { withGatewayFastPath } from "../../src/gateway/fast-path.js";
 import { createWebSocketServer } from "../../src/gateway/ws/upgrade.js";
 import { parseConfigText } from "../../src/config/load.js";
 import { createApp } from "../../src/http/app.js";
 import { type Logger, silentLogger } from "../../src/logging.js";
-import { createServices, type Services, startWorkers, stopWorkers } from "../../src/services.js";
+import type { Services } from "../../src/services.js";
+import { createServices, startWorkers, stopWorkers } from "../../src/services-runtime.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 
 export interface TestApp {
@@ -60,7 +62,9 @@ export async function createTestApp(
     async listen() {
       if (baseUrl) return baseUrl;
       server = await new Promise<ServerType>((resolve) => {
-        const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", websocket: { server: createWebSocketServer() } }, () => resolve(s));
+        const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", websocket: { server: createWebSocketServer() }, createServer: withGatewayFastPath(services) }, () =>
+          resolve(s),
+        );
       });
       baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       return baseUrl;

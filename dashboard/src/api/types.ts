@@ -1,6 +1,8 @@
 /**
  * Every API type the web app uses, imported from the server's own modules (type-only: nothing of the
  * server is bundled). A server change that alters a response shape breaks this build, never a page.
+ * Routes declared with defineRoute give their answer types as z.infer of the zod schemas that the
+ * OpenAPI document is generated from; the rest still come from the functions that build the answers.
  */
 import type { z } from "zod";
 import type { listAuditEntries } from "../../../src/audit/queries.js";
@@ -19,66 +21,80 @@ import type {
   UsageTenantRow,
 } from "../../../src/billing/responses.js";
 import type { RateRuleInput } from "../../../src/billing/rule-store.js";
-import type { ModelList } from "../../../src/dashboard/api-routes.js";
-import type { CallDetail, CallLeg, CallRow } from "../../../src/dashboard/calls.js";
-import type { RequestLogDetail } from "../../../src/dashboard/log-detail.js";
-import type { ModalityLatencyReport } from "../../../src/dashboard/modality-latency.js";
-import type { DashboardCostReport } from "../../../src/dashboard/routes.js";
-import type { CostPoint, CostSeries, LatencyPoint, LatencySeries } from "../../../src/dashboard/series.js";
-import type { Whoami } from "../../../src/dashboard/whoami.js";
-import type { RosterResponse } from "../../../src/dashboard/fleet-types.js";
+import type {
+  CallDetailSchema,
+  CallLegSchema,
+  CallRowSchema,
+  CostPointSchema,
+  CostSeriesSchema,
+  DashboardCostReportSchema,
+  DashboardModelListSchema,
+  LatencyPointSchema,
+  LatencySeriesSchema,
+  ModalityLatencyReportSchema,
+  RequestLogDetailSchema,
+  SessionDeadAirSchema,
+  SessionReplaySchema,
+  SessionTranscriptSchema,
+  SessionTurnsSchema,
+  WhoamiSchema,
+} from "../../../src/dashboard/schemas.js";
+import type { FleetIndexSchema, RosterSchema } from "../../../src/fleet/schemas.js";
 import type { ProviderTestResult } from "../../../src/manage/provider-check.js";
 import type { createModelBody, modelView } from "../../../src/manage/models.js";
 import type { createProject, createProjectBody, deleteProject, listProjectsWithStats, projectDetail, updateProjectBody } from "../../../src/manage/projects.js";
 import type { createProviderBody, providerView, updateProviderBody } from "../../../src/manage/providers.js";
-import type { LatencyReport, ModelLatency } from "../../../src/reports/latency.js";
-import type { RequestLogRecord } from "../../../src/reports/logs.js";
-import type { Overview } from "../../../src/reports/overview.js";
-import type { getSessionDetail, SessionRow } from "../../../src/sessions/queries.js";
-import type { sessionDeadAir, sessionReplay, sessionTranscript, sessionTurns } from "../../../src/sessions/drilldowns.js";
+import type { LatencyReportSchema, ModelLatencySchema, OverviewSchema, RequestLogRecordSchema } from "../../../src/reports/schemas.js";
+import type { SessionDetailSchema, SessionRowSchema } from "../../../src/sessions/schemas.js";
 import type { RoomLatencyRecord } from "../../../src/sessions/room-latency.js";
 
 type Result<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
 
+// Answers of the routes declared with defineRoute: inferred from the very schemas the server documents
+// at /v1/openapi.json and checks its answers against in test mode (src/*/schemas.ts).
+export type DashboardCostReport = z.infer<typeof DashboardCostReportSchema>;
+export type LatencyReport = z.infer<typeof LatencyReportSchema>;
+export type ModelLatency = z.infer<typeof ModelLatencySchema>;
+export type RequestLogRecord = z.infer<typeof RequestLogRecordSchema>;
+export type RequestLogDetail = z.infer<typeof RequestLogDetailSchema>;
+export type Overview = z.infer<typeof OverviewSchema>;
+export type Whoami = z.infer<typeof WhoamiSchema>;
+export type CostPoint = z.infer<typeof CostPointSchema>;
+export type CostSeries = z.infer<typeof CostSeriesSchema>;
+export type LatencyPoint = z.infer<typeof LatencyPointSchema>;
+export type LatencySeries = z.infer<typeof LatencySeriesSchema>;
+export type ModalityLatencyReport = z.infer<typeof ModalityLatencyReportSchema>;
+export type CallRow = z.infer<typeof CallRowSchema>;
+export type CallLeg = z.infer<typeof CallLegSchema>;
+export type CallDetail = z.infer<typeof CallDetailSchema>;
+export type ModelList = z.infer<typeof DashboardModelListSchema>;
+export type SessionRow = z.infer<typeof SessionRowSchema>;
+export type SessionDetail = z.infer<typeof SessionDetailSchema>;
+export type SessionTurns = z.infer<typeof SessionTurnsSchema>;
+export type SessionDeadAir = z.infer<typeof SessionDeadAirSchema>;
+export type SessionTranscript = z.infer<typeof SessionTranscriptSchema>;
+export type SessionReplay = z.infer<typeof SessionReplaySchema>;
+/** GET /v1/agents, the live roster. */
+export type RosterResponse = z.infer<typeof RosterSchema>;
+/** GET /api/agents, the fleet index. */
+export type FleetIndex = z.infer<typeof FleetIndexSchema>;
+
 export type {
-  CallDetail,
-  CallLeg,
-  CallRow,
-  CostPoint,
-  CostSeries,
-  DashboardCostReport,
   GapsResponse,
-  LatencyPoint,
-  LatencyReport,
-  LatencySeries,
-  ModalityLatencyReport,
-  ModelLatency,
-  Overview,
   PricingGap,
   PublicRule,
   Quote,
   QuoteBatchResponse,
   RateCardResponse,
-  RequestLogDetail,
-  RequestLogRecord,
   RoomLatencyRecord,
-  RosterResponse,
   RuleListResponse,
   RuleUpsertResponse,
-  SessionRow,
   UsageLineItem,
   UsageResponse,
   UsageTenantRow,
-  Whoami,
-  ModelList,
   ProviderTestResult,
 };
 
-export type SessionDetail = Result<typeof getSessionDetail>;
-export type SessionTurns = Result<typeof sessionTurns>;
-export type SessionDeadAir = Result<typeof sessionDeadAir>;
-export type SessionTranscript = Result<typeof sessionTranscript>;
-export type SessionReplay = Result<typeof sessionReplay>;
 export type ProjectList = Result<typeof listProjectsWithStats>;
 export type ProjectDetail = Result<typeof projectDetail>;
 export type ProjectCreated = Result<typeof createProject>;

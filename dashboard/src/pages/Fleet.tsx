@@ -1,97 +1,273 @@
 import { useQuery } from "@tanstack/react-query";
+import { useSearchParams } from "react-router";
 import { get } from "../api/client";
-import type { RosterResponse } from "../api/types";
-import { Badge, Card, Page, QueryView, statusTone, Tile, Time } from "../ui/components";
-import { bytes, count, num } from "../ui/format";
+import type { FleetIndex, RosterResponse } from "../api/types";
+import { Badge, Card, Money, Page, QueryView, Segmented, Select, statusTone, Tile, Time, useParam } from "../ui/components";
+import { bytes, count, ms, num, pct } from "../ui/format";
+import { COST_PERIODS, PERIOD_HINT } from "../ui/hooks";
 
 /** Heartbeats older than this (of the 45 s roster ageing) are shown as stale. */
 const STALE_SECONDS = 30;
+/** One page of the fleet index (the API's default). */
+const PAGE = 100;
+const SORTS = [
+  { value: "cost", label: "Cost" },
+  { value: "requests", label: "Requests" },
+  { value: "agent_id", label: "Agent id" },
+];
+
+type IndexAgent = FleetIndex["agents"][number];
+
+function Presence({ a }: { a: IndexAgent }) {
+  if (a.online) return <Badge tone="ok">online</Badge>;
+  return <Badge tone={a.last_heartbeat_at ? "warn" : "muted"}>{a.last_heartbeat_at ? "offline" : "no heartbeat"}</Badge>;
+}
+
+/** Probe traffic counted apart (kept out of every percentile and of the error rate). */
+function Probe({ p }: { p: IndexAgent["probe"] }) {
+  if (p.requests + p.turns + p.calls === 0) return <span className="muted">—</span>;
+  return (
+    <span className="small" data-testid="probe">
+      requests {count(p.requests)} · turns {count(p.turns)} · calls {count(p.calls)}
+    </span>
+  );
+}
+
+function FleetIndexTable({ r }: { r: FleetIndex }) {
+  return (
+    <table data-testid="fleet-index">
+      <thead>
+        <tr>
+          <th scope="col">Agent</th>
+          <th scope="col">Presence</th>
+          <th scope="col" className="r">
+            Sessions
+          </th>
+          <th scope="col" className="r">
+            Calls
+          </th>
+          <th scope="col" className="r">
+            Requests
+          </th>
+          <th scope="col" className="r">
+            Error rate
+          </th>
+          <th scope="col" className="r">
+            Cost
+          </th>
+          <th scope="col" className="r">
+            Rated price
+          </th>
+          <th scope="col" className="r">
+            p95 response
+          </th>
+          <th scope="col" className="r">
+            p95 TTFB stt / llm / tts
+          </th>
+          <th scope="col">Probe traffic (excluded)</th>
+        </tr>
+      </thead>
+      <tbody>
+        {r.agents.map((a) => (
+          <tr key={`${a.tenant_id ?? ""}/${a.agent_id}`} data-testid="fleet-index-row">
+            <td>
+              <strong>{a.agent_name ?? a.agent_id}</strong>
+              <div className="muted small">
+                {a.agent_id}
+                {a.tenant_id ? ` · ${a.tenant_id}` : null}
+                {a.version ? ` · ${a.version}` : null}
+                {a.host ? ` · ${a.host}` : null}
+              </div>
+            </td>
+            <td>
+              <Presence a={a} />
+              {a.last_heartbeat_at ? (
+                <div className="muted small">
+                  <Time value={a.last_heartbeat_at} />
+                </div>
+              ) : null}
+            </td>
+            <td className="r num">{count(a.sessions)}</td>
+            <td className="r num">{count(a.calls)}</td>
+            <td className="r num">
+              {count(a.requests)}
+              {a.errors > 0 ? <div className="muted small">{a.errors === 1 ? "1 error" : `${count(a.errors)} errors`}</div> : null}
+            </td>
+            <td className="r num">{a.error_rate === null ? "—" : pct(a.error_rate * 100)}</td>
+            <td className="r">
+              <Money value={a.cost_usd} />
+            </td>
+            <td className="r">
+              <Money value={a.rated_price_usd} />
+            </td>
+            <td className="r num">
+              {ms(a.p95_response_speed_ms)}
+              {a.turns > 0 ? <div className="muted small">{a.turns === 1 ? "1 turn" : `${count(a.turns)} turns`}</div> : null}
+            </td>
+            <td className="r num">
+              {ms(a.p95_ttfb_ms.stt)} / {ms(a.p95_ttfb_ms.llm)} / {ms(a.p95_ttfb_ms.tts)}
+            </td>
+            <td>
+              <Probe p={a.probe} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
 
 export function FleetPage() {
+  const [period] = useParam("period", "today");
+  const [sort] = useParam("sort", "cost");
+  const [offsetParam, setOffset] = useParam("offset", "0");
+  const offset = Math.max(0, Number.parseInt(offsetParam, 10) || 0);
   const roster = useQuery({ queryKey: ["agents"], queryFn: () => get<RosterResponse>("/v1/agents"), refetchInterval: 15_000 });
-  // TODO(fleet index): GET /api/agents (fleetIndex in src/fleet/index-queries.ts, branch `agents`) is
-  // not on this branch yet. Once merged: export its type through api/types.ts
-  // (Awaited<ReturnType<typeof fleetIndex>>), query it here and join cost, p95 and probe traffic per
-  // agent_id into this table.
+  const index = useQuery({
+    queryKey: ["fleet-index", period, sort, offset],
+    queryFn: () => get<FleetIndex>("/api/agents", { period, sort, offset: offset || null, limit: PAGE }),
+    refetchInterval: 30_000,
+  });
+  const [, setParams] = useSearchParams();
+  // A new period or sort starts at the first page: one URL update (two in one tick would overwrite each other).
+  const refilter = (name: string, fallback: string) => (v: string) =>
+    setParams(
+      (prev) => {
+        const next = new URLSearchParams(prev);
+        if (v === fallback) next.delete(name);
+        else next.set(name, v);
+        next.delete("offset");
+        return next;
+      },
+      { replace: true },
+    );
+  const changePeriod = refilter("period", "today");
+  const changeSort = refilter("sort", "cost");
   return (
-    <Page title="Fleet">
+    <Page
+      title="Fleet"
+      actions={
+        <>
+          <Segmented label="Period" value={period} onChange={changePeriod} options={COST_PERIODS} />
+          <Select label="Sort" value={sort} onChange={changeSort} options={SORTS} />
+        </>
+      }
+    >
       <QueryView query={roster} action="read the agent roster">
         {(r) => {
           const busy = r.agents.filter((a) => a.status === "busy").length;
           const sessions = r.agents.reduce((a, x) => a + (x.active_sessions ?? 0), 0);
           return (
-            <>
-              <div className="tiles">
-                <Tile testId="fleet-online" label="Agents online" value={count(r.count)} hint={`aged out ${r.ageing_seconds} s after the last heartbeat`} />
-                <Tile label="Busy" value={count(busy)} hint={`${count(r.count - busy)} idle`} />
-                <Tile label="Active sessions" value={count(sessions)} />
-              </div>
-              <Card wide>
-                {r.agents.length === 0 ? (
-                  <p className="state empty">No agent has sent a heartbeat in the last {r.ageing_seconds} seconds.</p>
-                ) : (
-                  <table data-testid="fleet-table">
-                    <thead>
-                      <tr>
-                        <th scope="col">Agent</th>
-                        <th scope="col">Presence</th>
-                        <th scope="col">Status</th>
-                        <th scope="col" className="r">
-                          Sessions
-                        </th>
-                        <th scope="col">Version</th>
-                        <th scope="col">Host / region</th>
-                        <th scope="col">Project</th>
-                        <th scope="col" className="r">
-                          CPU
-                        </th>
-                        <th scope="col" className="r">
-                          Memory
-                        </th>
-                        <th scope="col">Last heartbeat</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {r.agents.map((a) => {
-                        const stale = a.seconds_since_heartbeat > STALE_SECONDS;
-                        return (
-                          <tr key={`${a.tenant_id ?? ""}/${a.agent_id}`}>
-                            <td>
-                              <strong>{a.agent_name ?? a.agent_id}</strong>
-                              <div className="muted small">{a.agent_id}</div>
-                            </td>
-                            <td>
-                              <Badge tone={stale ? "warn" : "ok"}>{stale ? "stale" : "online"}</Badge>
-                            </td>
-                            <td>
-                              <Badge tone={statusTone(a.status ?? "")}>{a.status ?? "—"}</Badge>
-                            </td>
-                            <td className="r num">{count(a.active_sessions)}</td>
-                            <td>{a.version ?? "—"}</td>
-                            <td>
-                              {a.host ?? "—"}
-                              {a.region ? <span className="muted"> · {a.region}</span> : null}
-                            </td>
-                            <td>{a.project ?? "—"}</td>
-                            <td className="r num">{a.cpu_pct === null ? "—" : `${num(a.cpu_pct)}%`}</td>
-                            <td className="r num">
-                              {bytes(a.memory_rss_bytes)}
-                              {a.memory_total_bytes ? <span className="muted"> / {bytes(a.memory_total_bytes)}</span> : null}
-                            </td>
-                            <td>
-                              <Time value={a.last_seen_at} /> <span className="muted small">({num(a.seconds_since_heartbeat)} s ago)</span>
-                            </td>
-                          </tr>
-                        );
-                      })}
-                    </tbody>
-                  </table>
-                )}
-              </Card>
-            </>
+            <div className="tiles">
+              <Tile testId="fleet-online" label="Agents online" value={count(r.count)} hint={`aged out ${r.ageing_seconds} s after the last heartbeat`} />
+              <Tile label="Busy" value={count(busy)} hint={`${count(r.count - busy)} idle`} />
+              <Tile label="Active sessions" value={count(sessions)} />
+              <Tile
+                testId="fleet-seen"
+                label={`Agents seen, ${PERIOD_HINT[period] ?? period}`}
+                value={index.data ? count(index.data.total_agents) : "—"}
+                hint="with traffic in the period or a heartbeat"
+              />
+            </div>
           );
         }}
       </QueryView>
+      <Card title={`Fleet index, ${PERIOD_HINT[period] ?? period}`} wide>
+        <p className="muted small">
+          Cost and requests include probe (load-test) traffic; it is counted apart per agent and kept out of every p95 and of the error rate.
+        </p>
+        <QueryView
+          query={index}
+          action="read the fleet index"
+          isEmpty={(r) => r.total_agents === 0}
+          empty="No agent has sent traffic in this period or a heartbeat yet."
+        >
+          {(r) => (
+            <>
+              <FleetIndexTable r={r} />
+              {r.total_agents > r.limit ? (
+                <div className="buttons">
+                  <span className="muted small">
+                    {count(r.agents.length === 0 ? 0 : r.offset + 1)}–{count(r.offset + r.agents.length)} of {count(r.total_agents)} agents
+                  </span>
+                  <button type="button" className="secondary" disabled={r.offset === 0} onClick={() => setOffset(String(Math.max(0, r.offset - r.limit)))}>
+                    Previous
+                  </button>
+                  <button type="button" className="secondary" disabled={r.offset + r.limit >= r.total_agents} onClick={() => setOffset(String(r.offset + r.limit))}>
+                    Next
+                  </button>
+                </div>
+              ) : null}
+            </>
+          )}
+        </QueryView>
+      </Card>
+      <Card title="Live roster" wide>
+        <QueryView query={roster} action="read the agent roster">
+          {(r) =>
+            r.agents.length === 0 ? (
+              <p className="state empty">No agent has sent a heartbeat in the last {r.ageing_seconds} seconds.</p>
+            ) : (
+              <table data-testid="fleet-table">
+                <thead>
+                  <tr>
+                    <th scope="col">Agent</th>
+                    <th scope="col">Presence</th>
+                    <th scope="col">Status</th>
+                    <th scope="col" className="r">
+                      Sessions
+                    </th>
+                    <th scope="col">Version</th>
+                    <th scope="col">Host / region</th>
+                    <th scope="col">Project</th>
+                    <th scope="col" className="r">
+                      CPU
+                    </th>
+                    <th scope="col" className="r">
+                      Memory
+                    </th>
+                    <th scope="col">Last heartbeat</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {r.agents.map((a) => {
+                    const stale = a.seconds_since_heartbeat > STALE_SECONDS;
+                    return (
+                      <tr key={`${a.tenant_id ?? ""}/${a.agent_id}`}>
+                        <td>
+                          <strong>{a.agent_name ?? a.agent_id}</strong>
+                          <div className="muted small">{a.agent_id}</div>
+                        </td>
+                        <td>
+                          <Badge tone={stale ? "warn" : "ok"}>{stale ? "stale" : "online"}</Badge>
+                        </td>
+                        <td>
+                          <Badge tone={statusTone(a.status ?? "")}>{a.status ?? "—"}</Badge>
+                        </td>
+                        <td className="r num">{count(a.active_sessions)}</td>
+                        <td>{a.version ?? "—"}</td>
+                        <td>
+                          {a.host ?? "—"}
+                          {a.region ? <span className="muted"> · {a.region}</span> : null}
+                        </td>
+                        <td>{a.project ?? "—"}</td>
+                        <td className="r num">{a.cpu_pct === null ? "—" : `${num(a.cpu_pct)}%`}</td>
+                        <td className="r num">
+                          {bytes(a.memory_rss_bytes)}
+                          {a.memory_total_bytes ? <span className="muted"> / {bytes(a.memory_total_bytes)}</span> : null}
+                        </td>
+                        <td>
+                          <Time value={a.last_seen_at} /> <span className="muted small">({num(a.seconds_since_heartbeat)} s ago)</span>
+                        </td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            )
+          }
+        </QueryView>
+      </Card>
     </Page>
   );
 }

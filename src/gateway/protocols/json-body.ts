@@ -15,6 +15,19 @@ export function jsonObjectBody(body: Buffer): Record<string, unknown> {
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+/** `"model": "<value>"` patterns by value: a model name recurs on every call, compile it once (bounded). */
+const modelPatterns = new Map<string, RegExp>();
+const MODEL_PATTERN_LIMIT = 256;
+function modelPattern(value: string): RegExp {
+  let re = modelPatterns.get(value);
+  if (!re) {
+    re = new RegExp(`"model"\\s*:\\s*${escapeRe(JSON.stringify(value))}`, "g");
+    if (modelPatterns.size >= MODEL_PATTERN_LIMIT) modelPatterns.clear();
+    modelPatterns.set(value, re);
+  }
+  return re;
+}
+
 /**
  * The body with `model` set to the vendor's model name and `add` merged in at the top level, touching
  * the caller's bytes as little as possible: unchanged when nothing changes, a splice of the one model
@@ -29,7 +42,7 @@ export function withModel(raw: Buffer, json: Record<string, unknown>, modelName:
   let text = raw.toString("utf8");
   if (!modelOk) {
     if (typeof json.model !== "string") return JSON.stringify({ ...json, ...add, model: modelName });
-    const re = new RegExp(`"model"\\s*:\\s*${escapeRe(JSON.stringify(json.model))}`, "g");
+    const re = modelPattern(json.model);
     const matches = text.match(re);
     if (matches?.length !== 1) return JSON.stringify({ ...json, ...add, model: modelName });
     text = text.replace(re, () => `"model":${JSON.stringify(modelName)}`);

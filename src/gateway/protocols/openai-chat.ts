@@ -55,7 +55,46 @@ export function openaiUsageUnits(usage: unknown): Units | null {
   return out;
 }
 
-/** JSON answer: the body is kept (small) and its usage block read at the end. */
+const USAGE_KEY = Buffer.from('"usage"');
+const isSpace = (b: number | undefined) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+/**
+ * The usage object of a JSON answer, parsed from a slice of the body: from the last `"usage"` key to
+ * its matching brace (OpenAI writes usage last, after the content). The bytes `"usage"` followed by
+ * `:` can only be a key — inside a JSON string both quotes would be escaped. undefined when no such
+ * slice parses (the caller then parses the whole answer).
+ */
+export function usageFromSlice(body: Buffer): unknown {
+  let i = body.lastIndexOf(USAGE_KEY);
+  if (i < 0) return undefined;
+  i += USAGE_KEY.length;
+  while (isSpace(body[i])) i++;
+  if (body[i] !== 0x3a) return undefined; // ':'
+  i++;
+  while (isSpace(body[i])) i++;
+  if (body[i] !== 0x7b) return undefined; // '{'
+  const start = i;
+  let depth = 0;
+  let inString = false;
+  for (; i < body.length; i++) {
+    const b = body[i];
+    if (inString) {
+      if (b === 0x5c) i++; // backslash: skip the escaped byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) inString = true;
+    else if (b === 0x7b) depth++;
+    else if (b === 0x7d && --depth === 0) {
+      try {
+        return JSON.parse(body.toString("utf8", start, i + 1));
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** JSON answer: the body is kept (small) and its usage block read at the end, from a slice when it can be. */
 function jsonMeter(): Meter {
   const chunks: Buffer[] = [];
   let ok = true;
@@ -69,8 +108,11 @@ function jsonMeter(): Meter {
     },
     units(complete) {
       if (!ok || !complete) return {};
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      const sliced = usageFromSlice(body);
+      if (sliced !== undefined) return openaiUsageUnits(sliced) ?? {};
       try {
-        return openaiUsageUnits((JSON.parse(Buffer.concat(chunks).toString("utf8")) as { usage?: unknown }).usage) ?? {};
+        return openaiUsageUnits((JSON.parse(body.toString("utf8")) as { usage?: unknown }).usage) ?? {};
       } catch {
         return {};
       }

@@ -1,7 +1,8 @@
 import type { WebSocketLike } from "@hono/node-server";
 import type { Context } from "hono";
 import { type WebSocket, WebSocketServer } from "ws";
-import { ApiError, errorBody } from "../../http/errors.js";
+import { DomainError } from "../../errors.js";
+import { errorBody, httpStatus } from "../../http/errors.js";
 import { connectUpstream, UpstreamConnectError, type UpstreamTarget } from "./connect.js";
 
 /** Largest client frame the gateway accepts on a relayed WebSocket (a vendor's own limit is lower). */
@@ -61,18 +62,18 @@ export function isWebSocketUpgrade(c: Context): boolean {
  * headers and no body, so the envelope's code travels in `X-Voxgate-Error` (and Retry-After for 429).
  * 401/403 auth, 402/429 budget and limits, 404 model, 426 not a WebSocket, 502/504 vendor down.
  */
-export function upgradeRefusal(err: ApiError, headers: Record<string, string> = {}): Response {
+export function upgradeRefusal(err: DomainError, headers: Record<string, string> = {}): Response {
   const h = new Headers(headers);
   h.set("x-voxgate-error", err.code);
   h.set("content-type", "application/json");
-  return new Response(JSON.stringify(errorBody(err.code, err.message)), { status: err.status, headers: h });
+  return new Response(JSON.stringify(errorBody(err.code, err.message)), { status: httpStatus(err), headers: h });
 }
 
-/** The ApiError a failed upstream connect becomes: 429 passes on with Retry-After, others are 502/504. */
-export function connectFailure(err: UpstreamConnectError): ApiError {
-  if (err.kind === "timeout") return new ApiError("upstream_timeout", err.message);
-  if (err.status === 429) return new ApiError("too_many_requests", "the provider is rate limiting (429)", { retry_after_seconds: err.retryAfterSeconds });
-  return new ApiError("bad_gateway", err.message);
+/** The DomainError a failed upstream connect becomes: 429 passes on with Retry-After, others are 502/504. */
+export function connectFailure(err: UpstreamConnectError): DomainError {
+  if (err.kind === "timeout") return new DomainError("upstream_timeout", err.message);
+  if (err.status === 429) return new DomainError("too_many_requests", "the provider is rate limiting (429)", { retry_after_seconds: err.retryAfterSeconds });
+  return new DomainError("bad_gateway", err.message);
 }
 
 /** 426 for a plain HTTP request on a WebSocket-only route (in the vendor-neutral envelope). */

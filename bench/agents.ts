@@ -1,0 +1,210 @@
+/**
+ * bench:agents — p50/p95 of GET /api/agents (the fleet index, issue 8 item 2) over HTTP, for the default
+ * query, every period and every sort, against baselines measured in the same run on the same data:
+ * GET /api/costs for the same period (the rollup-served report the index mirrors) and the naive
+ * answer, a raw-SQL aggregate over `requests` (per-agent sums, probe counts, nearest-rank p95 per
+ * modality, top page by cost). Target: p95 < 50 ms with 10M request rows and 10k agents.
+ *
+ * Data: bench/generate.ts's bulk path (a year of request rows, INSERT … SELECT, rollups rebuilt by
+ * rebuildRollups, which folds the per-agent rollups with ingest's own accumulators), every row owned by
+ * one of N agents (tenant fixed per agent, 5 % probe, 2 % errors) in 10-minute sessions; plus the
+ * sessions, one turn per llm request (attributed to the session's agent), a call for one session in ten
+ * (5 % of them probe) and a presence row per agent (80 % online).
+ *   npm run bench:agents -- [--rows 1000000] [--agents 10000] [--iterations 40]
+ */
+import { loadavg } from "node:os";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { type SQL, sql } from "drizzle-orm";
+import { parseEnv } from "../src/config/env.js";
+import { parseConfigText } from "../src/config/load.js";
+import type { Db } from "../src/db/client.js";
+import type { FleetIndex } from "../src/fleet/index-queries.js";
+import { createApp } from "../src/http/app.js";
+import { silentLogger } from "../src/logging.js";
+import { PERIOD_SECONDS, type Period } from "../src/reports/window.js";
+import { createServices } from "../src/services-runtime.js";
+import { createBenchDatabase, generateBenchData, parseRowsArg } from "./generate.js";
+import { fmt } from "./support.js";
+
+const TARGET_P95_MS = 50;
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(name);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : dflt;
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`${name} wants a positive integer`);
+  return v;
+};
+const ITERATIONS = arg("--iterations", 40);
+const AGENTS = arg("--agents", 10_000);
+const BASELINE_ITERATIONS = 5;
+const BENCH_KEY = "bench-operator-key-0123456789";
+const headers = { authorization: `Bearer ${BENCH_KEY}` };
+
+const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+
+async function timeIt(n: number, fn: () => Promise<void>): Promise<{ p50: number; p95: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95) };
+}
+
+/** Sessions, calls and turns derived from the generated request rows (before the rollups are built). */
+async function seedFleet(db: Db): Promise<void> {
+  const t0 = Date.now();
+  await db.execute(sql`INSERT INTO sessions (id, tenant_id, project, agent_id, started_at, ended_at, modalities, request_count, total_cost_usd)
+    SELECT session_id, tenant_id, min(project), min(agent_id), min(ts), max(ts), array_agg(DISTINCT modality ORDER BY modality), count(*), sum(coalesce(cost_usd, 0))
+      FROM requests WHERE session_id IS NOT NULL GROUP BY session_id, tenant_id`);
+  // One call for one session in ten, 5 % of them load tests (probe); its room names the session's turns.
+  await db.execute(sql`INSERT INTO calls (room_sid, room_name, tenant_id, project, agent_id, origin, channel, is_probe, started_at_ms, ended_at_ms)
+    SELECT 'RM_' || id, 'room-' || id, tenant_id, project, agent_id, CASE WHEN h < 5 THEN 'loadgen' ELSE 'agent' END, 'sip', h < 5,
+           (extract(epoch FROM started_at) * 1000)::bigint, (extract(epoch FROM ended_at) * 1000)::bigint + 60000
+      FROM (SELECT *, (hashtext(id) & 2147483647) % 100 AS h FROM sessions) s WHERE h % 10 = 0 OR h < 5`);
+  await db.execute(sql`UPDATE sessions s SET room_name = c.room_name FROM calls c WHERE c.room_sid = 'RM_' || s.id`);
+  // One turn per llm request, attributed to its session's agent (what turn ingest stamps).
+  await db.execute(sql`INSERT INTO turns (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms, caller_speak_end_ms,
+      agent_speak_start_ms, agent_speak_end_ms, response_speed_ms, agent_id)
+    SELECT r.tenant_id, r.session_id, s.room_name, row_number() OVER w - 1, row_number() OVER w,
+           e - 2500, e - 500, e + round(r.ttfb_ms * 3)::bigint, e + round(r.ttfb_ms * 3)::bigint + 3000, round(r.ttfb_ms * 3)::int, r.agent_id
+      FROM (SELECT *, (extract(epoch FROM ts) * 1000)::bigint AS e FROM requests WHERE modality = 'llm' AND session_id IS NOT NULL) r
+      JOIN sessions s ON s.id = r.session_id AND s.tenant_id IS NOT DISTINCT FROM r.tenant_id
+    WINDOW w AS (PARTITION BY r.tenant_id, r.session_id ORDER BY r.ts, r.id)`);
+  // Probe calls make their rooms' requests probe (what the call upsert does).
+  await db.execute(sql`UPDATE requests r SET is_probe = true FROM calls c WHERE c.is_probe AND r.session_id = substr(c.room_sid, 4) AND NOT r.is_probe`);
+  console.log(`  sessions, calls, turns in ${fmt((Date.now() - t0) / 1000)} s`);
+}
+
+/** A presence row per agent, 80 % heard within the last 40 s (written just before measuring, so they are online). */
+async function seedPresence(db: Db): Promise<void> {
+  await db.execute(sql`INSERT INTO agent_presence (tenant_id, agent_id, agent_name, status, active_sessions, version, region, host, last_seen_at)
+    SELECT (ARRAY['acme','globex'])[1 + a % 2], 'agent-' || lpad(a::text, 5, '0'), 'bot-' || a, CASE WHEN a % 3 = 0 THEN 'busy' ELSE 'idle' END, a % 4,
+           '1.' || (a % 7), (ARRAY['eu-west','us-east','ap-south'])[1 + a % 3], 'host-' || (a / 8),
+           now() - make_interval(secs => CASE WHEN a % 5 = 0 THEN 3600 + a ELSE a % 40 END)
+      FROM generate_series(0, ${AGENTS - 1}) a`);
+}
+
+/** The naive answer: the first page by cost, aggregated from raw request rows of the window. */
+function rawIndexSql(period: Period): SQL {
+  const since = period === "all" ? sql`` : sql`AND ts >= now() - ${`${PERIOD_SECONDS[period]} seconds`}::interval`;
+  const p95 = (m: string) => sql`percentile_disc(0.95) WITHIN GROUP (ORDER BY ttfb_ms) FILTER (WHERE NOT is_probe AND modality = ${m})`;
+  return sql`SELECT tenant_id, agent_id, sum(coalesce(cost_usd, 0)) AS cost, sum(coalesce(rated_price_usd, 0)) AS rated, count(*) AS requests,
+      count(*) FILTER (WHERE is_probe) AS probe, count(*) FILTER (WHERE status = 'error' AND NOT is_probe) AS errors,
+      ${p95("stt")} AS stt, ${p95("llm")} AS llm, ${p95("tts")} AS tts
+    FROM requests WHERE agent_id IS NOT NULL AND ts <= now() ${since}
+    GROUP BY tenant_id, agent_id ORDER BY cost DESC, agent_id, tenant_id NULLS FIRST LIMIT 100`;
+}
+
+interface Row {
+  label: string;
+  p50: number;
+  p95: number;
+  load: string;
+}
+
+async function measure(rows: number) {
+  console.log(`\n== ${fmt(rows, 0)} request rows over a year, ${fmt(AGENTS, 0)} agents ==`);
+  const bench = await createBenchDatabase();
+  try {
+    const t0 = Date.now();
+    await generateBenchData(bench.database, rows, new Date(), true, { agents: AGENTS, beforeRollups: seedFleet });
+    console.log(`  generated in ${fmt((Date.now() - t0) / 1000)} s`);
+    const db = bench.database.db;
+    await seedPresence(db);
+    await db.execute(sql`ANALYZE agent_presence`);
+    const counts = (await db.execute(sql`SELECT
+        (SELECT count(*) FROM requests) AS requests, (SELECT count(*) FROM turns) AS turns, (SELECT count(*) FROM sessions) AS sessions,
+        (SELECT count(*) FROM calls) AS calls, (SELECT count(*) FROM fleet_index_agent_rollups) AS hourly,
+        (SELECT count(*) FROM fleet_index_agent_rollups_daily) AS daily,
+        (SELECT count(*) FROM fleet_index_agent_rollups_daily WHERE bucket >= now() - interval '30 days') AS daily_month`)) as unknown as {
+      rows: Record<string, string>[];
+    };
+    const c = counts.rows[0] ?? {};
+    console.log(
+      `  rows: requests ${fmt(Number(c.requests), 0)}, turns ${fmt(Number(c.turns), 0)}, sessions ${fmt(Number(c.sessions), 0)}, calls ${fmt(Number(c.calls), 0)}; ` +
+        `per-agent rollup rows: hourly ${fmt(Number(c.hourly), 0)}, daily ${fmt(Number(c.daily), 0)} (last 30 days ${fmt(Number(c.daily_month), 0)})`,
+    );
+
+    const config = parseConfigText(`auth:\n  api_keys:\n    - ${BENCH_KEY}\n`, "bench.yaml", {});
+    const services = createServices({ database: bench.database, config, env: parseEnv({}), log: silentLogger });
+    const app = createApp(services);
+    const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s));
+    });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const fetchJson = async <T>(path: string): Promise<T> => {
+      const res = await fetch(base + path, { headers });
+      if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
+      return (await res.json()) as T;
+    };
+    const http = async (path: string): Promise<Row> => {
+      await timeIt(3, async () => void (await fetchJson(path))); // warm-up: JIT, plans, caches
+      const r = await timeIt(ITERATIONS, async () => void (await fetchJson(path)));
+      return { label: `GET ${path}`, ...r, load: load() };
+    };
+    const rawSql = async (period: Period): Promise<Row> => {
+      await db.execute(rawIndexSql(period));
+      const r = await timeIt(BASELINE_ITERATIONS, async () => void (await db.execute(rawIndexSql(period))));
+      return { label: `raw SQL over requests, ${period}`, ...r, load: load() };
+    };
+    const print = (r: Row, vs?: Row) =>
+      console.log(
+        `  ${r.label.padEnd(52)} p50 ${fmt(r.p50).padStart(8)} ms  p95 ${fmt(r.p95).padStart(8)} ms` +
+          (vs ? `  p95 ÷ ${vs.label.startsWith("raw") ? "raw SQL" : "/api/costs"} ${fmt(r.p95 / vs.p95, 3)}` : "") +
+          `  (${fmt(r.p95 / TARGET_P95_MS, 2)}× target)  load ${r.load}`,
+      );
+
+    try {
+      const agentRows: Row[] = [];
+      for (const period of ["today", "week", "month", "all"] as const) {
+        console.log(`  -- period=${period}`);
+        const idx = await http(`/api/agents?period=${period}`);
+        const costs = await http(`/api/costs?period=${period}`);
+        const raw = await rawSql(period);
+        print(idx);
+        print(costs);
+        print(raw);
+        console.log(`  ratios: /api/agents p95 is ×${fmt(idx.p95 / costs.p95, 2)} /api/costs and ×${fmt(idx.p95 / raw.p95, 3)} the raw aggregate`);
+        agentRows.push(idx);
+        // Same answer: the first page's cost and probe counts equal the raw aggregate's.
+        const page = await fetchJson<FleetIndex>(`/api/agents?period=${period}`);
+        const naive = (await db.execute(rawIndexSql(period))) as unknown as { rows: { agent_id: string; tenant_id: string | null; cost: string; probe: string }[] };
+        const same = naive.rows.every((n, i) => {
+          const a = page.agents[i];
+          return a !== undefined && a.agent_id === n.agent_id && a.tenant_id === n.tenant_id && Math.abs(a.cost_usd - Number(n.cost)) < 1e-9 && a.probe.requests === Number(n.probe);
+        });
+        console.log(`  first page (${page.agents.length} of ${fmt(page.total_agents, 0)} agents, ${page.online} online) equals the raw aggregate: ${same ? "yes" : "NO"}`);
+      }
+      console.log("  -- default and sorts");
+      for (const q of ["", "?sort=requests", "?sort=agent_id", "?period=month&sort=requests", "?period=month&sort=agent_id", "?limit=1000", "?offset=9900"]) {
+        const r = await http(`/api/agents${q}`);
+        print(r);
+        agentRows.push(r);
+      }
+      const worst = agentRows.reduce((a, b) => (b.p95 > a.p95 ? b : a));
+      const over = agentRows.filter((r) => r.p95 >= TARGET_P95_MS);
+      console.log(
+        `  /api/agents: ${agentRows.length} queries, worst p95 ${fmt(worst.p95)} ms (${worst.label}); over ${TARGET_P95_MS} ms: ${over.map((r) => r.label.replace("GET /api/agents", "") || "(default)").join(", ") || "none"}`,
+      );
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  } finally {
+    await bench.drop();
+  }
+}
+
+async function main() {
+  const sizes = parseRowsArg(process.argv, [1_000_000]);
+  console.log(`bench:agents — ${ITERATIONS} timed requests per query (sequential, loopback, auth on), baseline ${BASELINE_ITERATIONS} runs of raw SQL; load average (1/5/15 min) beside each figure`);
+  for (const rows of sizes) await measure(rows);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
