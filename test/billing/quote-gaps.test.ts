@@ -1,26 +1,24 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { QUOTE_BATCH_MAX } from "../../src/billing/routes.js";
-import { requests } from "../../src/db/schema/index.js";
+import type { RequestRow } from "../../src/db/schema/requests.js";
 import { type TestApp, useTestApp } from "../support/app.js";
+import { authYaml, KEYS, RULES } from "../support/fixtures.js";
+import { seedRequests } from "../support/seed.js";
 
-const ACME = "acme-key-0123456789";
+const ACME = KEYS.acmeReader;
 const yaml = (gate: string) => `
-auth:
-  api_keys:
-    - ops-key-0123456789
-    - { key: ${ACME}, scopes: [read], tenant_id: acme }
-pricing:
+${authYaml("ops", "acmeReader")}pricing:
   gate: ${gate}
 rate_card:
   default_markup: 1.25
   rules:
-    - { model: openai/gpt-4.1-mini, input_price_usd: 0.6, output_price_usd: 2.4, unit: 1m_token }
-    - { provider: deepgram, sets: cost, fixed: 0.0043, unit: minute }
-    - { tenant: acme, modality: tts, fixed: 0.30, unit: 1k_char }
+    - ${RULES.gptMiniTokens}
+    - ${RULES.deepgramCost}
+    - ${RULES.acmeTts}
     - { modality: stt, markup: 1.5 }
 `;
-const OPS = "ops-key-0123456789";
+const OPS = KEYS.ops;
 type Json = Record<string, unknown>;
 
 describe("quotes (endpoints 12-13) and models (endpoint 11)", () => {
@@ -107,12 +105,12 @@ describe("quotes (endpoints 12-13) and models (endpoint 11)", () => {
   it("GET /v1/billing/rate-card/models lists models seen in telemetry with unit, voice_price_usd and effective", async () => {
     const db = strict.services.database.db;
     const base = { id: "", ts: new Date(), status: "success", pricing: "priced" };
-    await db.insert(requests).values([
-      { ...base, id: randomUUID(), modality: "stt", modelId: "deepgram/nova-3", provider: "deepgram" },
-      { ...base, id: randomUUID(), modality: "llm", modelId: "openai/gpt-4o", provider: "openai" },
-      { ...base, id: randomUUID(), modality: "llm", modelId: "openai/gpt-4o", provider: "openai" },
-      { ...base, id: randomUUID(), modality: "tts", modelId: "cartesia/sonic-2", provider: "cartesia", tenantId: "acme", pricing: "unrated" },
-      { ...base, id: randomUUID(), modality: "llm", modelId: "mystery/model-x", provider: "mystery", pricing: "unknown" },
+    await seedRequests(db, [
+      { ...base, id: randomUUID(), modality: "stt", model_id: "deepgram/nova-3", provider: "deepgram" },
+      { ...base, id: randomUUID(), modality: "llm", model_id: "openai/gpt-4o", provider: "openai" },
+      { ...base, id: randomUUID(), modality: "llm", model_id: "openai/gpt-4o", provider: "openai" },
+      { ...base, id: randomUUID(), modality: "tts", model_id: "cartesia/sonic-2", provider: "cartesia", tenant_id: "acme", pricing: "unrated" },
+      { ...base, id: randomUUID(), modality: "llm", model_id: "mystery/model-x", provider: "mystery", pricing: "unknown" },
     ]);
     const res = await strict.call("GET", "/v1/billing/rate-card/models", { key: OPS });
     expect(res.status).toBe(200);
@@ -133,32 +131,32 @@ describe("quotes (endpoints 12-13) and models (endpoint 11)", () => {
 describe("GET /v1/billing/rate-card/gaps (endpoint 14)", () => {
   const t = useTestApp({ yaml: yaml("declared_only") });
   beforeAll(async () => {
-    const r = (p: Partial<typeof requests.$inferInsert> & { modelId: string }) => ({
+    const r = (p: Partial<RequestRow> & { model_id: string }): RequestRow => ({
       id: randomUUID(),
       ts: new Date("2026-10-10T00:00:00Z"),
       modality: "llm",
-      provider: p.modelId.split("/")[0] ?? "",
+      provider: p.model_id.split("/")[0] ?? "",
       status: "success",
       pricing: "unknown",
-      inputUnits: 100,
-      outputUnits: 10,
-      tenantId: "acme",
+      input_units: 100,
+      output_units: 10,
+      tenant_id: "acme",
       project: "support",
       ...p,
     });
-    await t.services.database.db.insert(requests).values([
-      r({ modelId: "mystery/a" }),
-      r({ modelId: "mystery/a", ts: new Date("2026-10-12T08:00:00Z") }),
-      r({ modelId: "mystery/a", tenantId: "globex" }),
+    await seedRequests(t.services.database.db, [
+      r({ model_id: "mystery/a" }),
+      r({ model_id: "mystery/a", ts: new Date("2026-10-12T08:00:00Z") }),
+      r({ model_id: "mystery/a", tenant_id: "globex" }),
       // not billable: errors, and rows that moved no units
-      r({ modelId: "mystery/a", status: "error" }),
-      r({ modelId: "mystery/a", inputUnits: 0, outputUnits: 0 }),
-      r({ modelId: "mystery/a", inputUnits: null, outputUnits: null }),
-      r({ modelId: "cartesia/sonic-2", modality: "tts", pricing: "unrated", inputUnits: 5000, outputUnits: null }),
-      r({ modelId: "cartesia/sonic-2", modality: "tts", pricing: "unrated", inputUnits: 5000, outputUnits: null, project: "sales" }),
-      r({ modelId: "cartesia/sonic-2", modality: "tts", pricing: "unrated", inputUnits: 1, outputUnits: null, ts: new Date("2026-09-01T00:00:00Z") }),
+      r({ model_id: "mystery/a", status: "error" }),
+      r({ model_id: "mystery/a", input_units: 0, output_units: 0 }),
+      r({ model_id: "mystery/a", input_units: null, output_units: null }),
+      r({ model_id: "cartesia/sonic-2", modality: "tts", pricing: "unrated", input_units: 5000, output_units: null }),
+      r({ model_id: "cartesia/sonic-2", modality: "tts", pricing: "unrated", input_units: 5000, output_units: null, project: "sales" }),
+      r({ model_id: "cartesia/sonic-2", modality: "tts", pricing: "unrated", input_units: 1, output_units: null, ts: new Date("2026-09-01T00:00:00Z") }),
       // priced rows are never gaps
-      r({ modelId: "openai/gpt-4o", pricing: "priced" }),
+      r({ model_id: "openai/gpt-4o", pricing: "priced" }),
     ]);
   });
 

@@ -2,24 +2,20 @@ import { describe, expect, it, vi } from "vitest";
 import { RateCardStore } from "../../src/billing/rate-card-store.js";
 import { auditLog, rateRules } from "../../src/db/schema/index.js";
 import { useTestApp } from "../support/app.js";
+import { authYaml, KEYS, RULES } from "../support/fixtures.js";
 
-const ADMIN = "ops-admin-key-0123456789";
-const READER = "reader-key-0123456789";
-const ACME_WRITER = "acme-writer-key-0123456789";
+const ADMIN = KEYS.ops;
+const READER = KEYS.reader;
+const ACME_WRITER = KEYS.acmeWriter;
 
 const yaml = `
-auth:
-  api_keys:
-    - ${ADMIN}
-    - { key: ${READER}, scopes: [read] }
-    - { key: ${ACME_WRITER}, scopes: [read, write], tenant_id: acme }
-rate_card:
+${authYaml("ops", "reader", "acmeWriter")}rate_card:
   default_markup: 1.25
   rules:
     - { modality: stt, markup: 1.5 }
-    - { tenant: acme, modality: tts, fixed: 0.30, unit: 1k_char }
-    - { model: openai/gpt-4.1-mini, input_price_usd: 0.6, output_price_usd: 2.4, unit: 1m_token }
-    - { provider: deepgram, sets: cost, fixed: 0.0043, unit: minute }
+    - ${RULES.acmeTts}
+    - ${RULES.gptMiniTokens}
+    - ${RULES.deepgramCost}
 `;
 
 type Json = Record<string, unknown>;

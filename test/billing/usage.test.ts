@@ -1,26 +1,22 @@
 import { randomUUID } from "node:crypto";
-import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { requests } from "../../src/db/schema/index.js";
+import type { RequestRow } from "../../src/db/schema/requests.js";
 import { useTestApp } from "../support/app.js";
+import { authYaml, KEYS } from "../support/fixtures.js";
+import { seedRequests } from "../support/seed.js";
 
-const ADMIN = "ops-admin-key-0123456789";
-const ACME_READER = "acme-reader-key-0123456789";
-const yaml = `
-auth:
-  api_keys:
-    - ${ADMIN}
-    - { key: ${ACME_READER}, scopes: [read], tenant_id: acme }
-`;
+const ADMIN = KEYS.ops;
+const ACME_READER = KEYS.acmeReader;
+const yaml = authYaml("ops", "acmeReader");
 
-type Row = typeof requests.$inferInsert;
+type Row = RequestRow;
 const OCT = "from=2026-10-01&to=2026-11-01";
 
-function row(r: Partial<Row> & Pick<Row, "modality" | "modelId">): Row {
+function row(r: Partial<Row> & Pick<Row, "modality" | "model_id">): Row {
   return {
     id: randomUUID(),
     ts: new Date("2026-10-15T12:00:00Z"),
-    provider: r.modelId.split("/")[0] ?? "",
+    provider: r.model_id.split("/")[0] ?? "",
     status: "success",
     pricing: "priced",
     ...r,
@@ -30,20 +26,20 @@ function row(r: Partial<Row> & Pick<Row, "modality" | "modelId">): Row {
 // A data set whose expected totals are worked out by hand below.
 const DATA: Row[] = [
   // acme: 5 rows in October
-  row({ tenantId: "acme", modality: "llm", modelId: "openai/gpt-4.1-mini", costUsd: "0.0012345678", ratedPriceUsd: "0.0015432098", rateRule: "cost_plus:1.25", inputUnits: 1000, outputUnits: 200 }),
-  row({ tenantId: "acme", modality: "llm", modelId: "openai/gpt-4.1-mini", costUsd: "0.001", ratedPriceUsd: "0.00125", rateRule: "cost_plus:1.25", inputUnits: 1000, outputUnits: 300 }),
-  row({ tenantId: "acme", modality: "tts", modelId: "elevenlabs/eleven_flash_v2_5", costUsd: "0.05", ratedPriceUsd: "0.3", rateRule: "fixed:0.3/1k_char", inputUnits: 1000 }),
-  row({ tenantId: "acme", modality: "stt", modelId: "deepgram/nova-3", costUsd: "0.0077", ratedPriceUsd: "0.01155", rateRule: "cost_plus:1.5", inputUnits: 1 }),
-  row({ tenantId: "acme", modality: "llm", modelId: "mystery/model-x", pricing: "unknown", inputUnits: 500, outputUnits: 20 }),
+  row({ tenant_id: "acme", modality: "llm", model_id: "openai/gpt-4.1-mini", cost_usd: "0.0012345678", rated_price_usd: "0.0015432098", rate_rule: "cost_plus:1.25", input_units: 1000, output_units: 200 }),
+  row({ tenant_id: "acme", modality: "llm", model_id: "openai/gpt-4.1-mini", cost_usd: "0.001", rated_price_usd: "0.00125", rate_rule: "cost_plus:1.25", input_units: 1000, output_units: 300 }),
+  row({ tenant_id: "acme", modality: "tts", model_id: "elevenlabs/eleven_flash_v2_5", cost_usd: "0.05", rated_price_usd: "0.3", rate_rule: "fixed:0.3/1k_char", input_units: 1000 }),
+  row({ tenant_id: "acme", modality: "stt", model_id: "deepgram/nova-3", cost_usd: "0.0077", rated_price_usd: "0.01155", rate_rule: "cost_plus:1.5", input_units: 1 }),
+  row({ tenant_id: "acme", modality: "llm", model_id: "mystery/model-x", pricing: "unknown", input_units: 500, output_units: 20 }),
   // acme, outside the window (November): excluded
-  row({ tenantId: "acme", ts: new Date("2026-11-05T00:00:00Z"), modality: "llm", modelId: "openai/gpt-4.1-mini", costUsd: "10", ratedPriceUsd: "20" }),
+  row({ tenant_id: "acme", ts: new Date("2026-11-05T00:00:00Z"), modality: "llm", model_id: "openai/gpt-4.1-mini", cost_usd: "10", rated_price_usd: "20" }),
   // acme, exactly at `to`: excluded (to is exclusive); exactly at `from`: included
-  row({ tenantId: "acme", ts: new Date("2026-11-01T00:00:00Z"), modality: "llm", modelId: "openai/gpt-4.1-mini", costUsd: "7", ratedPriceUsd: "7" }),
+  row({ tenant_id: "acme", ts: new Date("2026-11-01T00:00:00Z"), modality: "llm", model_id: "openai/gpt-4.1-mini", cost_usd: "7", rated_price_usd: "7" }),
   // globex: 2 rows
-  row({ tenantId: "globex", ts: new Date("2026-10-01T00:00:00Z"), modality: "llm", modelId: "openai/gpt-4o", costUsd: "0.1", ratedPriceUsd: "0.125" }),
-  row({ tenantId: "globex", modality: "stt", modelId: "deepgram/nova-3", costUsd: "0.2", ratedPriceUsd: "0.3" }),
+  row({ tenant_id: "globex", ts: new Date("2026-10-01T00:00:00Z"), modality: "llm", model_id: "openai/gpt-4o", cost_usd: "0.1", rated_price_usd: "0.125" }),
+  row({ tenant_id: "globex", modality: "stt", model_id: "deepgram/nova-3", cost_usd: "0.2", rated_price_usd: "0.3" }),
   // no tenant (operator's own traffic)
-  row({ tenantId: null, modality: "tts", modelId: "openai/tts-1", costUsd: "0.5", ratedPriceUsd: "0.5" }),
+  row({ tenant_id: null, modality: "tts", model_id: "openai/tts-1", cost_usd: "0.5", rated_price_usd: "0.5" }),
 ];
 
 // acme:   revenue 0.0015432098 + 0.00125 + 0.3 + 0.01155 = 0.3143432098
@@ -55,7 +51,7 @@ const DATA: Row[] = [
 describe("GET /v1/billing/usage (endpoint 9)", () => {
   const t = useTestApp({ yaml });
   beforeAll(async () => {
-    await t.services.database.db.insert(requests).values(DATA);
+    await seedRequests(t.services.database.db, DATA);
   });
 
   const get = async (query: string, key = ADMIN) => {
@@ -134,10 +130,10 @@ describe("GET /v1/billing/usage (endpoint 9)", () => {
   });
 
   it("sums money in the database: 10,000 × $0.1 is exactly $1000 (a float sum drifts)", async () => {
-    await t.services.database.db.execute(sql`
-      insert into requests (id, ts, tenant_id, modality, model_id, provider, cost_usd, rated_price_usd, pricing)
-      select gen_random_uuid(), '2026-09-10T00:00:00Z', 'bulk', 'llm', 'openai/gpt-4o', 'openai', 0.07, 0.1, 'priced'
-      from generate_series(1, 10000)`);
+    const bulk = Array.from({ length: 10_000 }, () =>
+      row({ tenant_id: "bulk", ts: new Date("2026-09-10T00:00:00Z"), modality: "llm", model_id: "openai/gpt-4o", cost_usd: "0.07", rated_price_usd: "0.1" }),
+    );
+    for (let i = 0; i < bulk.length; i += 2_000) await seedRequests(t.services.database.db, bulk.slice(i, i + 2_000));
     let floatSum = 0;
     for (let i = 0; i < 10_000; i++) floatSum += 0.1;
     expect(floatSum).not.toBe(1000);

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createTestApp, useTestApp } from "../support/app.js";
 import { LIVEKIT_ENV } from "../support/fixtures.js";
+import { seedRequests } from "../support/seed.js";
 import { callRow, countOf, exampleEvents, LK_KEY, LK_SECRET, legRow, postWebhook, rows, signBody } from "./support.js";
 
 const PROBE_TRUNK = "ST_probeTrunk01";
@@ -128,11 +129,13 @@ describe("webhook delivery order, replays and probe traffic", () => {
 
   it("a SIP leg on a load-test trunk marks the call and its room's requests as probe", async () => {
     const db = t.services.database.db;
-    await db.execute(sql`
-      insert into requests (id, ts, room_name, modality, model_id, provider, tenant_id)
-      values ('00000000-0000-4000-8000-000000000001', now(), 'call-probe', 'llm', 'openai/gpt-4.1-mini', 'openai', null),
-             ('00000000-0000-4000-8000-000000000002', now(), 'call-probe', 'stt', 'deepgram/nova-3', 'deepgram', 'acme'),
-             ('00000000-0000-4000-8000-000000000003', now(), 'call-prod', 'llm', 'openai/gpt-4.1-mini', 'openai', null)`);
+    // Stored before the call is known (as ingest writes them): the webhook marks them afterwards.
+    const ts = new Date();
+    await seedRequests(db, [
+      { id: "00000000-0000-4000-8000-000000000001", ts, room_name: "call-probe", modality: "llm", model_id: "openai/gpt-4.1-mini", provider: "openai", tenant_id: null },
+      { id: "00000000-0000-4000-8000-000000000002", ts, room_name: "call-probe", modality: "stt", model_id: "deepgram/nova-3", provider: "deepgram", tenant_id: "acme" },
+      { id: "00000000-0000-4000-8000-000000000003", ts, room_name: "call-prod", modality: "llm", model_id: "openai/gpt-4.1-mini", provider: "openai", tenant_id: null },
+    ]);
     const probe = exampleEvents("RM_probe", "call-probe", PROBE_TRUNK);
     // The trunk attribute arrives only on participant_left (header-derived attributes may come late).
     const joinedNoTrunk = { ...probe.sipJoined, participant: { ...probe.sipJoined.participant, attributes: { "sip.callStatus": "active" } } };

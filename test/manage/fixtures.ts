@@ -1,28 +1,21 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../../src/db/client.js";
-import { requests } from "../../src/db/schema/index.js";
+import { authYaml, KEYS, SECRET_ENV } from "../support/fixtures.js";
+import { seedRequests } from "../support/seed.js";
 
-export const ADMIN = "ops-admin-key-0123456789";
-export const READER = "reader-key-0123456789";
-export const WRITER = "writer-key-0123456789";
-export const INGESTER = "ingest-key-0123456789";
-export const ACME_WRITER = "acme-writer-key-0123456789";
-export const ACME_READER = "acme-reader-key-0123456789";
-export const SECRET_ENV = { VOXGATE_SECRET: "test-secret-for-provider-keys-0123456789" };
+export const ADMIN = KEYS.ops;
+export const READER = KEYS.reader;
+export const WRITER = KEYS.writer;
+export const INGESTER = KEYS.ingest;
+export const ACME_WRITER = KEYS.acmeWriter;
+export const ACME_READER = KEYS.acmeReader;
+export { SECRET_ENV };
 
 export const OPENAI_KEY = "sk-yaml-openai-abcdefghijklmnop";
 
 export function manageYaml(extra = ""): string {
   return `
-auth:
-  api_keys:
-    - ${ADMIN}
-    - { key: ${READER}, scopes: [read] }
-    - { key: ${WRITER}, scopes: [read, write] }
-    - { key: ${INGESTER}, scopes: [ingest] }
-    - { key: ${ACME_WRITER}, scopes: [read, write], tenant_id: acme }
-    - { key: ${ACME_READER}, scopes: [read], tenant_id: acme }
-providers:
+${authYaml("ops", "reader", "writer", "ingest", "acmeWriter", "acmeReader")}providers:
   openai: { api_key: "${OPENAI_KEY}" }
   deepgram: {}
   gpu-box: { type: openai_compatible, base_url: "http://10.0.0.7:8000/v1" }
@@ -39,21 +32,24 @@ fallbacks:
 ${extra}`;
 }
 
+/** One LLM request stored through ingest's write path (test/support/seed.ts), `ageSeconds` ago. */
 export async function insertRequest(
   db: Db,
   row: { project: string; cost: string | null; tenantId?: string | null; ageSeconds?: number; provider?: string; modelId?: string },
 ): Promise<void> {
   const provider = row.provider ?? "openai";
-  await db.insert(requests).values({
-    id: randomUUID(),
-    ts: new Date(Date.now() - (row.ageSeconds ?? 60) * 1000),
-    tenantId: row.tenantId ?? null,
-    project: row.project,
-    modality: "llm",
-    modelId: row.modelId ?? `${provider}/gpt-4.1-mini`,
-    provider,
-    costUsd: row.cost,
-  });
+  await seedRequests(db, [
+    {
+      id: randomUUID(),
+      ts: new Date(Date.now() - (row.ageSeconds ?? 60) * 1000),
+      tenant_id: row.tenantId ?? null,
+      project: row.project,
+      modality: "llm",
+      model_id: row.modelId ?? `${provider}/gpt-4.1-mini`,
+      provider,
+      cost_usd: row.cost,
+    },
+  ]);
 }
 
 export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {

@@ -1,17 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { useTestApp } from "../support/app.js";
+import { authYaml, KEYS } from "../support/fixtures.js";
 
-const ADMIN = "ops-admin-key-0123456789";
-const READER = "reader-key-0123456789";
-const ACME_WRITER = "acme-writer-key-0123456789";
+const ADMIN = KEYS.ops;
+const READER = KEYS.reader;
+const ACME_WRITER = KEYS.acmeWriter;
 
-const yaml = `
-auth:
-  api_keys:
-    - ${ADMIN}
-    - { key: ${READER}, scopes: [read] }
-    - { key: ${ACME_WRITER}, scopes: [read, write], tenant_id: acme }
-`;
+const yaml = authYaml("ops", "reader", "acmeWriter");
 
 describe("virtual API keys (endpoints 34-37)", () => {
   const t = useTestApp({ yaml });

@@ -1,6 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { Db } from "../../src/db/client.js";
-import { storeRequestRows } from "../../src/ingest/store-requests.js";
 import type { RequestRow } from "../../src/rollups/apply.js";
 
 export const KEYS = {
@@ -38,18 +36,8 @@ export function row(over: Partial<RequestRow> & { agoMs: number; now?: number })
   };
 }
 
-/**
- * Stores rows through ingest's own write path (`storeRequestRows`: insert, sessions upsert, probe
- * marking, rollups in one transaction), one batch per tenant as ingest calls it.
- */
-export async function insertRequests(db: Db, rows: RequestRow[]): Promise<void> {
-  const byTenant = new Map<string | null, RequestRow[]>();
-  for (const r of rows) {
-    const tenant = r.tenant_id ?? null;
-    byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), r]);
-  }
-  for (const [tenant, batch] of byTenant) await storeRequestRows(db, tenant, batch);
-}
+/** Reports seed through ingest's own write path (test/support/seed.ts). */
+export { seedRequests as insertRequests } from "../support/seed.js";
 
 export const MIN = 60_000;
 export const HOUR = 3_600_000;

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { useTestApp } from "../support/app.js";
-import { AUTH_YAML, at, insertDeadAir, insertRequest, insertSession, insertTurn, KEYS } from "./seed.js";
+import { seedRequests } from "../support/seed.js";
+import { AUTH_YAML, at, insertDeadAir, insertTurn, KEYS, sessionRequest } from "./seed.js";
 
 describe("dashboard session reads under /api/sessions", () => {
   const get = (path: string, key: string = KEYS.acme) => t.call("GET", path, { key });
@@ -8,14 +9,16 @@ describe("dashboard session reads under /api/sessions", () => {
   const t = useTestApp({ yaml: AUTH_YAML });
   beforeAll(async () => {
     const db = t.services.database.db;
-    await insertSession(db, { id: "s1", tenantId: "acme", roomName: "room-a", startedMin: 1, requestCount: 2, totalCostUsd: "0.03" });
-    await insertSession(db, { id: "s2", tenantId: "acme", startedMin: 2 });
-    await insertSession(db, { id: "g1", tenantId: "globex", startedMin: 3 });
+    // The sessions are what ingest's write path derives from their requests (s1: two, in room-a).
+    await seedRequests(db, [
+      sessionRequest({ sessionId: "s1", tenantId: "acme", roomName: "room-a", modality: "stt", provider: "deepgram", costUsd: "0.01", ttfbMs: 100, minute: 1 }),
+      sessionRequest({ sessionId: "s1", tenantId: "acme", roomName: "room-a", modality: "llm", provider: "openai", costUsd: "0.02", ttfbMs: 300, minute: 2 }),
+      sessionRequest({ sessionId: "s2", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0", minute: 2 }),
+      sessionRequest({ sessionId: "g1", tenantId: "globex", modality: "llm", provider: "openai", costUsd: "0", minute: 3 }),
+    ]);
     await insertTurn(db, { sessionId: "s1", tenantId: "acme", turnIndex: 1, seq: 2, responseSpeedMs: null });
     await insertTurn(db, { sessionId: "s1", tenantId: "acme", turnIndex: 0, seq: 1, responseSpeedMs: 700 });
     await insertDeadAir(db, { sessionId: "s1", tenantId: "acme", durationMs: 3000, startedAtMs: at(1).getTime() + 5000 });
-    await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "stt", provider: "deepgram", costUsd: "0.01", ttfbMs: 100, minute: 1 });
-    await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0.02", ttfbMs: 300, minute: 2 });
     await insertTurn(db, { sessionId: "g1", tenantId: "globex", turnIndex: 0, seq: 1, responseSpeedMs: 500 });
   });
 

@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { turns } from "../../src/db/schema/index.js";
 import { summarizeSamples } from "../../src/stats/summary.js";
 import { useTestApp } from "../support/app.js";
-import { AUTH_YAML, insertCall, insertDeadAir, insertProbeCall, insertRequest, insertSession, insertTurn, KEYS } from "./seed.js";
+import { seedRequests } from "../support/seed.js";
+import { AUTH_YAML, insertCall, insertDeadAir, insertProbeCall, insertTurn, KEYS, sessionRequest } from "./seed.js";
 
 interface RoomRecord {
   room: string;
@@ -26,35 +27,38 @@ describe("GET /v1/rooms/{room}/latency (endpoint 8)", () => {
   const t = useTestApp({ yaml: AUTH_YAML });
   beforeAll(async () => {
     const db = t.services.database.db;
-    // room-a: session s1 names the room (its turns do not); session s2's turns name it directly.
-    await insertSession(db, { id: "s1", tenantId: "acme", roomName: "room-a", startedMin: 1 });
-    await insertSession(db, { id: "s2", tenantId: "acme", startedMin: 2 });
+    // room-a: session s1's requests name the room (its turns do not); session s2's turns name it directly.
     await insertTurn(db, { sessionId: "s1", tenantId: "acme", turnIndex: 0, seq: 1, responseSpeedMs: 800 });
     await insertTurn(db, { sessionId: "s1", tenantId: "acme", turnIndex: 1, seq: 2, responseSpeedMs: null });
     await insertTurn(db, { sessionId: "s2", tenantId: "acme", roomName: "room-a", turnIndex: 0, seq: 3, responseSpeedMs: 1200 });
     await insertTurn(db, { sessionId: "s2", tenantId: "acme", roomName: "room-a", turnIndex: 1, seq: 4, responseSpeedMs: 950 });
-    await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "stt", provider: "deepgram", costUsd: "0.01", ttfbMs: 120 });
-    await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0.01", ttfbMs: 400 });
-    await insertRequest(db, { sessionId: "s2", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0.01", ttfbMs: 600 });
-    await insertRequest(db, { sessionId: "s2", tenantId: "acme", modality: "tts", provider: "cartesia", costUsd: "0.01", ttfbMs: 90 });
-    // Left out of the aggregates: a probe request, an errored request, a request without ttfb.
-    await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "stt", provider: "deepgram", costUsd: "0", ttfbMs: 99_999, isProbe: true });
-    await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: 88_888, status: "error" });
-    await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "tts", provider: "cartesia", costUsd: "0", ttfbMs: null });
+    await seedRequests(db, [
+      sessionRequest({ sessionId: "s1", tenantId: "acme", roomName: "room-a", modality: "stt", provider: "deepgram", costUsd: "0.01", ttfbMs: 120 }),
+      sessionRequest({ sessionId: "s1", tenantId: "acme", roomName: "room-a", modality: "llm", provider: "openai", costUsd: "0.01", ttfbMs: 400 }),
+      sessionRequest({ sessionId: "s2", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0.01", ttfbMs: 600, minute: 2 }),
+      sessionRequest({ sessionId: "s2", tenantId: "acme", modality: "tts", provider: "cartesia", costUsd: "0.01", ttfbMs: 90, minute: 2 }),
+      // Left out of the aggregates: a probe request, an errored request, a request without ttfb.
+      sessionRequest({ sessionId: "s1", tenantId: "acme", roomName: "room-a", modality: "stt", provider: "deepgram", costUsd: "0", ttfbMs: 99_999, isProbe: true }),
+      sessionRequest({ sessionId: "s1", tenantId: "acme", roomName: "room-a", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: 88_888, status: "error" }),
+      sessionRequest({ sessionId: "s1", tenantId: "acme", roomName: "room-a", modality: "tts", provider: "cartesia", costUsd: "0", ttfbMs: null }),
+    ]);
     await insertDeadAir(db, { sessionId: "s1", tenantId: "acme", durationMs: 2500, startedAtMs: 1 });
     await insertDeadAir(db, { sessionId: "s2", tenantId: "acme", roomName: "room-a", durationMs: 4000, startedAtMs: 2 });
 
     // room-quiet: turns but no measured response speed.
-    await insertSession(db, { id: "q1", tenantId: "acme", roomName: "room-quiet", startedMin: 3 });
     await insertTurn(db, { sessionId: "q1", tenantId: "acme", turnIndex: 0, seq: 1 });
     await insertTurn(db, { sessionId: "q1", tenantId: "acme", turnIndex: 1, seq: 2 });
 
     // room-g belongs to globex; room-probe is a load-test call.
-    await insertSession(db, { id: "g1", tenantId: "globex", roomName: "room-g", startedMin: 4 });
     await insertTurn(db, { sessionId: "g1", tenantId: "globex", roomName: "room-g", turnIndex: 0, seq: 1, responseSpeedMs: 700 });
-    await insertSession(db, { id: "p1", tenantId: "acme", roomName: "room-probe", startedMin: 5 });
     await insertTurn(db, { sessionId: "p1", tenantId: "acme", roomName: "room-probe", turnIndex: 0, seq: 1, responseSpeedMs: 5000 });
     await insertProbeCall(db, "room-probe");
+    // Each of these sessions ran one request without a measured TTFB (sessions are what requests make).
+    await seedRequests(db, [
+      sessionRequest({ sessionId: "q1", tenantId: "acme", roomName: "room-quiet", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: null, minute: 3 }),
+      sessionRequest({ sessionId: "g1", tenantId: "globex", roomName: "room-g", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: null, minute: 4 }),
+      sessionRequest({ sessionId: "p1", tenantId: "acme", roomName: "room-probe", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: null, minute: 5 }),
+    ]);
     // A call that ran no inference yet: known to its tenant, unknown to others.
     await insertCall(db, "room-call-only", "acme");
   });

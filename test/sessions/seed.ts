@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../../src/db/client.js";
 import { calls, deadAirEvents, requests, sessions, turns } from "../../src/db/schema/index.js";
+import type { RequestRow } from "../../src/db/schema/requests.js";
 import { authYaml, KEYS as K } from "../support/fixtures.js";
 
 /** Keys used by every sessions test: an operator, a tenant-less reader, two tenants, an ingest-only key. */
@@ -48,6 +49,29 @@ interface RequestSeed {
   minute?: number;
 }
 
+/** The request row `insertRequest` describes, for ingest's write path (test/support/seed.ts seedRequests). */
+export function sessionRequest(r: RequestSeed & { roomName?: string }): RequestRow {
+  return {
+    id: randomUUID(),
+    ts: at(r.minute ?? 1),
+    tenant_id: r.tenantId,
+    session_id: r.sessionId,
+    room_name: r.roomName ?? null,
+    modality: r.modality,
+    model_id: `${r.provider}/m-${r.modality}`,
+    provider: r.provider,
+    cost_usd: r.costUsd,
+    ttfb_ms: r.ttfbMs ?? null,
+    total_latency_ms: r.ttfbMs === undefined || r.ttfbMs === null ? null : r.ttfbMs * 2,
+    status: r.status ?? "success",
+    is_probe: r.isProbe ?? false,
+  };
+}
+
+/**
+ * A bare insert into requests (no sessions upsert): only for tests whose sessions are written by
+ * `insertSession` beside it; new tests seed with `sessionRequest` + seedRequests instead.
+ */
 export async function insertRequest(db: Db, r: RequestSeed) {
   await db.insert(requests).values({
     id: randomUUID(),

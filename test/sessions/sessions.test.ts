@@ -1,8 +1,19 @@
+import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sessions } from "../../src/db/schema/index.js";
+import type { RequestRow } from "../../src/db/schema/requests.js";
 import { createTestApp, useTestApp } from "../support/app.js";
-import { AUTH_YAML, insertRequest, insertSession, KEYS } from "./seed.js";
+import { seedRequests } from "../support/seed.js";
+import { AUTH_YAML, at, KEYS } from "./seed.js";
+
+/** A request of a session, `minute` minutes after the seed's T0 (an LLM call costing nothing unless said). */
+const req = (r: Partial<RequestRow> & { session_id: string; minute: number }): RequestRow => {
+  const { minute, ...rest } = r;
+  const modality = rest.modality ?? "llm";
+  const provider = rest.provider ?? "openai";
+  return { id: randomUUID(), ts: at(minute), modality, provider, model_id: `${provider}/m-${modality}`, cost_usd: "0", ...rest };
+};
 
 interface Row {
   id: string;
@@ -21,17 +32,18 @@ describe("GET /v1/sessions and /v1/sessions/{id} (endpoints 6, 7)", () => {
 
   const t = useTestApp({ yaml: AUTH_YAML });
   beforeAll(async () => {
-    const db = t.services.database.db;
-    await insertSession(db, { id: "acme-1", tenantId: "acme", project: "support", startedMin: 1, modalities: ["tts", "stt", "llm"], requestCount: 4, totalCostUsd: "0.0650000000" });
-    await insertSession(db, { id: "acme-2", tenantId: "acme", project: "sales", startedMin: 2 });
-    await insertSession(db, { id: "acme-3", tenantId: "acme", project: "support", startedMin: 3 });
-    await insertSession(db, { id: "globex-1", tenantId: "globex", startedMin: 4, requestCount: 1, totalCostUsd: "0.5" });
-    await insertSession(db, { id: "ops-1", tenantId: null, startedMin: 5 });
-    await insertRequest(db, { sessionId: "acme-1", tenantId: "acme", modality: "stt", provider: "deepgram", costUsd: "0.01" });
-    await insertRequest(db, { sessionId: "acme-1", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0.02" });
-    await insertRequest(db, { sessionId: "acme-1", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0.03" });
-    await insertRequest(db, { sessionId: "acme-1", tenantId: "acme", modality: "tts", provider: "elevenlabs", costUsd: "0.005" });
-    await insertRequest(db, { sessionId: "globex-1", tenantId: "globex", modality: "llm", provider: "groq", costUsd: "0.5" });
+    // Sessions are what ingest's write path derives from their requests (sessions upsert included):
+    // started_at / ended_at are the first and last request, totals and modalities their sums.
+    await seedRequests(t.services.database.db, [
+      req({ session_id: "acme-1", tenant_id: "acme", project: "support", minute: 1, modality: "stt", provider: "deepgram", cost_usd: "0.01" }),
+      req({ session_id: "acme-1", tenant_id: "acme", project: "support", minute: 2, modality: "llm", provider: "openai", cost_usd: "0.02" }),
+      req({ session_id: "acme-1", tenant_id: "acme", project: "support", minute: 3, modality: "llm", provider: "openai", cost_usd: "0.03" }),
+      req({ session_id: "acme-1", tenant_id: "acme", project: "support", minute: 6, modality: "tts", provider: "elevenlabs", cost_usd: "0.005" }),
+      req({ session_id: "acme-2", tenant_id: "acme", project: "sales", minute: 2 }),
+      req({ session_id: "acme-3", tenant_id: "acme", project: "support", minute: 3 }),
+      req({ session_id: "globex-1", tenant_id: "globex", minute: 4, provider: "groq", cost_usd: "0.5" }),
+      req({ session_id: "ops-1", tenant_id: null, minute: 5 }),
+    ]);
   });
 
   it("lists every tenant's sessions newest first for an operator, as an array of session rows", async () => {
@@ -172,7 +184,7 @@ describe("GET /v1/sessions and /v1/sessions/{id} (endpoints 6, 7)", () => {
   it("answers [] (and 404 for ids) when cost tracking is disabled", async () => {
     const off = await createTestApp({ yaml: `${AUTH_YAML}\ncost_tracking: { enabled: false }\n` });
     try {
-      await insertSession(off.services.database.db, { id: "s-off", tenantId: null, startedMin: 1 });
+      await seedRequests(off.services.database.db, [req({ session_id: "s-off", tenant_id: null, minute: 1 })]);
       const res = await off.call("GET", "/v1/sessions", { key: KEYS.ops });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual([]);
