@@ -10,7 +10,8 @@
  * one of N agents (tenant fixed per agent, 5 % probe, 2 % errors) in 10-minute sessions; plus the
  * sessions, one turn per llm request (attributed to the session's agent), a call for one session in ten
  * (5 % of them probe) and a presence row per agent (80 % online).
- *   npm run bench:agents -- [--rows 1000000] [--agents 10000] [--iterations 40]
+ *   npm run bench:agents -- [--rows 1000000] [--agents 10000] [--iterations 40] [--keep]
+ * --keep leaves the seeded database in place (its URL is printed) for EXPLAIN (ANALYZE, BUFFERS).
  */
 import { loadavg } from "node:os";
 import type { AddressInfo } from "node:net";
@@ -194,7 +195,10 @@ async function measure(rows: number) {
       await new Promise<void>((r) => server.close(() => r()));
     }
   } finally {
-    await bench.drop();
+    if (process.argv.includes("--keep")) {
+      console.log(`  kept database: ${bench.url}`);
+      await bench.database.close();
+    } else await bench.drop();
   }
 }
 

@@ -76,36 +76,71 @@ interface TotalsRow {
   version: string | null;
   region: string | null;
   last_seen_at: Date | string | null;
-  total: string;
-  online: string;
 }
 
+type SortKey = FleetIndexArgs["sort"];
+
+/** What each source contributes to the ranking: the sort column only (`agent_id` sorts on the key). */
+const RANK_VALUE: Record<SortKey, { raw: string; rollup: string }> = {
+  cost: { raw: "coalesce(cost_usd, 0)", rollup: "cost_usd" },
+  requests: { raw: "1::numeric", rollup: "requests::numeric" },
+  agent_id: { raw: "0::numeric", rollup: "0::numeric" },
+};
+
 /**
- * One UNION ALL of the window's per-agent totals: rollup buckets for whole hours/days, raw request
+ * One UNION ALL of the window's per-agent figures: rollup buckets for whole hours/days, raw request
  * rows and turns for the partial edge hours, presence rows (so an agent only heard by heartbeat is
  * listed too). Every source is confined by tenantCondition, the one tenant-scoping path.
+ *
+ * Two shapes, so the 10k-group aggregate stays narrow (a wide one spills, docs/PERFORMANCE.md):
+ * `rank` gives (tenant_id, agent_id, v = the sort column, last_seen_at) for every agent, to rank them
+ * and count the roster; `full` gives every total, only for the page's agent ids.
  */
-function totalsUnion(segments: Segment[], scope: TenantScope): SQL {
+function totalsUnion(segments: Segment[], scope: TenantScope, shape: { rank: SortKey } | { ids: string[] }): SQL {
+  const rank = "rank" in shape ? RANK_VALUE[shape.rank] : null;
+  const only = (col: AnyPgColumn | SQL) => ("ids" in shape ? sql`${col} = ANY(${textArray(shape.ids)})` : undefined);
   const nul = sql.raw("NULL::text AS agent_name, NULL::text AS host, NULL::text AS version, NULL::text AS region, NULL::timestamptz AS last_seen_at");
   const parts: SQL[] = [];
   for (const seg of segments) {
     if (seg.source === "raw") {
+      const reqWhere = and(sql`agent_id IS NOT NULL`, only(sql`agent_id`), range(requests.ts, seg), tenantCondition(requests.tenantId, scope));
+      const turnWhere = and(
+        sql`turns.agent_id IS NOT NULL`,
+        only(sql`turns.agent_id`),
+        range(turns.callerSpeakStartMs, seg, true),
+        tenantCondition(turns.tenantId, scope),
+      );
+      if (rank) {
+        parts.push(sql`SELECT tenant_id, agent_id, ${sql.raw(rank.raw)} AS v, NULL::timestamptz AS last_seen_at FROM ${requests} WHERE ${reqWhere}`);
+        parts.push(sql`SELECT turns.tenant_id, turns.agent_id, 0::numeric, NULL::timestamptz FROM ${turns} WHERE ${turnWhere}`);
+        continue;
+      }
       parts.push(sql`SELECT tenant_id, agent_id, 1::bigint AS requests, is_probe::int::bigint AS probe_requests,
           (status = 'error' AND NOT is_probe)::int::bigint AS errors, coalesce(cost_usd, 0) AS cost, coalesce(rated_price_usd, 0) AS rated,
           0::bigint AS turns, 0::bigint AS probe_turns, ${nul}
-        FROM ${requests} WHERE ${and(sql`agent_id IS NOT NULL`, range(requests.ts, seg), tenantCondition(requests.tenantId, scope))}`);
+        FROM ${requests} WHERE ${reqWhere}`);
       parts.push(sql`SELECT turns.tenant_id, turns.agent_id, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric,
           (NOT ${TURN_PROBE})::int::bigint, ${TURN_PROBE}::int::bigint, ${nul}
-        FROM ${turns} WHERE ${and(sql`turns.agent_id IS NOT NULL`, range(turns.callerSpeakStartMs, seg, true), tenantCondition(turns.tenantId, scope))}`);
+        FROM ${turns} WHERE ${turnWhere}`);
     } else {
       const t = ROLLUP_TABLES[seg.source];
+      const where = and(only(t.agentId), range(t.bucket, seg), tenantCondition(t.tenantId, scope));
+      if (rank) {
+        parts.push(sql`SELECT tenant_id, agent_id, ${sql.raw(rank.rollup)} AS v, NULL::timestamptz AS last_seen_at FROM ${t} WHERE ${where}`);
+        continue;
+      }
       parts.push(sql`SELECT tenant_id, agent_id, requests, probe_requests, errors, cost_usd AS cost, rated_price_usd AS rated, turns, probe_turns, ${nul}
-        FROM ${t} WHERE ${and(range(t.bucket, seg), tenantCondition(t.tenantId, scope))}`);
+        FROM ${t} WHERE ${where}`);
     }
   }
-  const presenceWhere = tenantCondition(agentPresence.tenantId, scope);
-  parts.push(sql`SELECT tenant_id, agent_id, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, 0::bigint, 0::bigint,
-      agent_name, host, version, region, last_seen_at FROM ${agentPresence}${presenceWhere ? sql` WHERE ${presenceWhere}` : sql``}`);
+  const presenceWhere = and(only(agentPresence.agentId), tenantCondition(agentPresence.tenantId, scope));
+  const presenceFrom = sql`FROM ${agentPresence}${presenceWhere ? sql` WHERE ${presenceWhere}` : sql``}`;
+  parts.push(
+    rank
+      ? sql`SELECT tenant_id, agent_id, 0::numeric, last_seen_at ${presenceFrom}`
+      : sql`SELECT tenant_id, agent_id, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, 0::bigint, 0::bigint,
+      agent_name, host, version, region, last_seen_at ${presenceFrom}`,
+  );
   return sql.join(parts, sql` UNION ALL `);
 }
 
@@ -244,29 +279,37 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const now = args.now ?? new Date();
   const segments = windowSegments(args.period, now);
   const from = segments[0]?.from ?? null;
-  const union = totalsUnion(segments, args);
-  const order = args.sort === "cost" ? "cost_n DESC, " : args.sort === "requests" ? "requests_n DESC, " : "";
-  // One row even when the page is empty (offset past the end): the counts still answer.
-  const rows = await queryRows<TotalsRow>(
+  const order = args.sort === "agent_id" ? "" : "v DESC, ";
+  // 1. Rank on the sort column alone; one row even when the page is empty (offset past the end): the
+  // counts still answer.
+  const ranked = await queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(
     db,
-    sql`WITH r AS (${union}), a AS (
-        SELECT tenant_id, agent_id, sum(requests)::text AS requests, sum(probe_requests)::text AS probe_requests, sum(errors)::text AS errors,
-          sum(cost)::text AS cost, sum(rated)::text AS rated, sum(turns)::text AS turns, sum(probe_turns)::text AS probe_turns,
-          max(agent_name) AS agent_name, max(host) AS host, max(version) AS version, max(region) AS region, max(last_seen_at) AS last_seen_at,
-          sum(cost) AS cost_n, sum(requests) AS requests_n
-        FROM r GROUP BY tenant_id, agent_id)
-      SELECT p.*, c.total, c.online
+    sql`WITH r AS (${totalsUnion(segments, args, { rank: args.sort })}), a AS (
+        SELECT tenant_id, agent_id, sum(v) AS v, max(last_seen_at) AS last_seen_at FROM r GROUP BY tenant_id, agent_id)
+      SELECT p.tenant_id, p.agent_id, c.total, c.online
       FROM (SELECT count(*) AS total,
               count(*) FILTER (WHERE last_seen_at > ${now.toISOString()}::timestamptz - make_interval(secs => ${ROSTER_AGEING_SECONDS})) AS online
             FROM a) c
       LEFT JOIN LATERAL (
-        SELECT tenant_id, agent_id, requests, probe_requests, errors, cost, rated, turns, probe_turns, agent_name, host, version, region, last_seen_at
-        FROM a ORDER BY ${sql.raw(order)}agent_id, tenant_id NULLS FIRST
+        SELECT tenant_id, agent_id FROM a ORDER BY ${sql.raw(order)}agent_id, tenant_id NULLS FIRST
         LIMIT ${args.limit} OFFSET ${args.offset}) p ON true`,
   );
-  const head = rows[0];
-  const page = rows.filter((r): r is TotalsRow & { agent_id: string } => r.agent_id !== null);
-  const agentIds = [...new Set(page.map((r) => r.agent_id))];
+  const head = ranked[0];
+  const pageKeys = ranked.filter((r): r is typeof r & { agent_id: string } => r.agent_id !== null);
+  const agentIds = [...new Set(pageKeys.map((r) => r.agent_id))];
+  // 2. The page's agents' full totals (every source read through its agent index).
+  const totals =
+    agentIds.length === 0
+      ? []
+      : await queryRows<TotalsRow & { agent_id: string }>(
+          db,
+          sql`SELECT tenant_id, agent_id, sum(requests)::text AS requests, sum(probe_requests)::text AS probe_requests, sum(errors)::text AS errors,
+            sum(cost)::text AS cost, sum(rated)::text AS rated, sum(turns)::text AS turns, sum(probe_turns)::text AS probe_turns,
+            max(agent_name) AS agent_name, max(host) AS host, max(version) AS version, max(region) AS region, max(last_seen_at) AS last_seen_at
+          FROM (${totalsUnion(segments, args, { ids: agentIds })}) r GROUP BY tenant_id, agent_id`,
+        );
+  const byKey = new Map(totals.map((r) => [pairKey(r.tenant_id, r.agent_id), r]));
+  const page = pageKeys.flatMap((k) => byKey.get(pairKey(k.tenant_id, k.agent_id)) ?? []);
   const [sketches, counts] =
     agentIds.length === 0
       ? [new Map(), { sessions: new Map(), calls: new Map() }]

@@ -28,5 +28,7 @@ export const agentPresence = pgTable(
   (t) => [
     unique("agent_presence_agent_uq").on(t.tenantId, t.agentId).nullsNotDistinct(),
     index("agent_presence_seen_idx").on(t.lastSeenAt),
+    // GET /api/agents reads a page of agents' presence by agent id alone (the operator spans tenants).
+    index("agent_presence_agent_idx").on(t.agentId),
   ],
 );

@@ -1,0 +1,1 @@
+CREATE INDEX "turns_attributed_start_idx" ON "turns" USING btree ("caller_speak_start_ms") WHERE "turns"."agent_id" IS NOT NULL;

@@ -1,0 +1,1 @@
+CREATE INDEX "agent_presence_agent_idx" ON "agent_presence" USING btree ("agent_id");
