@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_INSTALL, CHROMIUM_PATH, chromiumAvailable, IN_CI, launchBrowser } from "../support/browser.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { type SpawnedServer, spawnServer } from "../support/spawn.js";
-import { AGENT, BROWSER_YAML, EXPECTED, heartbeat, LLM, OPS_KEY, READ_KEY, ROOM, SESSION, seedThroughApi } from "./seed.js";
+import { AGENT, BROWSER_YAML, EXPECTED, heartbeat, LLM, OPS_KEY, PROBE_ROOM, READ_KEY, ROOM, SESSION, seedThroughApi } from "./seed.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SHOTS = join(ROOT, "test-results");
@@ -208,6 +208,27 @@ describe.skipIf(!present && !IN_CI)("dashboard in headless Chromium (seeded thro
     noProblems();
   }, 60_000);
 
+  it("calls: older calls page by page through the before cursor, page size and cursor in the URL", async () => {
+    await open("/calls?limit=1", "Calls");
+    const table = page.getByTestId("calls-table");
+    // Newest first: the probe call started after the demo call.
+    expect(await table.textContent()).toContain(PROBE_ROOM);
+    expect(await table.textContent()).not.toContain(ROOM);
+    await page.getByRole("button", { name: "Older calls" }).click();
+    await expect.poll(() => table.textContent()).toContain(ROOM);
+    expect(await table.textContent()).not.toContain(PROBE_ROOM);
+    const url = new URL(page.url());
+    expect(url.searchParams.get("limit")).toBe("1");
+    expect(Number(url.searchParams.get("before"))).toBeGreaterThan(0);
+    await shot("calls-older");
+    await page.getByRole("button", { name: "Older calls" }).click();
+    await page.getByText("No older calls.").waitFor();
+    await page.getByRole("button", { name: "Newest calls" }).click();
+    await expect.poll(() => page.getByTestId("calls-table").textContent()).toContain(PROBE_ROOM);
+    expect(new URL(page.url()).searchParams.has("before")).toBe(false);
+    noProblems();
+  }, 60_000);
+
   it("fleet: the roster from heartbeats", async () => {
     // The roster lists heartbeats of the last 45 s; earlier tests may have taken longer than that.
     await heartbeat(server.baseUrl);
@@ -295,6 +316,41 @@ describe.skipIf(!present && !IN_CI)("dashboard in headless Chromium (seeded thro
     expect(models).toContain(LLM);
     expect(models).toContain("yaml");
     await shot("models");
+    noProblems();
+  }, 60_000);
+
+  it("providers: a db provider edited through the form; a host move without a new key is refused in place", async () => {
+    const created = await fetch(`${server.baseUrl}/v1/providers`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${OPS_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ provider_id: "groq-edit", provider_type: "groq", api_key: "gsk-test-edit-0000000000001111" }),
+    });
+    expect(created.status).toBe(200);
+    await open("/providers", "Providers");
+    // yaml rows are read-only: no edit there.
+    expect(await page.getByRole("row", { name: /deepgram/ }).getByRole("button", { name: "Edit" }).count()).toBe(0);
+    await page.getByRole("row", { name: /groq-edit/ }).getByRole("button", { name: "Edit" }).click();
+    const form = page.getByTestId("provider-edit-form");
+    await form.getByLabel("Base URL").fill("https://llm.example.com/v1");
+    await form.getByRole("button", { name: "Save changes" }).click();
+    // The stored key would go to a new host: the API refuses and its message shows in the form.
+    await expect.poll(() => form.getByRole("alert").textContent()).toContain("unpermitted_base_url");
+    expect(await form.getByRole("alert").textContent()).toContain("serve.provider_base_url_hosts");
+    await shot("providers-edit-refused");
+    // The only problems are that refusal (its 400 answer and the browser's console line for it).
+    const refused = problems.splice(0);
+    expect(refused.some((p) => /http 400: PATCH .*\/v1\/providers\/groq-edit/.test(p))).toBe(true);
+    expect(refused.filter((p) => !p.includes("/v1/providers/groq-edit") || !p.includes("400"))).toEqual([]);
+    await form.getByLabel("New API key").fill("gsk-test-edit-0000000000009999");
+    await form.getByRole("button", { name: "Save changes" }).click();
+    await form.waitFor({ state: "detached" });
+    await expect.poll(() => page.getByTestId("providers-table").textContent()).toContain("https://llm.example.com/v1");
+    const table = await page.getByTestId("providers-table").textContent();
+    expect(table).toContain("…9999");
+    expect(table).not.toContain("gsk-test-edit");
+    const list = await api<{ providers: { provider_id: string; base_url: string | null; api_key_masked: string | null; provider_type: string }[] }>("/v1/providers");
+    expect(list.body.providers.find((p) => p.provider_id === "groq-edit")).toMatchObject({ provider_type: "groq", base_url: "https://llm.example.com/v1", api_key_masked: "…9999" });
+    await shot("providers-edited");
     noProblems();
   }, 60_000);
 

@@ -1,19 +1,61 @@
-import { useQuery } from "@tanstack/react-query";
-import { Link, useParams } from "react-router";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Link, useParams, useSearchParams } from "react-router";
 import { get } from "../api/client";
 import type { CallDetail, CallRow } from "../api/types";
-import { Badge, Card, Page, QueryView, Tile } from "../ui/components";
+import { Badge, Card, Page, QueryView, Select, Tile, Time, useParam } from "../ui/components";
 import { duration } from "../ui/format";
-import { Time } from "../ui/components";
 
 const callDuration = (c: CallRow) => (c.started_at_ms !== null && c.ended_at_ms !== null ? duration(c.ended_at_ms - c.started_at_ms) : c.ended_at_ms === null ? "live" : "—");
 
+const PAGE_SIZES = ["50", "100", "200", "500"];
+
+/**
+ * Calls newest first, a page at a time: GET /api/calls takes `limit` and a `before` cursor (epoch ms,
+ * the oldest start seen), both held in the URL so a page of older calls is a link. The API has no
+ * filters (channel, agent, probe): the page offers none rather than filtering one page client-side.
+ */
 export function CallsPage() {
-  const calls = useQuery({ queryKey: ["calls"], queryFn: () => get<CallRow[]>("/api/calls", { limit: 200 }), refetchInterval: 15_000 });
+  const [limit, setLimit] = useParam("limit", "200");
+  const [params, setParams] = useSearchParams();
+  const before = params.get("before") ?? "";
+  // Paging pushes a history entry (Back returns to the newer page); the page size replaces.
+  const goTo = (cursor: string) =>
+    setParams((prev) => {
+      const next = new URLSearchParams(prev);
+      if (cursor) next.set("before", cursor);
+      else next.delete("before");
+      return next;
+    });
+  const calls = useQuery({
+    queryKey: ["calls", limit, before],
+    queryFn: () => get<CallRow[]>("/api/calls", { limit, before }),
+    // Only the newest page changes as calls arrive; an older page is a fixed window.
+    refetchInterval: before ? false : 15_000,
+    placeholderData: keepPreviousData,
+  });
+  const rows = calls.data ?? [];
+  const oldest = rows.at(-1)?.started_at_ms ?? null;
+  // A full page whose oldest call has a start time may have older calls behind it.
+  const hasOlder = rows.length >= Number(limit) && oldest !== null && oldest > 0;
+  const sizes = PAGE_SIZES.includes(limit) ? PAGE_SIZES : [limit, ...PAGE_SIZES];
   return (
-    <Page title="Calls">
+    <Page title="Calls" actions={<Select label="Rows" value={limit} onChange={setLimit} options={sizes} />}>
       <Card wide>
-        <QueryView query={calls} action="read calls" isEmpty={(c) => c.length === 0} empty="No calls recorded (LiveKit webhook or call observations).">
+        <div className="toolbar" data-testid="calls-pager">
+          {before ? (
+            <>
+              <span className="muted small">
+                Calls started before <Time value={Number(before)} />
+              </span>
+              <button type="button" className="secondary small" onClick={() => goTo("")}>
+                Newest calls
+              </button>
+            </>
+          ) : (
+            <span className="muted small">Newest calls first{calls.isSuccess ? ` · ${rows.length} shown` : ""}</span>
+          )}
+        </div>
+        <QueryView query={calls} action="read calls" isEmpty={(c) => c.length === 0} empty={before ? "No older calls." : "No calls recorded (LiveKit webhook or call observations)."}>
           {(rows) => (
             <table data-testid="calls-table">
               <thead>
@@ -51,6 +93,11 @@ export function CallsPage() {
             </table>
           )}
         </QueryView>
+        {hasOlder ? (
+          <button type="button" className="secondary" onClick={() => goTo(String(oldest))} disabled={calls.isFetching}>
+            {calls.isFetching ? "Loading…" : "Older calls"}
+          </button>
+        ) : null}
       </Card>
     </Page>
   );

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { api, get } from "../api/client";
-import type { ProviderCreateBody, ProviderTestResult, ProviderView } from "../api/types";
+import type { ProviderCreateBody, ProviderTestResult, ProviderUpdateBody, ProviderView } from "../api/types";
 import { useAuth } from "../auth";
 import { Badge, Card, ErrorBox, Page, QueryView } from "../ui/components";
 import { DeleteWithPreview } from "../ui/DeleteWithPreview";
@@ -15,6 +15,7 @@ export function ProvidersPage() {
   const canManage = whoami.can.manage;
   const qc = useQueryClient();
   const list = useQuery({ queryKey: ["providers"], queryFn: () => get<{ providers: ProviderView[] }>("/v1/providers") });
+  const [editing, setEditing] = useState<ProviderView | null>(null);
   const refresh = () => qc.invalidateQueries({ queryKey: ["providers"] });
   return (
     <Page title="Providers">
@@ -51,9 +52,24 @@ export function ProvidersPage() {
                       {canManage ? (
                         <td className="actions">
                           {p.source === "db" ? (
-                            <DeleteWithPreview path={`/v1/providers/${encodeURIComponent(p.provider_id)}`} what={`provider ${p.provider_id}`} onDeleted={refresh} action="delete providers" />
+                            <>
+                              <button type="button" className="link" onClick={() => setEditing(p)}>
+                                Edit
+                              </button>
+                              <DeleteWithPreview
+                                path={`/v1/providers/${encodeURIComponent(p.provider_id)}`}
+                                what={`provider ${p.provider_id}`}
+                                onDeleted={() => {
+                                  if (editing?.provider_id === p.provider_id) setEditing(null);
+                                  refresh();
+                                }}
+                                action="delete providers"
+                              />
+                            </>
                           ) : (
-                            <span className="muted small">read-only (yaml)</span>
+                            <span className="muted small" title="Defined in voxgate.yaml: change it there">
+                              read-only (yaml)
+                            </span>
                           )}
                         </td>
                       ) : null}
@@ -64,7 +80,20 @@ export function ProvidersPage() {
             )}
           </QueryView>
         </Card>
-        {canManage ? <ProviderForm onDone={refresh} /> : null}
+        {canManage ? (
+          editing ? (
+            <ProviderEditForm
+              key={editing.provider_id}
+              provider={editing}
+              onDone={(changed) => {
+                setEditing(null);
+                if (changed) refresh();
+              }}
+            />
+          ) : (
+            <ProviderForm onDone={refresh} />
+          )
+        ) : null}
       </div>
     </Page>
   );
@@ -138,6 +167,75 @@ function ProviderForm({ onDone }: { onDone: () => void }) {
         <div className="buttons">
           <button type="submit" className="primary" disabled={save.isPending}>
             Add provider
+          </button>
+        </div>
+      </form>
+    </Card>
+  );
+}
+
+/**
+ * PATCH /v1/providers/{id} for a db provider: only the fields changed are sent (omitted ones keep
+ * their stored value). The stored key is never shown: a blank key field keeps it. Moving base_url
+ * without a new key is limited to permitted hosts; the API's refusal is shown in place.
+ */
+function ProviderEditForm({ provider, onDone }: { provider: ProviderView; onDone: (changed: boolean) => void }) {
+  const [type, setType] = useState<ProviderCreateBody["provider_type"]>(
+    (PROVIDER_TYPES as readonly string[]).includes(provider.provider_type) ? (provider.provider_type as ProviderCreateBody["provider_type"]) : "openai",
+  );
+  const [key, setKey] = useState("");
+  const [removeKey, setRemoveKey] = useState(false);
+  const [baseUrl, setBaseUrl] = useState(provider.base_url ?? "");
+  const save = useMutation({
+    mutationFn: () => {
+      const url = baseUrl.trim() || null;
+      const body: ProviderUpdateBody = {
+        ...(type !== provider.provider_type && { provider_type: type }),
+        ...(url !== provider.base_url && { base_url: url }),
+        // An empty api_key removes the stored one; a blank field without the box keeps it.
+        ...(removeKey ? { api_key: "" } : key ? { api_key: key } : {}),
+      };
+      return api<unknown>("PATCH", `/v1/providers/${encodeURIComponent(provider.provider_id)}`, body);
+    },
+    onSuccess: () => onDone(true),
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate();
+  };
+  return (
+    <Card title={`Edit ${provider.provider_id}`}>
+      <form className="form" onSubmit={submit} data-testid="provider-edit-form">
+        <label className="field">
+          <span>Type</span>
+          <select name="provider_type" value={type} onChange={(e) => setType(e.target.value as ProviderCreateBody["provider_type"])}>
+            {PROVIDER_TYPES.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <label className="field">
+          <span>New API key (blank keeps {provider.api_key_masked ? <code>{provider.api_key_masked}</code> : "no key"})</span>
+          <input name="api_key" type="password" autoComplete="off" value={key} disabled={removeKey} onChange={(e) => setKey(e.target.value)} />
+        </label>
+        {provider.api_key_masked ? (
+          <label className="field inline">
+            <input type="checkbox" checked={removeKey} onChange={(e) => setRemoveKey(e.target.checked)} />
+            <span>Remove the stored key</span>
+          </label>
+        ) : null}
+        <label className="field">
+          <span>Base URL (blank for the vendor default)</span>
+          <input name="base_url" value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} placeholder="https://…" />
+        </label>
+        <p className="muted small">Moving the base URL to another host without a new key is only allowed to the current host, the vendor's own, or a host the operator trusts.</p>
+        {save.isError ? <ErrorBox error={save.error} action="change providers" /> : null}
+        <div className="buttons">
+          <button type="submit" className="primary" disabled={save.isPending}>
+            Save changes
+          </button>
+          <button type="button" className="secondary" onClick={() => onDone(false)}>
+            Cancel
           </button>
         </div>
       </form>
