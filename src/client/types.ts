@@ -15,5 +15,5 @@ export type RequestRecord = z.input<typeof requestRecordSchema>;
 export type Turn = z.input<typeof turnSchema>;
 /** One dead-air span of POST /v1/ingest/dead-air. */
 export type DeadAirEvent = z.input<typeof deadAirSchema>;
-/** The body of POST /v1/agents/heartbeat. */
-export type HeartbeatSnapshot = z.input<typeof heartbeatSchema>;
+/** The body of POST /v1/agents/heartbeat (`status` is preprocessed, case-insensitive, so its input type is spelled here). */
+export type HeartbeatSnapshot = Omit<z.input<typeof heartbeatSchema>, "status"> & { status?: "idle" | "busy" | null };
