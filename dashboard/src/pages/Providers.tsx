@@ -46,8 +46,8 @@ export function ProvidersPage() {
                       <td>
                         <Badge tone={p.source === "db" ? "info" : "muted"}>{p.source}</Badge>
                       </td>
-                      <td>{p.api_key_masked ? <code>{p.api_key_masked}</code> : <span className="muted">none</span>}</td>
-                      <td className="ellipsis">{p.base_url ?? <span className="muted">vendor default</span>}</td>
+                      <td>{p.api_key_masked ? <code className="nowrap">{p.api_key_masked}</code> : <span className="muted">none</span>}</td>
+                      <td className="wrap-any">{p.base_url ?? <span className="muted">vendor default</span>}</td>
                       <td>{canManage ? <TestButton id={p.provider_id} /> : <Badge tone={p.configured ? "ok" : "warn"}>{p.configured ? "configured" : "no key"}</Badge>}</td>
                       {canManage ? (
                         <td className="actions">
