@@ -6,7 +6,8 @@ import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { summarizeSamples } from "../../src/stats/summary.js";
 import { useTestApp } from "../support/app.js";
-import { AUTH_YAML, at, insertProbeCall, insertRequest, insertSession, insertTurn, KEYS } from "./seed.js";
+import { seedRequests } from "../support/seed.js";
+import { AUTH_YAML, at, insertProbeCall, insertTurn, KEYS, sessionRequest } from "./seed.js";
 
 const run = promisify(execFile);
 
@@ -30,21 +31,23 @@ describe("voxgate latency (CLI report)", () => {
   const t = useTestApp({ yaml: AUTH_YAML });
   beforeAll(async () => {
     const db = t.services.database.db;
-    await insertSession(db, { id: "s1", tenantId: "acme", roomName: "room-a", startedMin: 1 });
+    // Sessions are what ingest's write path makes of their requests: s1 names room-a in its requests,
+    // s2 takes room-b from its turns stored first.
     await insertTurn(db, { sessionId: "s1", tenantId: "acme", turnIndex: 0, seq: 1, responseSpeedMs: 800 });
     await insertTurn(db, { sessionId: "s1", tenantId: "acme", turnIndex: 1, seq: 2, responseSpeedMs: 1100 });
-    await insertSession(db, { id: "s2", tenantId: "globex", startedMin: 2 });
     await insertTurn(db, { sessionId: "s2", tenantId: "globex", roomName: "room-b", turnIndex: 0, seq: 1, responseSpeedMs: 650 });
     await insertTurn(db, { sessionId: "s2", tenantId: "globex", roomName: "room-b", turnIndex: 1, seq: 2, responseSpeedMs: null });
-    await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "stt", provider: "deepgram", costUsd: "0", ttfbMs: 110, minute: 1 });
-    await insertRequest(db, { sessionId: "s1", tenantId: "acme", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: 420, minute: 1 });
-    await insertRequest(db, { sessionId: "s2", tenantId: "globex", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: 380, minute: 30 });
-    await insertRequest(db, { sessionId: "s2", tenantId: "globex", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: 9999, isProbe: true });
-    await insertRequest(db, { sessionId: "s2", tenantId: "globex", modality: "tts", provider: "cartesia", costUsd: "0", ttfbMs: 9999, status: "error" });
-    // A probe room: its turns stay out of the store-wide response speed.
-    await insertSession(db, { id: "p1", tenantId: "acme", roomName: "room-probe", startedMin: 3 });
-    await insertTurn(db, { sessionId: "p1", tenantId: "acme", turnIndex: 0, seq: 1, responseSpeedMs: 7000 });
+    await seedRequests(db, [
+      sessionRequest({ sessionId: "s1", tenantId: "acme", roomName: "room-a", modality: "stt", provider: "deepgram", costUsd: "0", ttfbMs: 110, minute: 1 }),
+      sessionRequest({ sessionId: "s1", tenantId: "acme", roomName: "room-a", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: 420, minute: 1 }),
+      sessionRequest({ sessionId: "s2", tenantId: "globex", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: 380, minute: 30 }),
+      sessionRequest({ sessionId: "s2", tenantId: "globex", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: 9999, isProbe: true, minute: 2 }),
+      sessionRequest({ sessionId: "s2", tenantId: "globex", modality: "tts", provider: "cartesia", costUsd: "0", ttfbMs: 9999, status: "error", minute: 2 }),
+    ]);
+    // A probe room: its turns stay out of the store-wide response speed (its request is marked probe on write).
     await insertProbeCall(db, "room-probe");
+    await insertTurn(db, { sessionId: "p1", tenantId: "acme", turnIndex: 0, seq: 1, responseSpeedMs: 7000 });
+    await seedRequests(db, [sessionRequest({ sessionId: "p1", tenantId: "acme", roomName: "room-probe", modality: "llm", provider: "openai", costUsd: "0", ttfbMs: null, minute: 3 })]);
   });
 
   it("reports store-wide response speed and per-modality TTFB with the shared summary routine", async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../../src/db/client.js";
-import { calls, deadAirEvents, requests, sessions, turns } from "../../src/db/schema/index.js";
+import { calls, deadAirEvents, turns } from "../../src/db/schema/index.js";
 import type { RequestRow } from "../../src/db/schema/requests.js";
 import { authYaml, KEYS as K } from "../support/fixtures.js";
 
@@ -11,31 +11,6 @@ export const AUTH_YAML = authYaml("ops", "reader", "acmeReader", "globexReader",
 
 const T0 = Date.parse("2026-11-20T10:00:00Z");
 export const at = (minutes: number) => new Date(T0 + minutes * 60_000);
-
-interface SessionSeed {
-  id: string;
-  tenantId: string | null;
-  project?: string;
-  roomName?: string | null;
-  startedMin: number;
-  modalities?: string[];
-  requestCount?: number;
-  totalCostUsd?: string;
-}
-
-export async function insertSession(db: Db, s: SessionSeed) {
-  await db.insert(sessions).values({
-    id: s.id,
-    tenantId: s.tenantId,
-    project: s.project ?? "default",
-    roomName: s.roomName ?? null,
-    startedAt: at(s.startedMin),
-    endedAt: at(s.startedMin + 5),
-    modalities: s.modalities ?? [],
-    requestCount: s.requestCount ?? 0,
-    totalCostUsd: s.totalCostUsd ?? "0",
-  });
-}
 
 interface RequestSeed {
   sessionId: string;
@@ -49,7 +24,7 @@ interface RequestSeed {
   minute?: number;
 }
 
-/** The request row `insertRequest` describes, for ingest's write path (test/support/seed.ts seedRequests). */
+/** A request row of a session, for ingest's write path (`seedRequests` in test/support/seed.ts). */
 export function sessionRequest(r: RequestSeed & { roomName?: string }): RequestRow {
   return {
     id: randomUUID(),
@@ -66,27 +41,6 @@ export function sessionRequest(r: RequestSeed & { roomName?: string }): RequestR
     status: r.status ?? "success",
     is_probe: r.isProbe ?? false,
   };
-}
-
-/**
- * A bare insert into requests (no sessions upsert): only for tests whose sessions are written by
- * `insertSession` beside it; new tests seed with `sessionRequest` + seedRequests instead.
- */
-export async function insertRequest(db: Db, r: RequestSeed) {
-  await db.insert(requests).values({
-    id: randomUUID(),
-    ts: at(r.minute ?? 1),
-    tenantId: r.tenantId,
-    sessionId: r.sessionId,
-    modality: r.modality,
-    modelId: `${r.provider}/m-${r.modality}`,
-    provider: r.provider,
-    costUsd: r.costUsd,
-    ttfbMs: r.ttfbMs ?? null,
-    totalLatencyMs: r.ttfbMs === undefined || r.ttfbMs === null ? null : r.ttfbMs * 2,
-    status: r.status ?? "success",
-    isProbe: r.isProbe ?? false,
-  });
 }
 
 interface TurnSeed {
