@@ -72,5 +72,5 @@ describe("durability: kill -9 of the collector mid-ingest", () => {
     } finally {
       await restarted.stop();
     }
-  });
+  }, 120_000); // kills and restarts a spawned collector: slow on a loaded machine
 });

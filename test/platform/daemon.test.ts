@@ -36,7 +36,7 @@ describe("the voxgate process", () => {
     expect(logs).toContain('"route":"/v1/api-keys"');
     expect(logs).not.toContain("daemon-test-key-0123456789");
     if (testDb.url) expect(logs).not.toMatch(/postgres:\/\/[^"]*:[^*"][^"]*@/);
-  });
+  }, 120_000); // spawns voxgate processes: tsx start is slow on a loaded machine
 
   it("voxgate keys create | list | revoke | new-static work straight on the database", async () => {
     const created = await runCli(["keys", "create", "--name", "cli fleet", "--tenant", "acme"], baseEnv());
@@ -71,5 +71,5 @@ describe("the voxgate process", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("SURELY_UNSET_VAR_XYZ");
     expect(result.stderr).toContain("providers.openai.api_key");
-  });
+  }, 120_000); // spawns voxgate processes: tsx start is slow on a loaded machine
 });

@@ -83,5 +83,5 @@ describe("voxgate latency (CLI report)", () => {
     const badSince = await cli("--since", "yesterday");
     expect(badSince.code).not.toBe(0);
     expect(badSince.stderr).toContain("--since");
-  });
+  }, 120_000); // three CLI processes (tsx start ~10 s each on a loaded machine)
 });
