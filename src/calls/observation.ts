@@ -18,15 +18,15 @@ const epochMs = z
 
 const legSchema = z
   .strictObject({
-    participant_sid: idString,
-    identity: textString.optional(),
-    kind: z.enum(LEG_KINDS).optional(),
-    joined_at_ms: epochMs.optional(),
-    left_at_ms: epochMs.optional(),
-    disconnect_reason: idString.optional(),
-    first_audio_track_at_ms: epochMs.optional(),
-    audio_track_sid: idString.optional(),
-    audio_codec: idString.optional(),
+    participant_sid: idString.describe("required; 1–256 characters; distinct within `legs`"),
+    identity: textString.optional().describe("participant identity, at most 1024 characters"),
+    kind: z.enum(LEG_KINDS).optional().describe("participant kind: SIP, AGENT, STANDARD, INGRESS or EGRESS"),
+    joined_at_ms: epochMs.optional().describe("epoch milliseconds (1e12 ≤ value < 1e13)"),
+    left_at_ms: epochMs.optional().describe("epoch milliseconds; must be ≥ `joined_at_ms`; marks the leg DISCONNECTED"),
+    disconnect_reason: idString.optional().describe("1–256 characters"),
+    first_audio_track_at_ms: epochMs.optional().describe("epoch milliseconds"),
+    audio_track_sid: idString.optional().describe("1–256 characters"),
+    audio_codec: idString.optional().describe("1–256 characters"),
   })
   .refine((l) => l.joined_at_ms === undefined || l.left_at_ms === undefined || l.left_at_ms >= l.joined_at_ms, {
     message: "left_at_ms is before joined_at_ms",
@@ -35,16 +35,26 @@ const legSchema = z
 
 export const observationSchema = z
   .strictObject({
-    origin: z.enum(["agent", "loadgen"]),
-    room_sid: idString.optional(),
-    attempt_id: idString.optional(),
-    room_name: textString.optional(),
-    run_id: idString.optional(),
-    project: idString.optional(),
-    agent_id: idString.optional(),
-    started_at_ms: epochMs.optional(),
-    ended_at_ms: epochMs.optional(),
-    legs: z.array(legSchema).max(MAX_LEGS_PER_OBSERVATION).optional(),
+    origin: z.enum(["agent", "loadgen"]).describe("required: who observed the call"),
+    room_sid: idString
+      .optional()
+      .describe("1–256 characters; `room_sid` or `attempt_id` is required (the call key is the room_sid when present)"),
+    attempt_id: idString
+      .optional()
+      .describe("1–256 characters; alone, files the call under a synthetic per-tenant key `attempt:<tenant>:<attempt_id>`"),
+    room_name: textString.optional().describe("at most 1024 characters"),
+    run_id: idString.optional().describe("1–256 characters"),
+    project: idString.optional().describe("1–256 characters"),
+    agent_id: idString.optional().describe("1–256 characters"),
+    started_at_ms: epochMs
+      .optional()
+      .describe("epoch milliseconds: finite, 1e12 ≤ value < 1e13; seconds- or microseconds-scale values are refused; fractions are rounded"),
+    ended_at_ms: epochMs.optional().describe("epoch milliseconds; must be ≥ `started_at_ms`"),
+    legs: z
+      .array(legSchema)
+      .max(MAX_LEGS_PER_OBSERVATION)
+      .optional()
+      .describe(`at most ${MAX_LEGS_PER_OBSERVATION} legs (MAX_LEGS_PER_OBSERVATION), with distinct participant_sids`),
   })
   .refine((o) => o.room_sid !== undefined || o.attempt_id !== undefined, {
     message: "room_sid or attempt_id is required",
@@ -57,7 +67,10 @@ export const observationSchema = z
   .refine((o) => new Set((o.legs ?? []).map((l) => l.participant_sid)).size === (o.legs ?? []).length, {
     message: "participant_sid appears twice",
     path: ["legs"],
-  });
+  })
+  .describe(
+    "Agent- or loadgen-side facts about a call. Strict: any other field, at the top level or in a leg, is a 422 naming it. Strings must not contain NUL or unpaired surrogates.",
+  );
 export type Observation = z.infer<typeof observationSchema>;
 
 /** A validated report plus the tenant of the key that sent it: what the queue holds. */

@@ -24,11 +24,19 @@ const todayStats = z.object({ cost_today: money, requests_today: z.number().int(
 export const ProjectList = z.object({ projects: z.array(Project), stats: z.record(z.string(), todayStats) });
 
 export const ProjectDetail = Project.extend({
-  project_id: z.string(),
-  today_spend: money,
-  budget_status: z.enum(["ok", "warning", "exceeded"]),
-  today: todayStats,
-  costs_today: z.object({ total: money, by_provider: z.record(z.string(), money), by_model: z.record(z.string(), money) }),
+  project_id: z.string().describe("same as id"),
+  today_spend: money.describe("USD: provider cost (cost_usd) of the project's requests in the rolling 24 hours before the request"),
+  budget_status: z
+    .enum(["ok", "warning", "exceeded"])
+    .describe("ok: no budget or spend below 80 % of daily_budget; warning: from 80 % (inclusive); exceeded: from 100 % (inclusive)"),
+  today: todayStats.describe("cost_today (USD) and requests_today over the rolling 24 hours"),
+  costs_today: z
+    .object({
+      total: money.describe("USD: provider cost over the rolling 24 hours"),
+      by_provider: z.record(z.string(), money).describe("USD per provider id"),
+      by_model: z.record(z.string(), money).describe("USD per model_id"),
+    })
+    .describe("provider cost over the rolling 24 hours, in total, per provider and per model"),
 });
 
 export const Model = z
