@@ -26,7 +26,7 @@ import { silentLogger } from "../src/logging.js";
 import { PERIOD_SECONDS, type Period } from "../src/reports/window.js";
 import { createServices } from "../src/services-runtime.js";
 import { createBenchDatabase, generateBenchData, parseRowsArg } from "./generate.js";
-import { fmt } from "./support.js";
+import { fmt, timeIt } from "./support.js";
 
 const TARGET_P95_MS = 50;
 const arg = (name: string, dflt: number) => {
@@ -41,19 +41,8 @@ const BASELINE_ITERATIONS = 5;
 const BENCH_KEY = "bench-operator-key-0123456789";
 const headers = { authorization: `Bearer ${BENCH_KEY}` };
 
-const percentile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
 
-async function timeIt(n: number, fn: () => Promise<void>): Promise<{ p50: number; p95: number }> {
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95) };
-}
 
 /** Sessions, calls and turns derived from the generated request rows (before the rollups are built). */
 async function seedFleet(db: Db): Promise<void> {

@@ -15,6 +15,7 @@ import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
 import { createServices } from "../src/services-runtime.js";
 import { createBenchDatabase, generateBenchData, parseRowsArg } from "./generate.js";
+import { timeIt } from "./support.js";
 
 const argIter = process.argv.indexOf("--iterations");
 const ITERATIONS = argIter >= 0 ? Number(process.argv[argIter + 1]) : 40;
@@ -41,20 +42,7 @@ function baselineSql(endpoint: Endpoint): SQL {
     FROM requests WHERE ${since(1)} GROUP BY GROUPING SETS ((provider), (project), ())`;
 }
 
-function percentile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
-}
 
-async function timeIt(n: number, fn: () => Promise<void>): Promise<{ p50: number; p95: number }> {
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await fn();
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95) };
-}
 
 interface Figures {
   rows: number;

@@ -87,3 +87,20 @@ export function rssOf(pid: number | undefined): number {
 }
 
 export const fmt = (n: number, digits = 1) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
+
+/** Nearest-rank percentile of an ascending array (the collector's own definition, docs/api). */
+export function percentile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+}
+
+/** p50/p95 of `n` sequential runs of `fn` (ms). */
+export async function timeIt(n: number, fn: () => Promise<void>): Promise<{ p50: number; p95: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 0.5), p95: percentile(times, 0.95) };
+}
