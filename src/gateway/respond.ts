@@ -35,8 +35,18 @@ export function passthroughHeaders(h: IncomingHttpHeaders): Record<string, strin
 
 /** An answer's headers: the given ones, Voxgate's (request id, warnings) and the API security headers. */
 export function answerHeaders(base: Record<string, string | string[]>, extra: Record<string, string>): Record<string, string | string[]> {
-  return { ...base, ...extra, ...API_SECURITY_HEADERS };
+  // Assignment in a loop, not `{ ...base, ...extra, ...API_SECURITY_HEADERS }` (same keys, order and
+  // precedence): spreading objects with per-call keys was the gateway's largest own cost per call.
+  const out: Record<string, string | string[]> = {};
+  for (const name in base) out[name] = base[name] as string | string[];
+  for (const name in extra) out[name] = extra[name] as string;
+  for (let i = 0; i < SECURITY_NAMES.length; i++) {
+    const name = SECURITY_NAMES[i] as string;
+    out[name] = API_SECURITY_HEADERS[name] as string;
+  }
+  return out;
 }
+const SECURITY_NAMES = Object.keys(API_SECURITY_HEADERS);
 
 /** Sends a gateway error in the vendor's own error shape; the returned value is ignored. */
 export function answerError(
