@@ -147,14 +147,7 @@ function ProviderForm({ onDone }: { onDone: () => void }) {
           <span>Provider id</span>
           <input name="provider_id" required value={id} onChange={(e) => setId(e.target.value)} />
         </label>
-        <label className="field">
-          <span>Type</span>
-          <select name="provider_type" value={type} onChange={(e) => setType(e.target.value as ProviderCreateBody["provider_type"])}>
-            {PROVIDER_TYPES.map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-        </label>
+        <ProviderTypeField value={type} onChange={setType} />
         <label className="field">
           <span>API key (stored encrypted, shown masked)</span>
           <input name="api_key" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} />
@@ -171,6 +164,20 @@ function ProviderForm({ onDone }: { onDone: () => void }) {
         </div>
       </form>
     </Card>
+  );
+}
+
+/** The provider type select of the create and edit forms. */
+function ProviderTypeField({ value, onChange }: { value: ProviderCreateBody["provider_type"]; onChange: (t: ProviderCreateBody["provider_type"]) => void }) {
+  return (
+    <label className="field">
+      <span>Type</span>
+      <select name="provider_type" value={value} onChange={(e) => onChange(e.target.value as ProviderCreateBody["provider_type"])}>
+        {PROVIDER_TYPES.map((t) => (
+          <option key={t}>{t}</option>
+        ))}
+      </select>
+    </label>
   );
 }
 
@@ -206,14 +213,7 @@ function ProviderEditForm({ provider, onDone }: { provider: ProviderView; onDone
   return (
     <Card title={`Edit ${provider.provider_id}`}>
       <form className="form" onSubmit={submit} data-testid="provider-edit-form">
-        <label className="field">
-          <span>Type</span>
-          <select name="provider_type" value={type} onChange={(e) => setType(e.target.value as ProviderCreateBody["provider_type"])}>
-            {PROVIDER_TYPES.map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-        </label>
+        <ProviderTypeField value={type} onChange={setType} />
         <label className="field">
           <span>New API key (blank keeps {provider.api_key_masked ? <code>{provider.api_key_masked}</code> : "no key"})</span>
           <input name="api_key" type="password" autoComplete="off" value={key} disabled={removeKey} onChange={(e) => setKey(e.target.value)} />
