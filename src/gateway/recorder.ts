@@ -46,7 +46,7 @@ export class GatewayRecorder {
   private written = 0;
   private dropped = 0;
   private failedWrites = 0;
-  private flushing: Promise<void> | null = null;
+  private flushing: Promise<boolean> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private scheduled = false;
   private stopped = false;
@@ -57,7 +57,7 @@ export class GatewayRecorder {
   ) {}
 
   start(): void {
-    this.timer ??= setInterval(() => void this.flush(), RECORD_FLUSH_INTERVAL_MS);
+    this.timer ??= setInterval(() => void this.tick(), RECORD_FLUSH_INTERVAL_MS);
     this.timer.unref();
   }
 
@@ -73,7 +73,7 @@ export class GatewayRecorder {
       this.scheduled = true;
       setImmediate(() => {
         this.scheduled = false;
-        void this.flush();
+        void this.tick();
       });
     }
   }
@@ -82,17 +82,39 @@ export class GatewayRecorder {
     return { queued: this.queue.length, written: this.written, dropped: this.dropped, failedWrites: this.failedWrites };
   }
 
-  /** Writes everything queued now (one flush at a time); a failing sink leaves the rest queued. */
-  flush(): Promise<void> {
-    this.flushing ??= this.flushNow().finally(() => {
+  /** Writes everything queued, including what arrives meanwhile; a failing sink leaves the rest queued. */
+  async flush(): Promise<void> {
+    for (;;) {
+      if (this.flushing) {
+        if (!(await this.flushing)) return;
+        continue;
+      }
+      if (this.queue.length === 0) return;
+      if (!(await this.tick())) return;
+    }
+  }
+
+  /**
+   * One flush (one at a time): the records queued when it starts, not those arriving while it writes.
+   * Those wait for the next tick (or a full batch), so batches stay large under load: chasing the
+   * arrivals wrote ~30-record batches back to back at 3,000 calls/s, and a transaction's fixed cost
+   * (the rollup upserts) made Postgres spend 0.24 ms of CPU per call instead of ~0.05.
+   */
+  private tick(): Promise<boolean> {
+    this.flushing ??= this.writeQueued(this.queue.length).finally(() => {
       this.flushing = null;
+      // A full batch gathered while writing goes now, not at the next tick.
+      if (this.queue.length >= RECORD_BATCH_SIZE && !this.stopped) setImmediate(() => void this.tick());
     });
     return this.flushing;
   }
 
-  private async flushNow(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, RECORD_BATCH_SIZE);
+  /** Writes up to `count` queued records in batches; false when the sink failed (the batch is re-queued). */
+  private async writeQueued(count: number): Promise<boolean> {
+    let left = count;
+    while (left > 0 && this.queue.length > 0) {
+      const batch = this.queue.splice(0, Math.min(RECORD_BATCH_SIZE, left));
+      left -= batch.length;
       try {
         await this.sink.write(batch);
         this.written += batch.length;
@@ -104,9 +126,10 @@ export class GatewayRecorder {
         const room = Math.max(0, this.opts.limit - this.queue.length);
         this.dropped += Math.max(0, batch.length - room);
         this.queue = batch.slice(0, room).concat(this.queue);
-        return;
+        return false;
       }
     }
+    return true;
   }
 
   /** Stops the timer and drains: tries until the queue is empty or `timeoutMs` passed. */
