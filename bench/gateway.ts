@@ -18,8 +18,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
+import pg from "pg";
 import { Pool } from "undici";
-import { createBenchDatabase, fmt, ROOT, startServer } from "./support.js";
+import { ADMIN_URL, createBenchDatabase, fmt, ROOT, startServer } from "./support.js";
 
 const C1_REQUESTS = Number(process.env.BENCH_C1_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -34,6 +35,8 @@ interface Target {
   name: string;
   /** The process serving it (its CPU per call is measured at c=64). */
   pid?: number | undefined;
+  /** The Postgres database it records into: its backends' CPU per call is measured too. */
+  dbUrl?: string | undefined;
   origin: string;
   path: string;
   headers: Record<string, string>;
@@ -109,9 +112,42 @@ function cpuSeconds(pid: number | undefined): number {
   }
 }
 
-/** Requests/s at c=64, and the CPU the serving process spent per call (ms; records written after the run included). */
-async function throughput(t: Target, seconds = C64_SECONDS): Promise<{ rps: number; cpuMsPerCall: number }> {
+/**
+ * CPU seconds the Postgres backends serving a database have used so far, by pid: on 2 shared cores
+ * the records' writes compete with the proxy itself, so they belong in its cost. Empty without a db.
+ */
+async function backendCpu(dbUrl: string | undefined): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (!dbUrl) return out;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [new URL(dbUrl).pathname.slice(1)]);
+    for (const r of rows) out.set(r.pid, cpuSeconds(r.pid));
+  } finally {
+    await admin.end();
+  }
+  return out;
+}
+
+/** CPU seconds the backends used between two readings (a backend new since the first counts whole). */
+function backendCpuSpent(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, cpu] of after) if (Number.isFinite(cpu)) total += cpu - (before.get(pid) ?? 0);
+  return total;
+}
+
+interface Throughput {
+  rps: number;
+  cpuMsPerCall: number;
+  /** Postgres backends' CPU per call (ms), for a target that records into Postgres. */
+  dbCpuMsPerCall: number | null;
+}
+
+/** Requests/s at c=64, and the CPU the serving process (and its Postgres) spent per call (ms; records written after the run included). */
+async function throughput(t: Target, seconds = C64_SECONDS): Promise<Throughput> {
   const cpu0 = cpuSeconds(t.pid);
+  const db0 = await backendCpu(t.dbUrl);
   const r = await autocannon({
     url: t.origin + t.path,
     method: "POST",
@@ -122,7 +158,9 @@ async function throughput(t: Target, seconds = C64_SECONDS): Promise<{ rps: numb
   });
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${t.name}: ${r.non2xx} non-2xx, ${r.errors} errors at c=64`);
   await new Promise((res) => setTimeout(res, 600)); // the recorder's next flush (every 200 ms)
-  return { rps: r.requests.average, cpuMsPerCall: ((cpuSeconds(t.pid) - cpu0) * 1000) / r.requests.total };
+  const cpuMsPerCall = ((cpuSeconds(t.pid) - cpu0) * 1000) / r.requests.total;
+  const dbCpuMsPerCall = t.dbUrl ? (backendCpuSpent(db0, await backendCpu(t.dbUrl)) * 1000) / r.requests.total : null;
+  return { rps: r.requests.average, cpuMsPerCall, dbCpuMsPerCall };
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -151,7 +189,7 @@ async function main() {
   const portkey = await attempt(startPortkey);
 
   const direct: Target = { name: "direct", pid: stub.child.pid, origin: stubOrigin, path: "/v1/chat/completions", headers: { authorization: `Bearer ${PROVIDER_KEY}` } };
-  const through: Target = { name: "voxgate", pid: voxgate.child.pid, origin: voxgate.baseUrl, path: "/openai/v1/chat/completions", headers: { authorization: `Bearer ${KEY}` } };
+  const through: Target = { name: "voxgate", pid: voxgate.child.pid, dbUrl: db.url, origin: voxgate.baseUrl, path: "/openai/v1/chat/completions", headers: { authorization: `Bearer ${KEY}` } };
   const peer: Target | null = portkey.ok
     ? {
         name: "portkey",
@@ -162,7 +200,7 @@ async function main() {
       }
     : null;
   const floorTarget: Target = { name: "floor", pid: floor.child.pid, origin: `http://127.0.0.1:${floor.port}`, path: "/openai/v1/chat/completions", headers: {} };
-  const baseTarget: Target | null = base ? { name: "voxgate@base", pid: base.child.pid, origin: base.baseUrl, path: through.path, headers: through.headers } : null;
+  const baseTarget: Target | null = base ? { name: "voxgate@base", pid: base.child.pid, dbUrl: baseDb?.url, origin: base.baseUrl, path: through.path, headers: through.headers } : null;
   const all = [direct, floorTarget, through, ...(baseTarget ? [baseTarget] : []), ...(peer ? [peer] : [])];
   const others = all.filter((t) => t !== direct).map((t) => t.name);
 
@@ -189,7 +227,7 @@ async function main() {
         else sseErrors[t.name] = o.error;
       }
     }
-    const rps: Record<string, Outcome<{ rps: number; cpuMsPerCall: number }>> = {};
+    const rps: Record<string, Outcome<Throughput>> = {};
     // Each peer gets a c=64 warm-up first (64 upstream connections opened, JIT warm), then the measure.
     for (const t of all) {
       await attempt(() => throughput(t, 2));
@@ -224,12 +262,16 @@ async function main() {
     console.log(`chat JSON c=64 (${C64_SECONDS} s, autocannon):`);
     for (const t of all) {
       const o = rps[t.name];
-      console.log(`  ${t.name}: ${o?.ok ? `${fmt(o.value.rps, 0)} req/s, ${o.value.cpuMsPerCall.toFixed(3)} ms CPU per call in its process` : `FAILED ${o?.error}`}`);
+      const db = o?.ok && o.value.dbCpuMsPerCall !== null ? ` + ${o.value.dbCpuMsPerCall.toFixed(3)} ms in Postgres (the records)` : "";
+      console.log(`  ${t.name}: ${o?.ok ? `${fmt(o.value.rps, 0)} req/s, ${o.value.cpuMsPerCall.toFixed(3)} ms CPU per call in its process${db}` : `FAILED ${o?.error}`}`);
     }
     const ratio = (a: string, b: string) => {
       const x = rps[a];
       const y = rps[b];
-      return x?.ok && y?.ok ? `${a} / ${b}: ${(x.value.rps / y.value.rps).toFixed(2)}× req/s, ${(y.value.cpuMsPerCall / x.value.cpuMsPerCall).toFixed(2)}× by CPU per call` : null;
+      if (!x?.ok || !y?.ok) return null;
+      const total = (v: Throughput) => v.cpuMsPerCall + (v.dbCpuMsPerCall ?? 0);
+      const withDb = x.value.dbCpuMsPerCall !== null ? `, ${(total(y.value) / total(x.value)).toFixed(2)}× counting Postgres` : "";
+      return `${a} / ${b}: ${(x.value.rps / y.value.rps).toFixed(2)}× req/s, ${(y.value.cpuMsPerCall / x.value.cpuMsPerCall).toFixed(2)}× by CPU per call${withDb}`;
     };
     for (const [a, b, note] of [
       ["voxgate", "portkey", " (target ≥ 10×)"],
