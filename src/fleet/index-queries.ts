@@ -3,14 +3,15 @@ import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
-import { agentPresence, calls, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, requests, sessions, turns } from "../db/schema/index.js";
+import { agentPresence, calls, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, fleetIndexAgentRollupsMonthly, requests, sessions, turns } from "../db/schema/index.js";
 import { moneyNumber } from "../money.js";
 import { costsQuery } from "../reports/query.js";
-import { type Period, type Segment, windowSegments } from "../reports/window.js";
+import type { Period } from "../reports/window.js";
 import { type AgentAcc, AgentRollupBatch, emptyAgentAcc, FLEET_MODALITIES, type FleetModality, mergeAgentAcc, textArray } from "../rollups/fleet-index.js";
 import { sketchFromJson } from "../rollups/sketch-json.js";
 import { mergeSketch, summarize } from "../stats/summary.js";
 import { ROSTER_AGEING_SECONDS } from "./presence.js";
+import { type FleetSegment as Segment, fleetWindowSegments } from "./window.js";
 
 /** GET /api/agents page sizes. */
 export const FLEET_INDEX_LIMIT_DEFAULT = 100;
@@ -50,6 +51,7 @@ export interface FleetIndexArgs extends TenantScope {
 const ROLLUP_TABLES = {
   hour: fleetIndexAgentRollups,
   day: fleetIndexAgentRollupsDaily,
+  month: fleetIndexAgentRollupsMonthly,
 } as const;
 
 function range(time: AnyPgColumn | SQL, seg: Segment, asMs = false): SQL | undefined {
@@ -187,7 +189,7 @@ async function pageSketches(db: Db, segments: Segment[], scope: TenantScope, age
         ),
   ]);
   // One accumulator per agent (the grain is irrelevant: everything lands in one bucket).
-  const batch = new AgentRollupBatch(Number.MAX_SAFE_INTEGER);
+  const batch = new AgentRollupBatch(() => 0);
   const out = new Map<string, AgentAcc>();
   const accOf = (tenantId: string | null, agentId: string) => {
     const k = pairKey(tenantId, agentId);
@@ -277,7 +279,7 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
  */
 export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const now = args.now ?? new Date();
-  const segments = windowSegments(args.period, now);
+  const segments = fleetWindowSegments(args.period, now);
   const from = segments[0]?.from ?? null;
   const order = args.sort === "agent_id" ? "" : "v DESC, ";
   // 1. Rank on the sort column alone; one row even when the page is empty (offset past the end): the

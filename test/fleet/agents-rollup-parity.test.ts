@@ -8,6 +8,7 @@ import { formatMoney, moneyNumber, parseMoney } from "../../src/money.js";
 import { queryRows } from "../../src/reports/sources.js";
 import type { Period } from "../../src/reports/window.js";
 import type { RequestRow } from "../../src/rollups/apply.js";
+import { adjustRollupMoney, rollupSourceColumns } from "../../src/rollups/adjust.js";
 import { rebuildRollups } from "../../src/rollups/rebuild.js";
 import { sketchFromJson } from "../../src/rollups/sketch-json.js";
 import { summarize, summarizeSamples } from "../../src/stats/summary.js";
@@ -15,6 +16,19 @@ import { useTestApp } from "../support/app.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
+/** How far back the rows go: long enough to hold three month starts, so one month has ≤ 30 days. */
+const SPAN_DAYS = 100;
+
+/** A `now` whose rolling 30-day window is one whole calendar month (read from the monthly rollups). */
+function wholeMonthNow(base: number): Date {
+  for (let m = 0; m < 4; m++) {
+    const d = new Date(base - SPAN_DAYS * DAY);
+    const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1 + m, 1);
+    const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 2 + m, 1);
+    if (next - start <= 30 * DAY) return new Date(start + 30 * DAY);
+  }
+  throw new Error("no month of 30 days or fewer in four");
+}
 
 function lcg(seed: number) {
   let s = seed;
@@ -66,7 +80,7 @@ describe("fleet index rollups equal raw aggregates", () => {
       if (sessionId && !noAgent) sessionOwner.set(sessionId, { tenantId, agentId });
       reqs.push({
         id: randomUUID(),
-        ts: new Date(base - Math.floor(rnd() * 40 * DAY)),
+        ts: new Date(base - Math.floor(rnd() * SPAN_DAYS * DAY)),
         tenant_id: tenantId,
         agent_id: noAgent ? null : agentId,
         session_id: noAgent ? null : sessionId,
@@ -87,7 +101,7 @@ describe("fleet index rollups equal raw aggregates", () => {
       for (let i = 0; i < n; i++) {
         const [sessionId, owner] = sessionsList[Math.floor(rnd() * sessionsList.length)] ?? ["", { tenantId: null, agentId: "" }];
         const probe = rnd() < 0.2;
-        const startMs = base - Math.floor(rnd() * 40 * DAY);
+        const startMs = base - Math.floor(rnd() * SPAN_DAYS * DAY);
         const speed = rnd() < 0.1 ? null : Math.round(300 + rnd() * 1500);
         const turn = { session_id: sessionId, turn_index: turns.length, caller_speak_start_ms: startMs, caller_speak_end_ms: startMs + 500, response_speed_ms: speed, room_name: probe ? "probe-room" : `room-${sessionId}` };
         turns.push({ tenantId: owner.tenantId, agentId: owner.agentId, sessionId, startMs, speed, probe });
@@ -105,7 +119,17 @@ describe("fleet index rollups equal raw aggregates", () => {
     for (const [tenant, batch] of makeTurns(150)) await storeTurns(db, tenant, batch);
   });
 
-  const nows = () => [new Date(base), new Date(base - 3.5 * HOUR), new Date(Math.floor(base / HOUR) * HOUR), new Date(Math.floor(base / DAY) * DAY - 5 * DAY)];
+  // Edges inside hours, on hours, on days, on a month start, and a rolling month that is a whole month.
+  const monthStart = (ms: number) => Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), 1);
+  const nows = () => [
+    new Date(base),
+    new Date(base - 3.5 * HOUR),
+    new Date(Math.floor(base / HOUR) * HOUR),
+    new Date(Math.floor(base / DAY) * DAY - 5 * DAY),
+    new Date(monthStart(base - 20 * DAY)),
+    new Date(monthStart(base - 40 * DAY) + 2.25 * HOUR),
+    wholeMonthNow(base),
+  ];
   const SPAN: Record<Exclude<Period, "all">, number> = { today: DAY, week: 7 * DAY, month: 30 * DAY };
 
   /** What the index must say, computed from the raw rows alone. */
@@ -159,7 +183,8 @@ describe("fleet index rollups equal raw aggregates", () => {
       .sort((a, b) => (a.key < b.key ? -1 : 1));
   }
 
-  it("every period, every tenant scope and several nows", async () => {
+  /** Compares the index with the raw figures for every now, period and scope; returns what it saw. */
+  async function compareAll() {
     const db = t.services.database.db;
     let compared = 0;
     let turnsSeen = 0;
@@ -190,6 +215,11 @@ describe("fleet index rollups equal raw aggregates", () => {
         }
       }
     }
+    return { compared, turnsSeen, probeTurnsSeen };
+  }
+
+  it("every period, every tenant scope and several nows", async () => {
+    const { compared, turnsSeen, probeTurnsSeen } = await compareAll();
     expect(compared).toBeGreaterThan(100);
     expect(turnsSeen).toBeGreaterThan(100);
     expect(probeTurnsSeen).toBeGreaterThan(10);
@@ -212,11 +242,38 @@ describe("fleet index rollups equal raw aggregates", () => {
           return s && { ...s, avg: 0 };
         }),
       }));
-    const tables = ["fleet_index_agent_rollups", "fleet_index_agent_rollups_daily"];
+    const tables = ["fleet_index_agent_rollups", "fleet_index_agent_rollups_daily", "fleet_index_agent_rollups_monthly"];
     const before = await Promise.all(tables.map(snapshot));
     expect(before[0]?.length).toBeGreaterThan(100);
-    await rebuildRollups(db, new Date(Math.floor((base - 41 * DAY) / DAY) * DAY), new Date(Math.ceil(base / DAY) * DAY + DAY));
+    expect(before[2]?.length).toBeGreaterThan(20);
+    await rebuildRollups(db, new Date(Math.floor((base - (SPAN_DAYS + 1) * DAY) / DAY) * DAY), new Date(Math.ceil(base / DAY) * DAY + DAY));
+    expect(await Promise.all(tables.map(snapshot))).toEqual(before);
+    // A rebuild of days inside months rebuilds those months whole (no month bucket is cut in two).
+    const mid = Math.floor((base - 45 * DAY) / DAY) * DAY;
+    await rebuildRollups(db, new Date(mid), new Date(mid + 3 * DAY));
     const after = await Promise.all(tables.map(snapshot));
     expect(after).toEqual(before);
+  });
+
+  it("re-rating moves the money of every grain (adjustRollupMoney), month buckets included", async () => {
+    const db = t.services.database.db;
+    // Every fifth request with an agent gets a new price, and a cost where it had none.
+    const changed = reqs.filter((r, i) => r.agent_id && i % 5 === 0);
+    const values = changed.map((r) => ({ id: r.id, price: "1.2345000000", cost: r.cost_usd ?? "0.5000000000" }));
+    const v = sql`(SELECT * FROM json_to_recordset(${JSON.stringify(values)}::json) AS v(id uuid, price numeric, cost numeric))`;
+    await db.transaction(async (tx) => {
+      await adjustRollupMoney(
+        tx,
+        sql`SELECT ${rollupSourceColumns("r")}, v.price - coalesce(r.rated_price_usd, 0) AS dp, v.cost - coalesce(r.cost_usd, 0) AS dc
+              FROM requests r JOIN ${v} v ON v.id = r.id`,
+      );
+      await tx.execute(sql`UPDATE requests r SET rated_price_usd = v.price, cost_usd = v.cost FROM ${v} v WHERE v.id = r.id`);
+    });
+    for (const r of changed) {
+      r.rated_price_usd = "1.2345000000";
+      r.cost_usd = r.cost_usd ?? "0.5000000000";
+    }
+    expect(changed.length).toBeGreaterThan(50);
+    expect((await compareAll()).compared).toBeGreaterThan(100);
   });
 });
