@@ -46,6 +46,14 @@ const MODALITIES = [
   ["cartesia/sonic", "tts"],
 ] as const;
 
+/** Heartbeats: agents with traffic, one only heard by heartbeat per tenant scope, a stale one; offsets from base. */
+const PRESENCE = [
+  { tenantId: null, agentId: "agent-1", agoMs: 10_000 },
+  { tenantId: "acme", agentId: "agent-2", agoMs: 2 * 3_600_000 },
+  { tenantId: "globex", agentId: "agent-5", agoMs: 5_000 },
+  { tenantId: null, agentId: "agent-6", agoMs: 20_000 },
+] as const;
+
 interface Turn {
   tenantId: string | null;
   agentId: string;
@@ -69,6 +77,10 @@ describe("fleet index rollups equal raw aggregates", () => {
     const db = t.services.database.db;
     // A probe call (the operator's load-test trunk): its room's turns are probe traffic.
     await db.execute(sql`INSERT INTO calls (room_sid, room_name, is_probe) VALUES ('RM_probe', 'probe-room', true)`);
+    for (const p of PRESENCE) {
+      await db.execute(sql`INSERT INTO agent_presence (tenant_id, agent_id, last_seen_at)
+        VALUES (${p.tenantId}, ${p.agentId}, ${new Date(base - p.agoMs).toISOString()}::timestamptz)`);
+    }
     const rnd = lcg(7);
     const sessionOwner = new Map<string, { tenantId: string | null; agentId: string }>();
     for (let i = 0; i < 700; i++) {
@@ -159,6 +171,8 @@ describe("fleet index rollups equal raw aggregates", () => {
         if (r.ttfb_ms !== null && r.ttfb_ms !== undefined) e.ttfb[r.modality]?.push(r.ttfb_ms);
       }
     }
+    // Every agent with a heartbeat is listed, whatever its traffic (presence is not windowed).
+    for (const p of PRESENCE) if (tenant === undefined || p.tenantId === tenant) get(p.tenantId, p.agentId);
     for (const tu of turns) {
       if (!inWindow(tu.startMs) || (tenant !== undefined && tu.tenantId !== tenant)) continue;
       const e = get(tu.tenantId, tu.agentId);
@@ -206,7 +220,26 @@ describe("fleet index rollups equal raw aggregates", () => {
               p95_ttfb_ms: a.p95_ttfb_ms,
             }))
             .sort((a, b) => (a.key < b.key ? -1 : 1));
-          expect(actual, `${period} ${now.toISOString()} tenant ${scope}`).toEqual(expected(scope ?? undefined, period, now));
+          const want = expected(scope ?? undefined, period, now);
+          const label = `${period} ${now.toISOString()} tenant ${scope}`;
+          expect(actual, label).toEqual(want);
+          expect(got.total_agents, label).toBe(want.length);
+          const online = PRESENCE.filter((p) => (scope === null || p.tenantId === scope) && base - p.agoMs > now.getTime() - 45_000);
+          expect(got.online, label).toBe(online.length);
+          // The ranking: value descending, then agent id, then tenant (no tenant first), one page at a time.
+          for (const sort of ["cost", "requests"] as const) {
+            const byValue = [...want].sort((a, b) => {
+              const d = sort === "cost" ? b.cost_usd - a.cost_usd : b.requests - a.requests;
+              const [ta = "", aa = ""] = a.key.split("/");
+              const [tb = "", ab = ""] = b.key.split("/");
+              return d !== 0 ? d : aa !== ab ? (aa < ab ? -1 : 1) : ta === tb ? 0 : ta < tb ? -1 : 1;
+            });
+            const pages = await Promise.all(
+              [0, 3, 6, 9].map((offset) => fleetIndex(db, { tenantId: scope, period, limit: 3, offset, sort, now })),
+            );
+            const keys = pages.flatMap((pg) => pg.agents.map((a) => `${a.tenant_id ?? ""}/${a.agent_id}`));
+            expect(keys, `${label} sort=${sort}`).toEqual(byValue.slice(0, 12).map((e) => e.key));
+          }
           compared += actual.length;
           for (const a of actual) {
             turnsSeen += a.turns;
