@@ -11,6 +11,7 @@ import { type AgentAcc, AgentRollupBatch, emptyAgentAcc, FLEET_MODALITIES, type 
 import { sketchFromJson } from "../rollups/sketch-json.js";
 import { mergeSketch, summarize } from "../stats/summary.js";
 import { ROSTER_AGEING_SECONDS } from "./presence.js";
+import { allTimeRankSources } from "./rank-all.js";
 import { type FleetSegment as Segment, fleetWindowSegments } from "./window.js";
 
 /** GET /api/agents page sizes. */
@@ -157,10 +158,15 @@ function presenceFrom(scope: TenantScope, extra?: SQL): SQL {
  * hashed once by the join rather than fed through the aggregate. The join key spells out NULL tenants
  * (IS NOT DISTINCT FROM cannot drive a hash or merge join, which FULL JOIN needs).
  */
-function rankedAgents(segments: Segment[], scope: TenantScope, sort: SortKey): SQL {
+function rankedAgents(period: Period, now: Date, segments: Segment[], scope: TenantScope, sort: SortKey): SQL {
+  const summed =
+    period === "all"
+      ? sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${allTimeRankSources(now, scope, RANK_VALUE[sort])}) r
+          GROUP BY tenant_id, agent_id HAVING sum(n) > 0`
+      : sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${totalsUnion(segments, scope, { rank: sort })}) r GROUP BY tenant_id, agent_id`;
   return sql`SELECT coalesce(w.tenant_id, p.tenant_id) AS tenant_id, coalesce(w.agent_id, p.agent_id) AS agent_id,
       coalesce(w.v, 0) AS v, p.last_seen_at
-    FROM (SELECT tenant_id, agent_id, sum(v) AS v FROM (${totalsUnion(segments, scope, { rank: sort })}) r GROUP BY tenant_id, agent_id) w
+    FROM (${summed}) w
     FULL JOIN (SELECT tenant_id, agent_id, last_seen_at ${presenceFrom(scope)}) p
       ON p.agent_id = w.agent_id AND coalesce(p.tenant_id, '') = coalesce(w.tenant_id, '') AND (p.tenant_id IS NULL) = (w.tenant_id IS NULL)`;
 }
@@ -305,7 +311,7 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   // counts still answer.
   const ranked = await queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(
     db,
-    sql`WITH a AS (${rankedAgents(segments, args, args.sort)})
+    sql`WITH a AS (${rankedAgents(args.period, now, segments, args, args.sort)})
       SELECT p.tenant_id, p.agent_id, c.total, c.online
       FROM (SELECT count(*) AS total,
               count(*) FILTER (WHERE last_seen_at > ${now.toISOString()}::timestamptz - make_interval(secs => ${ROSTER_AGEING_SECONDS})) AS online

@@ -106,6 +106,23 @@ describe("fleet index rollups equal raw aggregates", () => {
         is_probe: rnd() < 0.15,
       });
     }
+    // An agent whose one row is an hour before base: for the nows before it (same month), it is not in
+    // the window, though the month bucket holds it (period=all ranks from month buckets minus later rows).
+    reqs.push({
+      id: randomUUID(),
+      ts: new Date(base - HOUR),
+      tenant_id: "acme",
+      agent_id: "agent-7",
+      session_id: null,
+      model_id: "openai/gpt-4.1-mini",
+      modality: "llm",
+      provider: "openai",
+      status: "success",
+      cost_usd: "9.0000000000",
+      rated_price_usd: "9.5000000000",
+      ttfb_ms: 300,
+      is_probe: false,
+    });
     const sessionsList = [...sessionOwner.entries()];
     // Half of the turns arrive before any record names their session's agent, half after.
     const makeTurns = (n: number) => {
