@@ -61,7 +61,8 @@ async function main(): Promise<void> {
       for (let r = 0; r < runs; r++) {
         const rows = await queryRows<{ "QUERY PLAN": string }>(db, sql`EXPLAIN (ANALYZE, BUFFERS) ${q}`);
         plan = rows.map((x) => x["QUERY PLAN"]);
-        times.push(plan.find((l) => l.startsWith("Execution Time"))?.replace(/Execution Time: /, "") ?? "?");
+        const planning = plan.find((l) => l.startsWith("Planning Time"))?.replace(/Planning Time: /, "") ?? "?";
+        times.push(`${plan.find((l) => l.startsWith("Execution Time"))?.replace(/Execution Time: /, "") ?? "?"} (+${planning} planning)`);
       }
       console.log(`  #${i + 1} execution ${times.join(" · ")}`);
       if (flag("--plans")) console.log(plan.map((l) => `     ${l}`).join("\n"));
