@@ -10,8 +10,11 @@
  * one of N agents (tenant fixed per agent, 5 % probe, 2 % errors) in 10-minute sessions; plus the
  * sessions, one turn per llm request (attributed to the session's agent), a call for one session in ten
  * (5 % of them probe) and a presence row per agent (80 % online).
- *   npm run bench:agents -- [--rows 1000000] [--agents 10000] [--iterations 40] [--keep]
+ *   npm run bench:agents -- [--rows 1000000] [--agents 10000] [--iterations 40] [--keep] [--url <kept database>]
  * --keep leaves the seeded database in place (its URL is printed) for EXPLAIN (ANALYZE, BUFFERS).
+ * --url measures a kept database again instead of seeding one (migrated first, presence rows rewritten
+ * so they are online now; never dropped): before/after a change on the same data. A new rollup grain
+ * must be filled first (`npm run bench:agents:explain -- <url> --rebuild`).
  */
 import { loadavg } from "node:os";
 import type { AddressInfo } from "node:net";
@@ -19,7 +22,8 @@ import { serve } from "@hono/node-server";
 import { type SQL, sql } from "drizzle-orm";
 import { parseEnv } from "../src/config/env.js";
 import { parseConfigText } from "../src/config/load.js";
-import type { Db } from "../src/db/client.js";
+import { type Db, openDatabase } from "../src/db/client.js";
+import { runMigrations } from "../src/db/migrate.js";
 import type { FleetIndex } from "../src/fleet/index-queries.js";
 import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
@@ -96,27 +100,43 @@ interface Row {
   load: string;
 }
 
+/** A database kept by an earlier --keep run, migrated to this code's schema; its drop() leaves it. */
+async function reuseDatabase(url: string) {
+  const database = await openDatabase({ url });
+  await runMigrations(database);
+  return { url, database, drop: () => database.close() };
+}
+
 async function measure(rows: number) {
-  console.log(`\n== ${fmt(rows, 0)} request rows over a year, ${fmt(AGENTS, 0)} agents ==`);
-  const bench = await createBenchDatabase();
+  const reuse = process.argv[process.argv.indexOf("--url") + 1];
+  const kept = process.argv.includes("--url") && reuse !== undefined;
+  console.log(`\n== ${kept ? `kept database ${reuse}` : `${fmt(rows, 0)} request rows over a year`}, ${fmt(AGENTS, 0)} agents ==`);
+  const bench = kept ? await reuseDatabase(reuse) : await createBenchDatabase();
   try {
-    const t0 = Date.now();
-    await generateBenchData(bench.database, rows, new Date(), true, { agents: AGENTS, beforeRollups: seedFleet });
-    console.log(`  generated in ${fmt((Date.now() - t0) / 1000)} s`);
     const db = bench.database.db;
+    if (kept) await db.execute(sql`DELETE FROM agent_presence`);
+    else {
+      const t0 = Date.now();
+      await generateBenchData(bench.database, rows, new Date(), true, { agents: AGENTS, beforeRollups: seedFleet });
+      console.log(`  generated in ${fmt((Date.now() - t0) / 1000)} s`);
+    }
     await seedPresence(db);
     await db.execute(sql`ANALYZE agent_presence`);
+    // The rebuild folds each day into its month's row (an update per day): vacuum as autovacuum would
+    // before serving, so the month table is measured without a year of dead row versions.
+    await db.execute(sql`VACUUM (ANALYZE) fleet_index_agent_rollups, fleet_index_agent_rollups_daily, fleet_index_agent_rollups_monthly`);
     const counts = (await db.execute(sql`SELECT
         (SELECT count(*) FROM requests) AS requests, (SELECT count(*) FROM turns) AS turns, (SELECT count(*) FROM sessions) AS sessions,
         (SELECT count(*) FROM calls) AS calls, (SELECT count(*) FROM fleet_index_agent_rollups) AS hourly,
         (SELECT count(*) FROM fleet_index_agent_rollups_daily) AS daily,
-        (SELECT count(*) FROM fleet_index_agent_rollups_daily WHERE bucket >= now() - interval '30 days') AS daily_month`)) as unknown as {
+        (SELECT count(*) FROM fleet_index_agent_rollups_daily WHERE bucket >= now() - interval '30 days') AS daily_month,
+        (SELECT count(*) FROM fleet_index_agent_rollups_monthly) AS monthly`)) as unknown as {
       rows: Record<string, string>[];
     };
     const c = counts.rows[0] ?? {};
     console.log(
       `  rows: requests ${fmt(Number(c.requests), 0)}, turns ${fmt(Number(c.turns), 0)}, sessions ${fmt(Number(c.sessions), 0)}, calls ${fmt(Number(c.calls), 0)}; ` +
-        `per-agent rollup rows: hourly ${fmt(Number(c.hourly), 0)}, daily ${fmt(Number(c.daily), 0)} (last 30 days ${fmt(Number(c.daily_month), 0)})`,
+        `per-agent rollup rows: hourly ${fmt(Number(c.hourly), 0)}, daily ${fmt(Number(c.daily), 0)} (last 30 days ${fmt(Number(c.daily_month), 0)}), monthly ${fmt(Number(c.monthly), 0)}`,
     );
 
     const config = parseConfigText(`auth:\n  api_keys:\n    - ${BENCH_KEY}\n`, "bench.yaml", {});

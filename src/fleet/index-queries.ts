@@ -3,14 +3,16 @@ import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
-import { agentPresence, calls, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, requests, sessions, turns } from "../db/schema/index.js";
+import { agentPresence, calls, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, fleetIndexAgentRollupsMonthly, requests, sessions, turns } from "../db/schema/index.js";
 import { moneyNumber } from "../money.js";
 import { costsQuery } from "../reports/query.js";
-import { type Period, type Segment, windowSegments } from "../reports/window.js";
+import type { Period } from "../reports/window.js";
 import { type AgentAcc, AgentRollupBatch, emptyAgentAcc, FLEET_MODALITIES, type FleetModality, mergeAgentAcc, textArray } from "../rollups/fleet-index.js";
 import { sketchFromJson } from "../rollups/sketch-json.js";
 import { mergeSketch, summarize } from "../stats/summary.js";
 import { ROSTER_AGEING_SECONDS } from "./presence.js";
+import { allTimeRankSources } from "./rank-all.js";
+import { type FleetSegment as Segment, fleetWindowSegments } from "./window.js";
 
 /** GET /api/agents page sizes. */
 export const FLEET_INDEX_LIMIT_DEFAULT = 100;
@@ -50,6 +52,7 @@ export interface FleetIndexArgs extends TenantScope {
 const ROLLUP_TABLES = {
   hour: fleetIndexAgentRollups,
   day: fleetIndexAgentRollupsDaily,
+  month: fleetIndexAgentRollupsMonthly,
 } as const;
 
 function range(time: AnyPgColumn | SQL, seg: Segment, asMs = false): SQL | undefined {
@@ -80,11 +83,15 @@ interface TotalsRow {
 
 type SortKey = FleetIndexArgs["sort"];
 
-/** What each source contributes to the ranking: the sort column only (`agent_id` sorts on the key). */
-const RANK_VALUE: Record<SortKey, { raw: string; rollup: string }> = {
-  cost: { raw: "coalesce(cost_usd, 0)", rollup: "cost_usd" },
-  requests: { raw: "1::numeric", rollup: "requests::numeric" },
-  agent_id: { raw: "0::numeric", rollup: "0::numeric" },
+/**
+ * What each source contributes to the ranking: the sort column only (`agent_id` sorts on the key).
+ * A source that adds nothing gives NULL, not zero: sum() skips NULLs without building its per-group
+ * numeric state, the costliest part of hashing 10k agents. `requests` stays bigint (cheaper to sum).
+ */
+const RANK_VALUE: Record<SortKey, { raw: string; rollup: string; none: string }> = {
+  cost: { raw: "cost_usd", rollup: "cost_usd", none: "NULL::numeric" },
+  requests: { raw: "1::bigint", rollup: "requests", none: "NULL::bigint" },
+  agent_id: { raw: "NULL::bigint", rollup: "NULL::bigint", none: "NULL::bigint" },
 };
 
 /**
@@ -111,8 +118,8 @@ function totalsUnion(segments: Segment[], scope: TenantScope, shape: { rank: Sor
         tenantCondition(turns.tenantId, scope),
       );
       if (rank) {
-        parts.push(sql`SELECT tenant_id, agent_id, ${sql.raw(rank.raw)} AS v, NULL::timestamptz AS last_seen_at FROM ${requests} WHERE ${reqWhere}`);
-        parts.push(sql`SELECT turns.tenant_id, turns.agent_id, 0::numeric, NULL::timestamptz FROM ${turns} WHERE ${turnWhere}`);
+        parts.push(sql`SELECT tenant_id, agent_id, ${sql.raw(rank.raw)} AS v FROM ${requests} WHERE ${reqWhere}`);
+        parts.push(sql`SELECT turns.tenant_id, turns.agent_id, ${sql.raw(rank.none)} FROM ${turns} WHERE ${turnWhere}`);
         continue;
       }
       parts.push(sql`SELECT tenant_id, agent_id, 1::bigint AS requests, is_probe::int::bigint AS probe_requests,
@@ -126,22 +133,42 @@ function totalsUnion(segments: Segment[], scope: TenantScope, shape: { rank: Sor
       const t = ROLLUP_TABLES[seg.source];
       const where = and(only(t.agentId), range(t.bucket, seg), tenantCondition(t.tenantId, scope));
       if (rank) {
-        parts.push(sql`SELECT tenant_id, agent_id, ${sql.raw(rank.rollup)} AS v, NULL::timestamptz AS last_seen_at FROM ${t} WHERE ${where}`);
+        parts.push(sql`SELECT tenant_id, agent_id, ${sql.raw(rank.rollup)} AS v FROM ${t} WHERE ${where}`);
         continue;
       }
       parts.push(sql`SELECT tenant_id, agent_id, requests, probe_requests, errors, cost_usd AS cost, rated_price_usd AS rated, turns, probe_turns, ${nul}
         FROM ${t} WHERE ${where}`);
     }
   }
-  const presenceWhere = and(only(agentPresence.agentId), tenantCondition(agentPresence.tenantId, scope));
-  const presenceFrom = sql`FROM ${agentPresence}${presenceWhere ? sql` WHERE ${presenceWhere}` : sql``}`;
-  parts.push(
-    rank
-      ? sql`SELECT tenant_id, agent_id, 0::numeric, last_seen_at ${presenceFrom}`
-      : sql`SELECT tenant_id, agent_id, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, 0::bigint, 0::bigint,
-      agent_name, host, version, region, last_seen_at ${presenceFrom}`,
-  );
+  // The ranking joins presence to the aggregate instead (rankedAgents): no presence row is hashed twice.
+  if (rank) return sql.join(parts, sql` UNION ALL `);
+  parts.push(sql`SELECT tenant_id, agent_id, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, 0::bigint, 0::bigint,
+      agent_name, host, version, region, last_seen_at ${presenceFrom(scope, only(agentPresence.agentId))}`);
   return sql.join(parts, sql` UNION ALL `);
+}
+
+function presenceFrom(scope: TenantScope, extra?: SQL): SQL {
+  const where = and(extra, tenantCondition(agentPresence.tenantId, scope));
+  return sql`FROM ${agentPresence}${where ? sql` WHERE ${where}` : sql``}`;
+}
+
+/**
+ * Every agent of the window with its sort value and last heartbeat: the window's sources summed per
+ * agent, then FULL JOINed to presence (one row per tenant and agent), so the 10k presence rows are
+ * hashed once by the join rather than fed through the aggregate. The join key spells out NULL tenants
+ * (IS NOT DISTINCT FROM cannot drive a hash or merge join, which FULL JOIN needs).
+ */
+function rankedAgents(period: Period, now: Date, segments: Segment[], scope: TenantScope, sort: SortKey): SQL {
+  const summed =
+    period === "all"
+      ? sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${allTimeRankSources(now, scope, RANK_VALUE[sort])}) r
+          GROUP BY tenant_id, agent_id HAVING sum(n) > 0`
+      : sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${totalsUnion(segments, scope, { rank: sort })}) r GROUP BY tenant_id, agent_id`;
+  return sql`SELECT coalesce(w.tenant_id, p.tenant_id) AS tenant_id, coalesce(w.agent_id, p.agent_id) AS agent_id,
+      coalesce(w.v, 0) AS v, p.last_seen_at
+    FROM (${summed}) w
+    FULL JOIN (SELECT tenant_id, agent_id, last_seen_at ${presenceFrom(scope)}) p
+      ON p.agent_id = w.agent_id AND coalesce(p.tenant_id, '') = coalesce(w.tenant_id, '') AND (p.tenant_id IS NULL) = (w.tenant_id IS NULL)`;
 }
 
 const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
@@ -187,7 +214,7 @@ async function pageSketches(db: Db, segments: Segment[], scope: TenantScope, age
         ),
   ]);
   // One accumulator per agent (the grain is irrelevant: everything lands in one bucket).
-  const batch = new AgentRollupBatch(Number.MAX_SAFE_INTEGER);
+  const batch = new AgentRollupBatch(() => 0);
   const out = new Map<string, AgentAcc>();
   const accOf = (tenantId: string | null, agentId: string) => {
     const k = pairKey(tenantId, agentId);
@@ -277,15 +304,14 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
  */
 export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const now = args.now ?? new Date();
-  const segments = windowSegments(args.period, now);
+  const segments = fleetWindowSegments(args.period, now);
   const from = segments[0]?.from ?? null;
   const order = args.sort === "agent_id" ? "" : "v DESC, ";
   // 1. Rank on the sort column alone; one row even when the page is empty (offset past the end): the
   // counts still answer.
   const ranked = await queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(
     db,
-    sql`WITH r AS (${totalsUnion(segments, args, { rank: args.sort })}), a AS (
-        SELECT tenant_id, agent_id, sum(v) AS v, max(last_seen_at) AS last_seen_at FROM r GROUP BY tenant_id, agent_id)
+    sql`WITH a AS (${rankedAgents(args.period, now, segments, args, args.sort)})
       SELECT p.tenant_id, p.agent_id, c.total, c.online
       FROM (SELECT count(*) AS total,
               count(*) FILTER (WHERE last_seen_at > ${now.toISOString()}::timestamptz - make_interval(secs => ${ROSTER_AGEING_SECONDS})) AS online

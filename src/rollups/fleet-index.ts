@@ -15,10 +15,28 @@ import { mergeSketchSql } from "./sketch-json.js";
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
+/** The first instant of the UTC calendar month holding `ms`. */
+export function monthStartMs(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/** The first instant of the next UTC calendar month after the one holding `ms`. */
+export function nextMonthMs(ms: number): number {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+
+/** Maps a time (epoch ms) to its bucket's start. */
+type BucketOf = (ms: number) => number;
+
+/** Hour, day and calendar month (months are not a fixed number of ms, hence a function per grain). */
 export const FLEET_INDEX_GRAINS = [
-  { table: "fleet_index_agent_rollups", ms: HOUR_MS },
-  { table: "fleet_index_agent_rollups_daily", ms: DAY_MS },
-] as const;
+  { table: "fleet_index_agent_rollups", unit: "hour", bucketOf: (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS },
+  { table: "fleet_index_agent_rollups_daily", unit: "day", bucketOf: (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS },
+  { table: "fleet_index_agent_rollups_monthly", unit: "month", bucketOf: monthStartMs },
+] as const satisfies readonly { table: string; unit: string; bucketOf: BucketOf }[];
+type FleetGrain = (typeof FLEET_INDEX_GRAINS)[number];
 
 /** Modalities with a TTFB sketch column; a row of another modality counts but has no sketch. */
 export const FLEET_MODALITIES = ["stt", "llm", "tts"] as const;
@@ -80,10 +98,10 @@ const keyOf = (bucketMs: number, tenantId: string | null, agentId: string) =>
 /** Per-agent accumulators at one grain, filled from request rows and turns. */
 export class AgentRollupBatch {
   readonly byKey = new Map<string, AgentAcc>();
-  constructor(readonly grainMs: number) {}
+  constructor(readonly bucketOf: BucketOf) {}
 
   private acc(ms: number, tenantId: string | null, agentId: string): AgentAcc {
-    const bucketMs = Math.floor(ms / this.grainMs) * this.grainMs;
+    const bucketMs = this.bucketOf(ms);
     const key = keyOf(bucketMs, tenantId, agentId);
     let a = this.byKey.get(key);
     if (!a) {
@@ -192,10 +210,10 @@ function upsert(table: string, accs: AgentAcc[]): SQL {
     ON CONFLICT (bucket, tenant_id, agent_id) DO UPDATE SET ${sql.join(sets, sql`, `)}`;
 }
 
-/** Upserts one batch into both grains (hour first, then day: the one table order every writer follows). */
-async function write(tx: Db, fill: (b: AgentRollupBatch) => void): Promise<void> {
-  for (const grain of FLEET_INDEX_GRAINS) {
-    const batch = new AgentRollupBatch(grain.ms);
+/** Upserts one batch into every grain (hour, day, month: the one table order every writer follows). */
+async function write(tx: Db, fill: (b: AgentRollupBatch) => void, grains: readonly FleetGrain[] = FLEET_INDEX_GRAINS): Promise<void> {
+  for (const grain of grains) {
+    const batch = new AgentRollupBatch(grain.bucketOf);
     fill(batch);
     const accs = batch.sorted();
     if (accs.length > 0) await tx.execute(upsert(grain.table, accs));
@@ -261,17 +279,22 @@ export async function attachTurns(tx: Db, tenantId: string | null, which: { turn
 const REBUILD_PAGE_MS = DAY_MS;
 
 /**
- * Rebuilds both per-agent grains for [from, to) (whole UTC days) from raw request rows and attributed
+ * Rebuilds the per-agent grains for [from, to) (whole UTC days) from raw request rows and attributed
  * turns, through the same accumulators as ingest: what ingest maintained is what a rebuild makes.
+ * A month bucket cut by `from` or `to` is rebuilt whole: the days of its month outside [from, to) are
+ * read too, but only folded into the month grain (their hour and day rows are left as they are).
  */
 export async function rebuildFleetIndexRollups(db: Db, from: Date, to: Date): Promise<void> {
+  const monthFrom = monthStartMs(from.getTime());
+  const monthTo = to.getTime() === monthStartMs(to.getTime()) ? to.getTime() : nextMonthMs(to.getTime());
   for (const grain of FLEET_INDEX_GRAINS) {
-    await db.execute(
-      sql`DELETE FROM ${sql.raw(grain.table)} WHERE bucket >= ${from.toISOString()}::timestamptz AND bucket < ${to.toISOString()}::timestamptz`,
-    );
+    const [a, b] = grain.unit === "month" ? [new Date(monthFrom), new Date(monthTo)] : [from, to];
+    await db.execute(sql`DELETE FROM ${sql.raw(grain.table)} WHERE bucket >= ${a.toISOString()}::timestamptz AND bucket < ${b.toISOString()}::timestamptz`);
   }
-  for (let a = from.getTime(); a < to.getTime(); a += REBUILD_PAGE_MS) {
-    const b = Math.min(to.getTime(), a + REBUILD_PAGE_MS);
+  const monthOnly = FLEET_INDEX_GRAINS.filter((g) => g.unit === "month");
+  for (let a = monthFrom; a < monthTo; a += REBUILD_PAGE_MS) {
+    const b = Math.min(monthTo, a + REBUILD_PAGE_MS);
+    const grains = a >= from.getTime() && b <= to.getTime() ? FLEET_INDEX_GRAINS : monthOnly;
     const reqs = await queryRows<{
       ts_ms: number;
       tenant_id: string | null;
@@ -314,7 +337,7 @@ export async function rebuildFleetIndexRollups(db: Db, from: Date, to: Date): Pr
           });
         }
         for (const t of turnRows) batch.addTurn(toFold(t));
-      });
+      }, grains);
     });
   }
 }
@@ -325,7 +348,7 @@ export async function rebuildFleetIndexRollups(db: Db, from: Date, to: Date): Pr
  */
 export async function adjustFleetIndexMoney(tx: Db, deltas: SQL): Promise<void> {
   for (const grain of FLEET_INDEX_GRAINS) {
-    const unit = sql.raw(grain.ms === HOUR_MS ? "'hour'" : "'day'");
+    const unit = sql.raw(`'${grain.unit}'`);
     await tx.execute(sql`
       UPDATE ${sql.raw(grain.table)} ar
          SET rated_price_usd = ar.rated_price_usd + d.dp, cost_usd = ar.cost_usd + d.dc

@@ -8,6 +8,7 @@ import { formatMoney, moneyNumber, parseMoney } from "../../src/money.js";
 import { queryRows } from "../../src/reports/sources.js";
 import type { Period } from "../../src/reports/window.js";
 import type { RequestRow } from "../../src/rollups/apply.js";
+import { adjustRollupMoney, rollupSourceColumns } from "../../src/rollups/adjust.js";
 import { rebuildRollups } from "../../src/rollups/rebuild.js";
 import { sketchFromJson } from "../../src/rollups/sketch-json.js";
 import { summarize, summarizeSamples } from "../../src/stats/summary.js";
@@ -15,6 +16,19 @@ import { useTestApp } from "../support/app.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
+/** How far back the rows go: long enough to hold three month starts, so one month has ≤ 30 days. */
+const SPAN_DAYS = 100;
+
+/** A `now` whose rolling 30-day window is one whole calendar month (read from the monthly rollups). */
+function wholeMonthNow(base: number): Date {
+  for (let m = 0; m < 4; m++) {
+    const d = new Date(base - SPAN_DAYS * DAY);
+    const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1 + m, 1);
+    const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 2 + m, 1);
+    if (next - start <= 30 * DAY) return new Date(start + 30 * DAY);
+  }
+  throw new Error("no month of 30 days or fewer in four");
+}
 
 function lcg(seed: number) {
   let s = seed;
@@ -30,6 +44,14 @@ const MODALITIES = [
   ["openai/gpt-4.1-mini", "llm"],
   ["deepgram/nova-3", "stt"],
   ["cartesia/sonic", "tts"],
+] as const;
+
+/** Heartbeats: agents with traffic, one only heard by heartbeat per tenant scope, a stale one; offsets from base. */
+const PRESENCE = [
+  { tenantId: null, agentId: "agent-1", agoMs: 10_000 },
+  { tenantId: "acme", agentId: "agent-2", agoMs: 2 * 3_600_000 },
+  { tenantId: "globex", agentId: "agent-5", agoMs: 5_000 },
+  { tenantId: null, agentId: "agent-6", agoMs: 20_000 },
 ] as const;
 
 interface Turn {
@@ -55,6 +77,10 @@ describe("fleet index rollups equal raw aggregates", () => {
     const db = t.services.database.db;
     // A probe call (the operator's load-test trunk): its room's turns are probe traffic.
     await db.execute(sql`INSERT INTO calls (room_sid, room_name, is_probe) VALUES ('RM_probe', 'probe-room', true)`);
+    for (const p of PRESENCE) {
+      await db.execute(sql`INSERT INTO agent_presence (tenant_id, agent_id, last_seen_at)
+        VALUES (${p.tenantId}, ${p.agentId}, ${new Date(base - p.agoMs).toISOString()}::timestamptz)`);
+    }
     const rnd = lcg(7);
     const sessionOwner = new Map<string, { tenantId: string | null; agentId: string }>();
     for (let i = 0; i < 700; i++) {
@@ -66,7 +92,7 @@ describe("fleet index rollups equal raw aggregates", () => {
       if (sessionId && !noAgent) sessionOwner.set(sessionId, { tenantId, agentId });
       reqs.push({
         id: randomUUID(),
-        ts: new Date(base - Math.floor(rnd() * 40 * DAY)),
+        ts: new Date(base - Math.floor(rnd() * SPAN_DAYS * DAY)),
         tenant_id: tenantId,
         agent_id: noAgent ? null : agentId,
         session_id: noAgent ? null : sessionId,
@@ -80,6 +106,23 @@ describe("fleet index rollups equal raw aggregates", () => {
         is_probe: rnd() < 0.15,
       });
     }
+    // An agent whose one row is an hour before base: for the nows before it (same month), it is not in
+    // the window, though the month bucket holds it (period=all ranks from month buckets minus later rows).
+    reqs.push({
+      id: randomUUID(),
+      ts: new Date(base - HOUR),
+      tenant_id: "acme",
+      agent_id: "agent-7",
+      session_id: null,
+      model_id: "openai/gpt-4.1-mini",
+      modality: "llm",
+      provider: "openai",
+      status: "success",
+      cost_usd: "9.0000000000",
+      rated_price_usd: "9.5000000000",
+      ttfb_ms: 300,
+      is_probe: false,
+    });
     const sessionsList = [...sessionOwner.entries()];
     // Half of the turns arrive before any record names their session's agent, half after.
     const makeTurns = (n: number) => {
@@ -87,7 +130,7 @@ describe("fleet index rollups equal raw aggregates", () => {
       for (let i = 0; i < n; i++) {
         const [sessionId, owner] = sessionsList[Math.floor(rnd() * sessionsList.length)] ?? ["", { tenantId: null, agentId: "" }];
         const probe = rnd() < 0.2;
-        const startMs = base - Math.floor(rnd() * 40 * DAY);
+        const startMs = base - Math.floor(rnd() * SPAN_DAYS * DAY);
         const speed = rnd() < 0.1 ? null : Math.round(300 + rnd() * 1500);
         const turn = { session_id: sessionId, turn_index: turns.length, caller_speak_start_ms: startMs, caller_speak_end_ms: startMs + 500, response_speed_ms: speed, room_name: probe ? "probe-room" : `room-${sessionId}` };
         turns.push({ tenantId: owner.tenantId, agentId: owner.agentId, sessionId, startMs, speed, probe });
@@ -105,7 +148,17 @@ describe("fleet index rollups equal raw aggregates", () => {
     for (const [tenant, batch] of makeTurns(150)) await storeTurns(db, tenant, batch);
   });
 
-  const nows = () => [new Date(base), new Date(base - 3.5 * HOUR), new Date(Math.floor(base / HOUR) * HOUR), new Date(Math.floor(base / DAY) * DAY - 5 * DAY)];
+  // Edges inside hours, on hours, on days, on a month start, and a rolling month that is a whole month.
+  const monthStart = (ms: number) => Date.UTC(new Date(ms).getUTCFullYear(), new Date(ms).getUTCMonth(), 1);
+  const nows = () => [
+    new Date(base),
+    new Date(base - 3.5 * HOUR),
+    new Date(Math.floor(base / HOUR) * HOUR),
+    new Date(Math.floor(base / DAY) * DAY - 5 * DAY),
+    new Date(monthStart(base - 20 * DAY)),
+    new Date(monthStart(base - 40 * DAY) + 2.25 * HOUR),
+    wholeMonthNow(base),
+  ];
   const SPAN: Record<Exclude<Period, "all">, number> = { today: DAY, week: 7 * DAY, month: 30 * DAY };
 
   /** What the index must say, computed from the raw rows alone. */
@@ -135,6 +188,8 @@ describe("fleet index rollups equal raw aggregates", () => {
         if (r.ttfb_ms !== null && r.ttfb_ms !== undefined) e.ttfb[r.modality]?.push(r.ttfb_ms);
       }
     }
+    // Every agent with a heartbeat is listed, whatever its traffic (presence is not windowed).
+    for (const p of PRESENCE) if (tenant === undefined || p.tenantId === tenant) get(p.tenantId, p.agentId);
     for (const tu of turns) {
       if (!inWindow(tu.startMs) || (tenant !== undefined && tu.tenantId !== tenant)) continue;
       const e = get(tu.tenantId, tu.agentId);
@@ -159,7 +214,8 @@ describe("fleet index rollups equal raw aggregates", () => {
       .sort((a, b) => (a.key < b.key ? -1 : 1));
   }
 
-  it("every period, every tenant scope and several nows", async () => {
+  /** Compares the index with the raw figures for every now, period and scope; returns what it saw. */
+  async function compareAll() {
     const db = t.services.database.db;
     let compared = 0;
     let turnsSeen = 0;
@@ -181,7 +237,26 @@ describe("fleet index rollups equal raw aggregates", () => {
               p95_ttfb_ms: a.p95_ttfb_ms,
             }))
             .sort((a, b) => (a.key < b.key ? -1 : 1));
-          expect(actual, `${period} ${now.toISOString()} tenant ${scope}`).toEqual(expected(scope ?? undefined, period, now));
+          const want = expected(scope ?? undefined, period, now);
+          const label = `${period} ${now.toISOString()} tenant ${scope}`;
+          expect(actual, label).toEqual(want);
+          expect(got.total_agents, label).toBe(want.length);
+          const online = PRESENCE.filter((p) => (scope === null || p.tenantId === scope) && base - p.agoMs > now.getTime() - 45_000);
+          expect(got.online, label).toBe(online.length);
+          // The ranking: value descending, then agent id, then tenant (no tenant first), one page at a time.
+          for (const sort of ["cost", "requests"] as const) {
+            const byValue = [...want].sort((a, b) => {
+              const d = sort === "cost" ? b.cost_usd - a.cost_usd : b.requests - a.requests;
+              const [ta = "", aa = ""] = a.key.split("/");
+              const [tb = "", ab = ""] = b.key.split("/");
+              return d !== 0 ? d : aa !== ab ? (aa < ab ? -1 : 1) : ta === tb ? 0 : ta < tb ? -1 : 1;
+            });
+            const pages = await Promise.all(
+              [0, 3, 6, 9].map((offset) => fleetIndex(db, { tenantId: scope, period, limit: 3, offset, sort, now })),
+            );
+            const keys = pages.flatMap((pg) => pg.agents.map((a) => `${a.tenant_id ?? ""}/${a.agent_id}`));
+            expect(keys, `${label} sort=${sort}`).toEqual(byValue.slice(0, 12).map((e) => e.key));
+          }
           compared += actual.length;
           for (const a of actual) {
             turnsSeen += a.turns;
@@ -190,6 +265,11 @@ describe("fleet index rollups equal raw aggregates", () => {
         }
       }
     }
+    return { compared, turnsSeen, probeTurnsSeen };
+  }
+
+  it("every period, every tenant scope and several nows", async () => {
+    const { compared, turnsSeen, probeTurnsSeen } = await compareAll();
     expect(compared).toBeGreaterThan(100);
     expect(turnsSeen).toBeGreaterThan(100);
     expect(probeTurnsSeen).toBeGreaterThan(10);
@@ -212,11 +292,38 @@ describe("fleet index rollups equal raw aggregates", () => {
           return s && { ...s, avg: 0 };
         }),
       }));
-    const tables = ["fleet_index_agent_rollups", "fleet_index_agent_rollups_daily"];
+    const tables = ["fleet_index_agent_rollups", "fleet_index_agent_rollups_daily", "fleet_index_agent_rollups_monthly"];
     const before = await Promise.all(tables.map(snapshot));
     expect(before[0]?.length).toBeGreaterThan(100);
-    await rebuildRollups(db, new Date(Math.floor((base - 41 * DAY) / DAY) * DAY), new Date(Math.ceil(base / DAY) * DAY + DAY));
+    expect(before[2]?.length).toBeGreaterThan(20);
+    await rebuildRollups(db, new Date(Math.floor((base - (SPAN_DAYS + 1) * DAY) / DAY) * DAY), new Date(Math.ceil(base / DAY) * DAY + DAY));
+    expect(await Promise.all(tables.map(snapshot))).toEqual(before);
+    // A rebuild of days inside months rebuilds those months whole (no month bucket is cut in two).
+    const mid = Math.floor((base - 45 * DAY) / DAY) * DAY;
+    await rebuildRollups(db, new Date(mid), new Date(mid + 3 * DAY));
     const after = await Promise.all(tables.map(snapshot));
     expect(after).toEqual(before);
+  });
+
+  it("re-rating moves the money of every grain (adjustRollupMoney), month buckets included", async () => {
+    const db = t.services.database.db;
+    // Every fifth request with an agent gets a new price, and a cost where it had none.
+    const changed = reqs.filter((r, i) => r.agent_id && i % 5 === 0);
+    const values = changed.map((r) => ({ id: r.id, price: "1.2345000000", cost: r.cost_usd ?? "0.5000000000" }));
+    const v = sql`(SELECT * FROM json_to_recordset(${JSON.stringify(values)}::json) AS v(id uuid, price numeric, cost numeric))`;
+    await db.transaction(async (tx) => {
+      await adjustRollupMoney(
+        tx,
+        sql`SELECT ${rollupSourceColumns("r")}, v.price - coalesce(r.rated_price_usd, 0) AS dp, v.cost - coalesce(r.cost_usd, 0) AS dc
+              FROM requests r JOIN ${v} v ON v.id = r.id`,
+      );
+      await tx.execute(sql`UPDATE requests r SET rated_price_usd = v.price, cost_usd = v.cost FROM ${v} v WHERE v.id = r.id`);
+    });
+    for (const r of changed) {
+      r.rated_price_usd = "1.2345000000";
+      r.cost_usd = r.cost_usd ?? "0.5000000000";
+    }
+    expect(changed.length).toBeGreaterThan(50);
+    expect((await compareAll()).compared).toBeGreaterThan(100);
   });
 });
