@@ -195,7 +195,8 @@ async function pageSketches(db: Db, segments: Segment[], scope: TenantScope, age
       rawTurns.push(sql`SELECT turns.tenant_id, turns.agent_id, turns.caller_speak_start_ms AS start_ms, turns.response_speed_ms, ${TURN_PROBE} AS is_probe
         FROM ${turns} WHERE ${and(sql`turns.agent_id = ANY(${ids})`, range(turns.callerSpeakStartMs, seg, true), tenantCondition(turns.tenantId, scope))}`);
     } else {
-      const t = ROLLUP_TABLES[seg.source];
+      // The month grain has no sketches; its months are whole days of the daily table.
+      const t = ROLLUP_TABLES[seg.source === "month" ? "day" : seg.source];
       rollupParts.push(sql`SELECT tenant_id, agent_id, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist FROM ${t}
         WHERE ${and(sql`agent_id = ANY(${ids})`, range(t.bucket, seg), tenantCondition(t.tenantId, scope))}
           AND (stt_ttfb_hist IS NOT NULL OR llm_ttfb_hist IS NOT NULL OR tts_ttfb_hist IS NOT NULL OR response_hist IS NOT NULL)`);

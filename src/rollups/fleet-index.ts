@@ -30,12 +30,15 @@ export function nextMonthMs(ms: number): number {
 /** Maps a time (epoch ms) to its bucket's start. */
 type BucketOf = (ms: number) => number;
 
-/** Hour, day and calendar month (months are not a fixed number of ms, hence a function per grain). */
+/**
+ * Hour, day and calendar month (months are not a fixed number of ms, hence a function per grain). The
+ * month grain keeps sums only (no sketches): see src/db/schema/fleet-index-agent-rollups.ts.
+ */
 export const FLEET_INDEX_GRAINS = [
-  { table: "fleet_index_agent_rollups", unit: "hour", bucketOf: (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS },
-  { table: "fleet_index_agent_rollups_daily", unit: "day", bucketOf: (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS },
-  { table: "fleet_index_agent_rollups_monthly", unit: "month", bucketOf: monthStartMs },
-] as const satisfies readonly { table: string; unit: string; bucketOf: BucketOf }[];
+  { table: "fleet_index_agent_rollups", unit: "hour", sketches: true, bucketOf: (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS },
+  { table: "fleet_index_agent_rollups_daily", unit: "day", sketches: true, bucketOf: (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS },
+  { table: "fleet_index_agent_rollups_monthly", unit: "month", sketches: false, bucketOf: monthStartMs },
+] as const satisfies readonly { table: string; unit: string; sketches: boolean; bucketOf: BucketOf }[];
 type FleetGrain = (typeof FLEET_INDEX_GRAINS)[number];
 
 /** Modalities with a TTFB sketch column; a row of another modality counts but has no sketch. */
@@ -177,8 +180,8 @@ const SKETCHES = ["stt_ttfb_hist", "llm_ttfb_hist", "tts_ttfb_hist", "response_h
 
 const stored = (s: LatencySketch) => (s.count === 0 ? null : s);
 
-function jsonRow(a: AgentAcc) {
-  return {
+function jsonRow(a: AgentAcc, withSketches: boolean) {
+  const sums = {
     bucket: a.bucket.toISOString(),
     tenant_id: a.tenantId,
     agent_id: a.agentId,
@@ -187,26 +190,26 @@ function jsonRow(a: AgentAcc) {
     errors: a.errors,
     cost_usd: formatMoney(a.cost),
     rated_price_usd: formatMoney(a.rated),
-    stt_ttfb_hist: stored(a.ttfb.stt),
-    llm_ttfb_hist: stored(a.ttfb.llm),
-    tts_ttfb_hist: stored(a.ttfb.tts),
     turns: a.turns,
     probe_turns: a.probeTurns,
-    response_hist: stored(a.response),
   };
+  if (!withSketches) return sums;
+  const sketches = { stt_ttfb_hist: stored(a.ttfb.stt), llm_ttfb_hist: stored(a.ttfb.llm), tts_ttfb_hist: stored(a.ttfb.tts) };
+  return { ...sums, ...sketches, response_hist: stored(a.response) };
 }
 
-function upsert(table: string, accs: AgentAcc[]): SQL {
+function upsert(table: string, accs: AgentAcc[], withSketches: boolean): SQL {
   const t = sql.raw(table);
-  const names = sql.raw(COLUMNS.map(([c]) => c).join(", "));
-  const types = sql.raw(COLUMNS.map(([c, ty]) => `${c} ${ty}`).join(", "));
+  const columns = COLUMNS.filter(([, ty]) => withSketches || ty !== "jsonb");
+  const names = sql.raw(columns.map(([c]) => c).join(", "));
+  const types = sql.raw(columns.map(([c, ty]) => `${c} ${ty}`).join(", "));
   const col = (c: string) => sql.raw(`${table}.${c}`);
   const sets = [
     ...SUMMED.map((c) => sql`${sql.raw(c)} = ${col(c)} + excluded.${sql.raw(c)}`),
-    ...SKETCHES.map((c) => sql`${sql.raw(c)} = ${mergeSketchSql(col(c), sql`excluded.${sql.raw(c)}`)}`),
+    ...(withSketches ? SKETCHES : []).map((c) => sql`${sql.raw(c)} = ${mergeSketchSql(col(c), sql`excluded.${sql.raw(c)}`)}`),
   ];
   return sql`INSERT INTO ${t} (${names})
-    SELECT ${names} FROM json_to_recordset(${JSON.stringify(accs.map(jsonRow))}::json) AS v(${types})
+    SELECT ${names} FROM json_to_recordset(${JSON.stringify(accs.map((a) => jsonRow(a, withSketches)))}::json) AS v(${types})
     ON CONFLICT (bucket, tenant_id, agent_id) DO UPDATE SET ${sql.join(sets, sql`, `)}`;
 }
 
@@ -216,7 +219,7 @@ async function write(tx: Db, fill: (b: AgentRollupBatch) => void, grains: readon
     const batch = new AgentRollupBatch(grain.bucketOf);
     fill(batch);
     const accs = batch.sorted();
-    if (accs.length > 0) await tx.execute(upsert(grain.table, accs));
+    if (accs.length > 0) await tx.execute(upsert(grain.table, accs, grain.sketches));
   }
 }
 

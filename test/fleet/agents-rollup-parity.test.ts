@@ -277,12 +277,15 @@ describe("fleet index rollups equal raw aggregates", () => {
 
   it("rebuildRollups reproduces what the write path maintained (per-agent tables)", async () => {
     const db = t.services.database.db;
+    // The monthly table keeps sums only: its sketch columns read as NULL here.
+    const sketchCols = (table: string) =>
+      sql.raw(table.endsWith("_monthly") ? "NULL AS stt_ttfb_hist, NULL AS llm_ttfb_hist, NULL AS tts_ttfb_hist, NULL AS response_hist" : "stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist");
     const snapshot = async (table: string) =>
       (
         await queryRows<Record<string, unknown>>(
           db,
           sql`SELECT bucket, tenant_id, agent_id, requests, probe_requests, errors, cost_usd::text AS cost, rated_price_usd::text AS rated,
-            turns, probe_turns, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist
+            turns, probe_turns, ${sketchCols(table)}
           FROM ${sql.raw(table)} ORDER BY bucket, tenant_id NULLS FIRST, agent_id`,
         )
       ).map(({ stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist, ...rest }) => ({

@@ -1,11 +1,11 @@
 import { bigint, index, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { money, tstz } from "./columns.js";
 
-// Per-agent aggregates for GET /api/agents (src/fleet/index-queries.ts): the request rollups' two grains
-// plus calendar months (UTC), so `period=all` sums one row per agent and month instead of one per day. One row per (bucket, tenant, agent): every modality's TTFB sketch is a column, so a
-// fleet of 10k agents reads one row per agent and bucket. Probe traffic is counted (probe_requests,
-// probe_turns) but never enters a sketch, errors or turns.
-const agentRollupColumns = () => ({
+// Per-agent aggregates for GET /api/agents (src/fleet/index-queries.ts), the same two grains as the
+// request rollups, plus calendar-month sums. One row per (bucket, tenant, agent): every modality's TTFB
+// sketch is a column, so a fleet of 10k agents reads one row per agent and bucket. Probe traffic is
+// counted (probe_requests, probe_turns) but never enters a sketch, errors or turns.
+const agentSumColumns = () => ({
   bucket: tstz().notNull(),
   tenantId: text(),
   agentId: text().notNull(),
@@ -17,13 +17,22 @@ const agentRollupColumns = () => ({
   errors: bigint({ mode: "number" }).notNull().default(0),
   costUsd: money().notNull().default("0"),
   ratedPriceUsd: money().notNull().default("0"),
+});
+
+const turnColumns = () => ({
+  /** Non-probe turns attributed to the agent (through their session). */
+  turns: bigint({ mode: "number" }).notNull().default(0),
+  probeTurns: bigint({ mode: "number" }).notNull().default(0),
+});
+
+const agentRollupColumns = () => ({
+  ...agentSumColumns(),
   /** Non-probe TTFB sketches (src/stats/summary.ts), one per modality; null when empty. */
   sttTtfbHist: jsonb(),
   llmTtfbHist: jsonb(),
   ttsTtfbHist: jsonb(),
-  /** Non-probe turns attributed to the agent (through their session) and their response-speed sketch. */
-  turns: bigint({ mode: "number" }).notNull().default(0),
-  probeTurns: bigint({ mode: "number" }).notNull().default(0),
+  ...turnColumns(),
+  /** The non-probe turns' response-speed sketch. */
   responseHist: jsonb(),
 });
 
@@ -32,20 +41,23 @@ export const fleetIndexAgentRollups = pgTable("fleet_index_agent_rollups", agent
   index("fleet_index_agent_rollups_agent_idx").on(t.agentId, t.bucket),
 ]);
 
-// The *_rank_idx indexes hold every column the ranking reads (src/fleet/index-queries.ts, rank-all.ts),
-// so it runs as an index-only scan instead of reading heap rows made wide by the sketches (~0.8 kB a
-// day row, ~1.8 kB a month row at 1M requests): 2x on `month`, 4x on the scan of `all`. Not on the
-// hourly table: its recent rows change with every batch, so their heap would be read anyway.
 export const fleetIndexAgentRollupsDaily = pgTable("fleet_index_agent_rollups_daily", agentRollupColumns(), (t) => [
   unique("fleet_index_agent_rollups_daily_key_uq").on(t.bucket, t.tenantId, t.agentId).nullsNotDistinct(),
   index("fleet_index_agent_rollups_daily_agent_idx").on(t.agentId, t.bucket),
+  // Every column the ranking reads (src/fleet/index-queries.ts): it is then an index-only scan instead of
+  // reading heap rows made wide by the sketches (~0.8 kB a day row at 1M requests): ~2x on `month`. Not
+  // on the hourly table: its recent rows change with every batch, so their heap would be read anyway.
   index("fleet_index_agent_rollups_daily_rank_idx").on(t.bucket, t.tenantId, t.agentId, t.costUsd, t.requests),
 ]);
 
-// Buckets are the first instant of a UTC calendar month.
-export const fleetIndexAgentRollupsMonthly = pgTable("fleet_index_agent_rollups_monthly", agentRollupColumns(), (t) => [
-  unique("fleet_index_agent_rollups_monthly_key_uq").on(t.bucket, t.tenantId, t.agentId).nullsNotDistinct(),
-  index("fleet_index_agent_rollups_monthly_agent_idx").on(t.agentId, t.bucket),
-  // turns and probe_turns too: period=all counts rows to drop agents whose rows all lie after now.
-  index("fleet_index_agent_rollups_monthly_rank_idx").on(t.bucket, t.tenantId, t.agentId, t.costUsd, t.requests, t.turns, t.probeTurns),
-]);
+// Calendar months (UTC; a bucket is the month's first instant), so `period=all` ranks and totals one row
+// per agent and month instead of one per day. Sums only: merging sketches costs each ingest batch as
+// much as a day row's, while the sketches of a page's agents can come from their day rows.
+export const fleetIndexAgentRollupsMonthly = pgTable(
+  "fleet_index_agent_rollups_monthly",
+  { ...agentSumColumns(), ...turnColumns() },
+  (t) => [
+    unique("fleet_index_agent_rollups_monthly_key_uq").on(t.bucket, t.tenantId, t.agentId).nullsNotDistinct(),
+    index("fleet_index_agent_rollups_monthly_agent_idx").on(t.agentId, t.bucket),
+  ],
+);
