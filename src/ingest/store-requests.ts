@@ -79,11 +79,12 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
         // Copied only when the insert marked it probe (a probe call's room), as the rollups must key it.
         inserted.push(isProbe === r.is_probe ? r : { ...r, is_probe: isProbe });
       }
-      await applyRequestRollups(tx, inserted);
       // Turns that arrived before their session named its agent now count toward it (GET /api/agents).
       const agentSessions = new Set<string>();
       for (const r of inserted) if (r.agent_id && r.session_id) agentSessions.add(r.session_id);
       await attachTurns(tx, tenantId, { sessionIds: [...agentSessions].sort() });
+      // Last: the rollups take the hottest row locks, held from here to COMMIT (see applyRequestRollups).
+      await applyRequestRollups(tx, inserted);
       return inserted;
     }),
   );

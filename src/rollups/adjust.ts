@@ -20,6 +20,8 @@ export function rollupSourceColumns(alias: string): SQL {
  * changes the rows, before the rows change.
  */
 export async function adjustRollupMoney(tx: Db, deltas: SQL): Promise<void> {
+  // Per-agent rows first, request rollups last: the lock order ingest follows (applyRequestRollups).
+  await adjustFleetIndexMoney(tx, deltas);
   for (const grain of ROLLUP_GRAINS) {
     const unit = grain.ms === HOUR_MS ? "hour" : "day";
     const groupBy = sql.raw(Array.from({ length: ROW_KEY.length + 1 }, (_, i) => i + 1).join(", "));
@@ -30,5 +32,4 @@ export async function adjustRollupMoney(tx: Db, deltas: SQL): Promise<void> {
                 FROM (${deltas}) x GROUP BY ${groupBy}) d
        WHERE ${keyMatch("rr", "d")}`);
   }
-  await adjustFleetIndexMoney(tx, deltas);
 }

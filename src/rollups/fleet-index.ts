@@ -7,8 +7,8 @@ import { mergeSketchSql } from "./sketch-json.js";
 
 /**
  * The per-agent rollups of GET /api/agents (src/db/schema/fleet-index-agent-rollups.ts), kept on the
- * same write paths as the request rollups: ingest folds new request rows in (applyRequestRollups calls
- * applyFleetIndexRequests), turn ingest folds turns whose session names an agent, re-rating moves money
+ * same write paths as the request rollups: ingest folds new request rows in (applyRequestRollups runs
+ * fleetIndexRequestUpserts in its statement), turn ingest folds turns whose session names an agent, re-rating moves money
  * (adjustRollupMoney), and rebuildRollups rebuilds them from raw rows with the same aggregation code.
  */
 
@@ -223,12 +223,16 @@ async function write(tx: Db, fill: (b: AgentRollupBatch) => void, grains: readon
   }
 }
 
-/** Folds newly stored request rows (exactly those inserted) into the per-agent rollups. */
-export async function applyFleetIndexRequests(tx: Db, rows: RequestRow[]): Promise<void> {
-  const withAgent = rows.filter((r) => r.agent_id !== null && r.agent_id !== undefined);
-  if (withAgent.length === 0) return;
-  await write(tx, (b) => {
-    for (const r of withAgent) b.addRequest(r);
+/**
+ * The upserts folding newly stored request rows (exactly those inserted) into the per-agent rollups,
+ * one per grain in the one table order, each with constant text (an empty JSON array when no row
+ * names an agent): applyRequestRollups runs them in its single named statement.
+ */
+export function fleetIndexRequestUpserts(rows: RequestRow[]): SQL[] {
+  return FLEET_INDEX_GRAINS.map((grain) => {
+    const batch = new AgentRollupBatch(grain.bucketOf);
+    for (const r of rows) if (r.agent_id !== null && r.agent_id !== undefined) batch.addRequest(r);
+    return upsert(grain.table, batch.sorted(), grain.sketches);
   });
 }
 

@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from "../support/db.js";
  */
 const PINNED: Record<string, string> = {
   voxgate_ingest_requests_v2: "51619e40d4371cb3",
-  voxgate_rollups_upsert_v2: "a002fc9520c1cae1",
+  voxgate_rollups_upsert_v3: "72bafed08e47446c",
 };
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 16);
@@ -43,6 +43,8 @@ describe("named prepared statements keep their text", () => {
           provider: "deepgram",
           project: `p${i}`,
           session_id: "s1",
+          // One row names an agent: the per-agent upserts are in the same statement, text unchanged.
+          agent_id: i === 1 ? "agent-1" : null,
           ttfb_ms: 100 + i,
           cost_usd: "0.001",
         })),
