@@ -12,6 +12,7 @@ import { removeRule, setRule } from "./rule-service.js";
 import { listDbRules, publicRule } from "./rule-store.js";
 import { CANONICAL_UNIT } from "./rule-form.js";
 import { pricingGaps, seenModels, usageByTenant, usageLineItems } from "./usage.js";
+import { monthStartMs, nextMonthMs } from "../rollups/buckets.js";
 import type { GapsResponse, QuoteBatchResponse, RateCardResponse, RuleListResponse, RuleUpsertResponse, UsageResponse } from "./responses.js";
 import {
   GapsSchema,
@@ -67,10 +68,7 @@ const visibleTo = (keyTenant: string | null) => (r: { tenant: string | null }) =
 
 /** Default usage window: the current calendar month in UTC, [1st 00:00, 1st of next month 00:00). */
 export function defaultWindow(now = new Date()): { from: Date; to: Date } {
-  return {
-    from: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)),
-    to: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)),
-  };
+  return { from: new Date(monthStartMs(now.getTime())), to: new Date(nextMonthMs(now.getTime())) };
 }
 
 const usd = moneyNumber;

@@ -1,7 +1,7 @@
 import { and, type SQL, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { fleetIndexAgentRollupsMonthly as monthly, requests, turns } from "../db/schema/index.js";
-import { nextMonthMs } from "../rollups/fleet-index.js";
+import { nextMonthMs } from "../rollups/buckets.js";
 
 /** The sort value each source contributes (src/fleet/index-queries.ts RANK_VALUE). */
 export interface RankValue {

@@ -1,5 +1,5 @@
 import { type Period, type Segment, windowSegments } from "../reports/window.js";
-import { monthStartMs, nextMonthMs } from "../rollups/fleet-index.js";
+import { monthStartMs, nextMonthMs } from "../rollups/buckets.js";
 
 /** A fleet-index window segment: the report segments plus whole calendar months (the monthly rollups). */
 export interface FleetSegment extends Omit<Segment, "source"> {

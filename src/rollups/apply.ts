@@ -8,11 +8,11 @@ import { formatMoney, parseMoney } from "../money.js";
 import { mergeSketchSql } from "./sketch-json.js";
 import { executeNamed } from "../db/named.js";
 import { fleetIndexRequestUpserts } from "./fleet-index.js";
+import { DAY_MS, HOUR_MS } from "./buckets.js";
 
 export type { RequestRow } from "../db/schema/requests.js";
 
-export const HOUR_MS = 3_600_000;
-export const DAY_MS = 86_400_000;
+export { DAY_MS, HOUR_MS } from "./buckets.js";
 
 /**
  * The rollup tables, one column layout (src/db/schema/request-rollups.ts): hour and day grains, each

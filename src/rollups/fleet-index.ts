@@ -3,29 +3,17 @@ import { type Db, queryRows } from "../db/client.js";
 import { formatMoney, parseMoney } from "../money.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import type { RequestRow } from "./apply.js";
+import { DAY_MS, HOUR_MS, monthStartMs, nextMonthMs } from "./buckets.js";
 import { mergeSketchSql } from "./sketch-json.js";
 
 /**
  * The per-agent rollups of GET /api/agents (src/db/schema/fleet-index-agent-rollups.ts), kept on the
  * same write paths as the request rollups: ingest folds new request rows in (applyRequestRollups runs
- * fleetIndexRequestUpserts in its statement), turn ingest folds turns whose session names an agent, re-rating moves money
- * (adjustRollupMoney), and rebuildRollups rebuilds them from raw rows with the same aggregation code.
+ * fleetIndexRequestUpserts in its statement), turn ingest folds turns whose session names an agent,
+ * re-rating moves money (adjustRollupMoney), and rebuildRollups rebuilds them from raw rows with the
+ * same aggregation code.
  */
 
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
-
-/** The first instant of the UTC calendar month holding `ms`. */
-export function monthStartMs(ms: number): number {
-  const d = new Date(ms);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-}
-
-/** The first instant of the next UTC calendar month after the one holding `ms`. */
-export function nextMonthMs(ms: number): number {
-  const d = new Date(ms);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-}
 
 /** Maps a time (epoch ms) to its bucket's start. */
 type BucketOf = (ms: number) => number;
