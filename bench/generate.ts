@@ -111,8 +111,18 @@ export async function generateBenchData(database: Database, rows: number, now: D
   }
   bar?.stop();
   if (log) console.log(`  requests inserted in ${((Date.now() - end) / 1000).toFixed(1)} s`);
+  let t = Date.now();
+  const lap = (what: string) => {
+    const now = Date.now();
+    if (log) console.log(`  ${what} in ${((now - t) / 1000).toFixed(1)} s`);
+    t = now;
+  };
   await restoreRequestIndexes(db);
-  if (opts.beforeRollups) await opts.beforeRollups(db);
+  lap("request indexes rebuilt");
+  if (opts.beforeRollups) {
+    await opts.beforeRollups(db);
+    lap("beforeRollups");
+  }
   const from = Math.floor((end - SPAN_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
   const to = Math.ceil(end / DAY_MS) * DAY_MS + DAY_MS;
   const slices = Math.ceil((to - from) / (ROLLUP_SLICE_DAYS * DAY_MS));
@@ -124,7 +134,9 @@ export async function generateBenchData(database: Database, rows: number, now: D
     rbar?.update(i + 1);
   }
   rbar?.stop();
+  lap("rollups rebuilt");
   await db.execute(sql`ANALYZE`);
+  lap("ANALYZE");
 }
 
 export function parseRowsArg(argv: string[], dflt: number[]): number[] {
