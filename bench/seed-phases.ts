@@ -1,8 +1,8 @@
 /**
  * Times bench:agents' seeding phase by phase without measuring the endpoint (the seeding is what
  * gates a 10M-row run): request rows, index rebuild, sessions/calls/turns, rollups, then the
- * per-agent rollup rebuild alone again (its share of the rollup phase). Drops its database.
- *   tsx bench/seed-phases.ts --rows 300000 [--agents 10000]
+ * per-agent rollup rebuild alone again (its share of the rollup phase). Drops its database unless --keep.
+ *   tsx bench/seed-phases.ts --rows 300000 [--agents 10000] [--keep]
  */
 import { loadavg } from "node:os";
 import { seedFleet } from "./agents-seed.js";
@@ -30,7 +30,10 @@ async function main(): Promise<void> {
     for (let a = from; a < to; a += 30 * DAY_MS) await rebuildFleetIndexRollups(bench.database.db, new Date(a), new Date(Math.min(to, a + 30 * DAY_MS)));
     console.log(`per-agent rollups alone (30-day slices, as generate does) in ${((Date.now() - t1) / 1000).toFixed(1)} s, load ${load()}`);
   } finally {
-    await bench.drop();
+    if (process.argv.includes("--keep")) {
+      console.log(`kept database: ${bench.url}`);
+      await bench.database.close();
+    } else await bench.drop();
   }
 }
 
