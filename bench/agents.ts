@@ -30,7 +30,7 @@ import { silentLogger } from "../src/logging.js";
 import { PERIOD_SECONDS, type Period } from "../src/reports/window.js";
 import { createServices } from "../src/services-runtime.js";
 import { seedFleet } from "./agents-seed.js";
-import { createBenchDatabase, generateBenchData, parseRowsArg } from "./generate.js";
+import { createBenchDatabase, parseRowsArg, seedBenchData } from "./generate.js";
 import { fmt, timeIt } from "./support.js";
 
 const TARGET_P95_MS = 50;
@@ -93,7 +93,9 @@ async function measure(rows: number) {
     if (kept) await db.execute(sql`DELETE FROM agent_presence`);
     else {
       const t0 = Date.now();
-      await generateBenchData(bench.database, rows, new Date(), true, { agents: AGENTS, beforeRollups: seedFleet });
+      // Known before the hours of a 10M-row seed and measurement: the kept database can be found early.
+      if (process.argv.includes("--keep")) console.log(`  seeding kept database: ${bench.url}`);
+      await seedBenchData(bench, rows, new Date(), true, { agents: AGENTS, beforeRollups: seedFleet });
       console.log(`  generated in ${fmt((Date.now() - t0) / 1000)} s`);
     }
     await seedPresence(db);

@@ -34,19 +34,17 @@ function rebuildGrainSql(grain: FleetGrain, from: number, to: number): SQL {
          WHERE NOT is_probe AND modality IN (${MODALITY_LIST}) AND ttfb_ms IS NOT NULL AND ttfb_ms NOT IN ('NaN', 'Infinity', '-Infinity')
         UNION ALL
         SELECT bucket, tk, agent_id, 'response', response_speed_ms::float8 FROM t WHERE NOT is_probe AND response_speed_ms IS NOT NULL
-      ), s AS (
-        SELECT bucket, tk, agent_id, m, count(*) AS n, sum(v) AS sum, min(v) AS min, max(v) AS max,
-               count(*) FILTER (WHERE v <= 1e-9) AS zeros, CASE WHEN count(*) <= ${LIMIT} THEN jsonb_agg(v) END AS samples
-          FROM v GROUP BY bucket, tk, agent_id, m
-      ), bk AS (
-        SELECT bucket, tk, agent_id, m, jsonb_object_agg(k::text, n) AS buckets FROM (
-          SELECT bucket, tk, agent_id, m, ceil(ln(v) / ${LN_GAMMA}::float8)::int AS k, count(*) AS n
-            FROM v WHERE v > 1e-9 GROUP BY bucket, tk, agent_id, m, k
-        ) x GROUP BY bucket, tk, agent_id, m
+      ), kb AS (
+        -- Per log bucket (k NULL: the zeros), its count, sum, min, max and raw values as JSON text.
+        SELECT bucket, tk, agent_id, m, CASE WHEN v > 1e-9 THEN ceil(ln(v) / ${LN_GAMMA}::float8)::int END AS k,
+               count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi, string_agg(v::text, ',') AS vs
+          FROM v GROUP BY bucket, tk, agent_id, m, k
       ), h AS (
-        SELECT s.bucket, s.tk, s.agent_id, s.m, jsonb_build_object('count', s.n, 'sum', s.sum, 'min', s.min, 'max', s.max,
-               'zeros', s.zeros, 'buckets', coalesce(bk.buckets, '{}'::jsonb), 'samples', s.samples) AS h
-          FROM s LEFT JOIN bk USING (bucket, tk, agent_id, m)
+        SELECT bucket, tk, agent_id, m, jsonb_build_object('count', sum(n), 'sum', sum(s), 'min', min(lo), 'max', max(hi),
+               'zeros', coalesce(sum(n) FILTER (WHERE k IS NULL), 0),
+               'buckets', coalesce(jsonb_object_agg(k::text, n) FILTER (WHERE k IS NOT NULL), '{}'::jsonb),
+               'samples', CASE WHEN sum(n) <= ${LIMIT} THEN ('[' || string_agg(vs, ',') || ']')::jsonb END) AS h
+          FROM kb GROUP BY bucket, tk, agent_id, m
       )`
     : sql``;
   const sketchRows = grain.sketches
