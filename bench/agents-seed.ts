@@ -6,6 +6,21 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../src/db/client.js";
 import { fmt } from "./support.js";
 
+/** A session's stable draw in [0, 100) from its id. */
+const hash = (id: string) => `((hashtext(${id}) & 2147483647) % 100)`;
+/** Whether the session has a call (one in ten, and the 5 % probe ones). */
+const CALL_ROOM = (id: string) => sql.raw(`(${hash(id)} % 10 = 0 OR ${hash(id)} < 5)`);
+
+/** Drops the tables' non-unique indexes; returns their definitions to build them again. */
+async function dropSecondaryIndexes(db: Db, tables: string[]): Promise<string[]> {
+  const rows = (await db.execute(
+    sql`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = ANY(${`{${tables.join(",")}}`}::text[])
+          AND indexdef NOT LIKE 'CREATE UNIQUE INDEX%'`,
+  )) as unknown as { rows: { indexname: string; indexdef: string }[] };
+  for (const r of rows.rows) await db.execute(sql.raw(`DROP INDEX ${r.indexname}`));
+  return rows.rows.map((r) => r.indexdef);
+}
+
 /** Sessions, calls and turns derived from the generated request rows (before the rollups are built). */
 export async function seedFleet(db: Db): Promise<void> {
   const t0 = Date.now();
@@ -15,18 +30,21 @@ export async function seedFleet(db: Db): Promise<void> {
     console.log(`    ${what} in ${fmt((now - t) / 1000)} s`);
     t = now;
   };
-  await db.execute(sql`INSERT INTO sessions (id, tenant_id, project, agent_id, started_at, ended_at, modalities, request_count, total_cost_usd)
-    SELECT session_id, tenant_id, min(project), min(agent_id), min(ts), max(ts), array_agg(DISTINCT modality ORDER BY modality), count(*), sum(coalesce(cost_usd, 0))
+  // Secondary indexes built once after the bulk inserts (as generate.ts does for requests).
+  const indexes = await dropSecondaryIndexes(db, ["sessions", "calls", "turns"]);
+  lap("indexes dropped");
+  // One call for one session in ten, 5 % of them load tests (probe): CALL_ROOM picks them by session
+  // id; the call's room names the session and its turns (the session gets its room as it is inserted).
+  await db.execute(sql`INSERT INTO sessions (id, tenant_id, project, agent_id, started_at, ended_at, modalities, request_count, total_cost_usd, room_name)
+    SELECT session_id, tenant_id, min(project), min(agent_id), min(ts), max(ts), array_agg(DISTINCT modality ORDER BY modality), count(*), sum(coalesce(cost_usd, 0)),
+           CASE WHEN ${CALL_ROOM("session_id")} THEN 'room-' || session_id END
       FROM requests WHERE session_id IS NOT NULL GROUP BY session_id, tenant_id`);
   lap("sessions");
-  // One call for one session in ten, 5 % of them load tests (probe); its room names the session's turns.
   await db.execute(sql`INSERT INTO calls (room_sid, room_name, tenant_id, project, agent_id, origin, channel, is_probe, started_at_ms, ended_at_ms)
     SELECT 'RM_' || id, 'room-' || id, tenant_id, project, agent_id, CASE WHEN h < 5 THEN 'loadgen' ELSE 'agent' END, 'sip', h < 5,
            (extract(epoch FROM started_at) * 1000)::bigint, (extract(epoch FROM ended_at) * 1000)::bigint + 60000
-      FROM (SELECT *, (hashtext(id) & 2147483647) % 100 AS h FROM sessions) s WHERE h % 10 = 0 OR h < 5`);
+      FROM (SELECT *, ${sql.raw(hash("id"))} AS h FROM sessions) s WHERE ${CALL_ROOM("id")}`);
   lap("calls");
-  await db.execute(sql`UPDATE sessions s SET room_name = c.room_name FROM calls c WHERE c.room_sid = 'RM_' || s.id`);
-  lap("sessions.room_name");
   // One turn per llm request, attributed to its session's agent (what turn ingest stamps).
   await db.execute(sql`INSERT INTO turns (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms, caller_speak_end_ms,
       agent_speak_start_ms, agent_speak_end_ms, response_speed_ms, agent_id)
@@ -39,5 +57,7 @@ export async function seedFleet(db: Db): Promise<void> {
   // Probe calls make their rooms' requests probe (what the call upsert does).
   await db.execute(sql`UPDATE requests r SET is_probe = true FROM calls c WHERE c.is_probe AND r.session_id = substr(c.room_sid, 4) AND NOT r.is_probe`);
   lap("probe requests");
+  for (const def of indexes) await db.execute(sql.raw(def));
+  lap("indexes rebuilt");
   console.log(`  sessions, calls, turns in ${fmt((Date.now() - t0) / 1000)} s`);
 }

@@ -74,7 +74,7 @@ async function restoreRequestIndexes(db: Database["db"]) {
 export interface BenchDataOptions {
   /** When > 0, every row belongs to one of this many agents (uniform), whose tenant is fixed, in 10-minute sessions. */
   agents?: number;
-  /** Runs after the request rows are in (indexes restored) and before the rollups are rebuilt. */
+  /** Runs after the request rows are in (before their secondary indexes are built) and before the rollups are rebuilt. */
   beforeRollups?: (db: Database["db"]) => Promise<void>;
 }
 
@@ -119,12 +119,13 @@ export async function generateBenchData(database: Database, rows: number, now: D
     if (log) console.log(`  ${what} in ${((now - t) / 1000).toFixed(1)} s`);
     t = now;
   };
-  await restoreRequestIndexes(db);
-  lap("request indexes rebuilt");
+  // The derived data is read from and written to requests in bulk: before its indexes exist.
   if (opts.beforeRollups) {
     await opts.beforeRollups(db);
     lap("beforeRollups");
   }
+  await restoreRequestIndexes(db);
+  lap("request indexes rebuilt");
   // Statistics before the rollups read the fresh tables (autovacuum has not seen them yet): without
   // them the rebuild's joins are planned for empty tables.
   await db.execute(sql`ANALYZE requests, sessions, calls, turns`);
