@@ -4,22 +4,13 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../src/db/client.js";
+import { dropSecondaryIndexes } from "./generate.js";
 import { fmt } from "./support.js";
 
 /** A session's stable draw in [0, 100) from its id. */
 const hash = (id: string) => `((hashtext(${id}) & 2147483647) % 100)`;
 /** Whether the session has a call (one in ten, and the 5 % probe ones). */
 const CALL_ROOM = (id: string) => sql.raw(`(${hash(id)} % 10 = 0 OR ${hash(id)} < 5)`);
-
-/** Drops the tables' non-unique indexes; returns their definitions to build them again. */
-async function dropSecondaryIndexes(db: Db, tables: string[]): Promise<string[]> {
-  const rows = (await db.execute(
-    sql`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = ANY(${`{${tables.join(",")}}`}::text[])
-          AND indexdef NOT LIKE 'CREATE UNIQUE INDEX%'`,
-  )) as unknown as { rows: { indexname: string; indexdef: string }[] };
-  for (const r of rows.rows) await db.execute(sql.raw(`DROP INDEX ${r.indexname}`));
-  return rows.rows.map((r) => r.indexdef);
-}
 
 /** Sessions, calls and turns derived from the generated request rows (before the rollups are built). */
 export async function seedFleet(db: Db): Promise<void> {

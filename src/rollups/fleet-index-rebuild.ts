@@ -15,9 +15,24 @@ import { FLEET_INDEX_GRAINS, FLEET_MODALITIES, TURN_PROBE } from "./fleet-index.
 type FleetGrain = (typeof FLEET_INDEX_GRAINS)[number];
 
 const LN_GAMMA = sql.raw(String(Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY))));
-/** Raw samples kept while a sketch's count is within the bound, as addSample keeps them. */
-const LIMIT = sql.raw(String(EXACT_SAMPLE_LIMIT));
 const MODALITY_LIST = sql.raw(FLEET_MODALITIES.map((m) => `'${m}'`).join(", "));
+
+/** The sketch columns' sources: TTFB per modality, then the turns' response speed. */
+const SKETCHED = [...FLEET_MODALITIES, "response"] as const;
+
+/**
+ * One source's stored sketch (NULL when it has no sample) from its kb rows, pivoted into a column
+ * per source (the key's row then joins its sums on plain equality).
+ */
+function sketchOf(m: (typeof SKETCHED)[number]): SQL {
+  const of = `m = '${m}'`;
+  return sql.raw(`CASE WHEN count(*) FILTER (WHERE ${of}) > 0 THEN jsonb_build_object('count', sum(n) FILTER (WHERE ${of}),
+    'sum', sum(s) FILTER (WHERE ${of}), 'min', min(lo) FILTER (WHERE ${of}), 'max', max(hi) FILTER (WHERE ${of}),
+    'zeros', coalesce(sum(n) FILTER (WHERE ${of} AND k IS NULL), 0),
+    'buckets', coalesce(jsonb_object_agg(k::text, n) FILTER (WHERE ${of} AND k IS NOT NULL), '{}'::jsonb),
+    -- raw samples while the count is within the bound, as addSample keeps them
+    'samples', CASE WHEN sum(n) FILTER (WHERE ${of}) <= ${EXACT_SAMPLE_LIMIT} THEN ('[' || string_agg(vs, ',') FILTER (WHERE ${of}) || ']')::jsonb END) END AS ${m}`);
+}
 
 /**
  * One statement rebuilding `grain` from the rows in [from, to). The tenant is carried as a non-null
@@ -39,20 +54,13 @@ function rebuildGrainSql(grain: FleetGrain, from: number, to: number): SQL {
         SELECT bucket, tk, agent_id, m, CASE WHEN v > 1e-9 THEN ceil(ln(v) / ${LN_GAMMA}::float8)::int END AS k,
                count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi, string_agg(v::text, ',') AS vs
           FROM v GROUP BY bucket, tk, agent_id, m, k
-      ), h AS (
-        SELECT bucket, tk, agent_id, m, jsonb_build_object('count', sum(n), 'sum', sum(s), 'min', min(lo), 'max', max(hi),
-               'zeros', coalesce(sum(n) FILTER (WHERE k IS NULL), 0),
-               'buckets', coalesce(jsonb_object_agg(k::text, n) FILTER (WHERE k IS NOT NULL), '{}'::jsonb),
-               'samples', CASE WHEN sum(n) <= ${LIMIT} THEN ('[' || string_agg(vs, ',') || ']')::jsonb END) AS h
-          FROM kb GROUP BY bucket, tk, agent_id, m
+      ), hk AS (
+        SELECT bucket, tk, agent_id, ${sql.join(SKETCHED.map(sketchOf), sql`, `)} FROM kb GROUP BY bucket, tk, agent_id
       )`
     : sql``;
-  const sketchRows = grain.sketches
-    ? sql`UNION ALL SELECT bucket, tk, agent_id, 'h', false, NULL, NULL, NULL, m, h FROM h`
-    : sql``;
-  const hist = (m: string) => sql.raw(`(array_agg(h) FILTER (WHERE m = '${m}'))[1]`);
   const sketchCols = grain.sketches ? sql`, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist` : sql``;
-  const sketchVals = grain.sketches ? sql`, ${hist("stt")}, ${hist("llm")}, ${hist("tts")}, ${hist("response")}` : sql``;
+  const sketchVals = grain.sketches ? sql`, hk.stt, hk.llm, hk.tts, hk.response` : sql``;
+  const sketchJoin = grain.sketches ? sql`LEFT JOIN hk USING (bucket, tk, agent_id)` : sql``;
   return sql`WITH r AS (
       SELECT date_trunc(${unit}, ts, 'UTC') AS bucket, coalesce('=' || tenant_id, '') AS tk, agent_id, modality, status,
              is_probe, cost_usd, rated_price_usd, ttfb_ms
@@ -61,18 +69,21 @@ function rebuildGrainSql(grain: FleetGrain, from: number, to: number): SQL {
       SELECT date_trunc(${unit}, to_timestamp(t.caller_speak_start_ms / 1000.0), 'UTC') AS bucket, coalesce('=' || t.tenant_id, '') AS tk,
              t.agent_id, t.response_speed_ms, ${TURN_PROBE} AS is_probe
         FROM turns t WHERE t.agent_id IS NOT NULL AND t.caller_speak_start_ms >= ${from} AND t.caller_speak_start_ms < ${to}
-    )${sketchParts}, u AS (
-      SELECT bucket, tk, agent_id, 'r' AS kind, is_probe, status, cost_usd, rated_price_usd, NULL::text AS m, NULL::jsonb AS h FROM r
-      UNION ALL SELECT bucket, tk, agent_id, 't', is_probe, NULL, NULL, NULL, NULL, NULL FROM t
-      ${sketchRows}
+    )${sketchParts}, sums AS (
+      SELECT bucket, tk, agent_id,
+             count(*) FILTER (WHERE kind = 'r') AS requests, count(*) FILTER (WHERE kind = 'r' AND is_probe) AS probe_requests,
+             count(*) FILTER (WHERE kind = 'r' AND NOT is_probe AND status = 'error') AS errors,
+             coalesce(sum(cost_usd), 0) AS cost_usd, coalesce(sum(rated_price_usd), 0) AS rated_price_usd,
+             count(*) FILTER (WHERE kind = 't' AND NOT is_probe) AS turns, count(*) FILTER (WHERE kind = 't' AND is_probe) AS probe_turns
+        FROM (SELECT bucket, tk, agent_id, 'r' AS kind, is_probe, status, cost_usd, rated_price_usd FROM r
+              UNION ALL SELECT bucket, tk, agent_id, 't', is_probe, NULL, NULL, NULL FROM t) u
+       GROUP BY bucket, tk, agent_id
     )
     INSERT INTO ${sql.raw(grain.table)} (bucket, tenant_id, agent_id, requests, probe_requests, errors, cost_usd, rated_price_usd, turns, probe_turns${sketchCols})
-    SELECT bucket, CASE WHEN tk = '' THEN NULL ELSE substr(tk, 2) END, agent_id,
-           count(*) FILTER (WHERE kind = 'r'), count(*) FILTER (WHERE kind = 'r' AND is_probe),
-           count(*) FILTER (WHERE kind = 'r' AND NOT is_probe AND status = 'error'),
-           coalesce(sum(cost_usd), 0), coalesce(sum(rated_price_usd), 0),
-           count(*) FILTER (WHERE kind = 't' AND NOT is_probe), count(*) FILTER (WHERE kind = 't' AND is_probe)${sketchVals}
-      FROM u GROUP BY bucket, tk, agent_id`;
+    SELECT bucket, CASE WHEN tk = '' THEN NULL ELSE substr(tk, 2) END, agent_id, s.requests, s.probe_requests, s.errors,
+           s.cost_usd, s.rated_price_usd, s.turns, s.probe_turns${sketchVals}
+      FROM sums s ${sketchJoin}
+     ORDER BY bucket, tk, agent_id`;
 }
 
 /**
