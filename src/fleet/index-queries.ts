@@ -11,7 +11,9 @@ import { type AgentAcc, AgentRollupBatch, emptyAgentAcc, FLEET_MODALITIES, type 
 import { sketchFromJson } from "../rollups/sketch-json.js";
 import { mergeSketch, summarize } from "../stats/summary.js";
 import { ROSTER_AGEING_SECONDS } from "./presence.js";
-import { allTimeRankSources } from "./rank-all.js";
+import { ensureCheckpoints } from "../rollups/fleet-checkpoints.js";
+import { checkpointDays, type RankTerm, rankTerms } from "./rank-plan.js";
+import { rankSources } from "./rank-sources.js";
 import { type FleetSegment as Segment, fleetWindowSegments } from "./window.js";
 
 /** GET /api/agents page sizes. */
@@ -153,17 +155,15 @@ function presenceFrom(scope: TenantScope, extra?: SQL): SQL {
 }
 
 /**
- * Every agent of the window with its sort value and last heartbeat: the window's sources summed per
- * agent, then FULL JOINed to presence (one row per tenant and agent), so the 10k presence rows are
- * hashed once by the join rather than fed through the aggregate. The join key spells out NULL tenants
- * (IS NOT DISTINCT FROM cannot drive a hash or merge join, which FULL JOIN needs).
+ * Every agent of the window with its sort value and last heartbeat: the ranking's sources (running
+ * totals, a day of rows and the edges: src/fleet/rank-plan.ts) summed per agent, then FULL JOINed to
+ * presence (one row per tenant and agent), so the 10k presence rows are hashed once by the join
+ * rather than fed through the aggregate. The join key spells out NULL tenants (IS NOT DISTINCT FROM
+ * cannot drive a hash or merge join, which FULL JOIN needs).
  */
-function rankedAgents(period: Period, now: Date, segments: Segment[], scope: TenantScope, sort: SortKey): SQL {
-  const summed =
-    period === "all"
-      ? sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${allTimeRankSources(now, scope, RANK_VALUE[sort])}) r
-          GROUP BY tenant_id, agent_id HAVING sum(n) > 0`
-      : sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${totalsUnion(segments, scope, { rank: sort })}) r GROUP BY tenant_id, agent_id`;
+function rankedAgents(terms: RankTerm[], scope: TenantScope, sort: SortKey): SQL {
+  const summed = sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${rankSources(terms, scope, RANK_VALUE[sort])}) r
+    GROUP BY tenant_id, agent_id HAVING sum(n) > 0`;
   return sql`SELECT coalesce(w.tenant_id, p.tenant_id) AS tenant_id, coalesce(w.agent_id, p.agent_id) AS agent_id,
       coalesce(w.v, 0) AS v, p.last_seen_at
     FROM (${summed}) w
@@ -308,11 +308,13 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const segments = fleetWindowSegments(args.period, now);
   const from = segments[0]?.from ?? null;
   const order = args.sort === "agent_id" ? "" : "v DESC, ";
+  const terms = rankTerms(args.period, now, Date.now());
+  await ensureCheckpoints(db, checkpointDays(terms));
   // 1. Rank on the sort column alone; one row even when the page is empty (offset past the end): the
   // counts still answer.
   const ranked = await queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(
     db,
-    sql`WITH a AS (${rankedAgents(args.period, now, segments, args, args.sort)})
+    sql`WITH a AS (${rankedAgents(terms, args, args.sort)})
       SELECT p.tenant_id, p.agent_id, c.total, c.online
       FROM (SELECT count(*) AS total,
               count(*) FILTER (WHERE last_seen_at > ${now.toISOString()}::timestamptz - make_interval(secs => ${ROSTER_AGEING_SECONDS})) AS online
