@@ -10,7 +10,7 @@ import { type Db, openDatabase, queryRows } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { fleetIndex } from "../src/fleet/index-queries.js";
 import { COST_PERIODS, type Period } from "../src/reports/window.js";
-import { rebuildFleetIndexRollups } from "../src/rollups/fleet-index.js";
+import { rebuildFleetIndexRollups } from "../src/rollups/fleet-index-rebuild.js";
 
 const DAY_MS = 86_400_000;
 const url = process.argv[2];

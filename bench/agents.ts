@@ -30,7 +30,8 @@ import { silentLogger } from "../src/logging.js";
 import { PERIOD_SECONDS, type Period } from "../src/reports/window.js";
 import { ensureCheckpoints } from "../src/rollups/fleet-checkpoints.js";
 import { createServices } from "../src/services-runtime.js";
-import { createBenchDatabase, generateBenchData, parseRowsArg } from "./generate.js";
+import { seedFleet } from "./agents-seed.js";
+import { createBenchDatabase, parseRowsArg, seedBenchData } from "./generate.js";
 import { fmt, timeIt } from "./support.js";
 
 const TARGET_P95_MS = 50;
@@ -48,31 +49,6 @@ const headers = { authorization: `Bearer ${BENCH_KEY}` };
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
 
-
-/** Sessions, calls and turns derived from the generated request rows (before the rollups are built). */
-async function seedFleet(db: Db): Promise<void> {
-  const t0 = Date.now();
-  await db.execute(sql`INSERT INTO sessions (id, tenant_id, project, agent_id, started_at, ended_at, modalities, request_count, total_cost_usd)
-    SELECT session_id, tenant_id, min(project), min(agent_id), min(ts), max(ts), array_agg(DISTINCT modality ORDER BY modality), count(*), sum(coalesce(cost_usd, 0))
-      FROM requests WHERE session_id IS NOT NULL GROUP BY session_id, tenant_id`);
-  // One call for one session in ten, 5 % of them load tests (probe); its room names the session's turns.
-  await db.execute(sql`INSERT INTO calls (room_sid, room_name, tenant_id, project, agent_id, origin, channel, is_probe, started_at_ms, ended_at_ms)
-    SELECT 'RM_' || id, 'room-' || id, tenant_id, project, agent_id, CASE WHEN h < 5 THEN 'loadgen' ELSE 'agent' END, 'sip', h < 5,
-           (extract(epoch FROM started_at) * 1000)::bigint, (extract(epoch FROM ended_at) * 1000)::bigint + 60000
-      FROM (SELECT *, (hashtext(id) & 2147483647) % 100 AS h FROM sessions) s WHERE h % 10 = 0 OR h < 5`);
-  await db.execute(sql`UPDATE sessions s SET room_name = c.room_name FROM calls c WHERE c.room_sid = 'RM_' || s.id`);
-  // One turn per llm request, attributed to its session's agent (what turn ingest stamps).
-  await db.execute(sql`INSERT INTO turns (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms, caller_speak_end_ms,
-      agent_speak_start_ms, agent_speak_end_ms, response_speed_ms, agent_id)
-    SELECT r.tenant_id, r.session_id, s.room_name, row_number() OVER w - 1, row_number() OVER w,
-           e - 2500, e - 500, e + round(r.ttfb_ms * 3)::bigint, e + round(r.ttfb_ms * 3)::bigint + 3000, round(r.ttfb_ms * 3)::int, r.agent_id
-      FROM (SELECT *, (extract(epoch FROM ts) * 1000)::bigint AS e FROM requests WHERE modality = 'llm' AND session_id IS NOT NULL) r
-      JOIN sessions s ON s.id = r.session_id AND s.tenant_id IS NOT DISTINCT FROM r.tenant_id
-    WINDOW w AS (PARTITION BY r.tenant_id, r.session_id ORDER BY r.ts, r.id)`);
-  // Probe calls make their rooms' requests probe (what the call upsert does).
-  await db.execute(sql`UPDATE requests r SET is_probe = true FROM calls c WHERE c.is_probe AND r.session_id = substr(c.room_sid, 4) AND NOT r.is_probe`);
-  console.log(`  sessions, calls, turns in ${fmt((Date.now() - t0) / 1000)} s`);
-}
 
 /** A presence row per agent, 80 % heard within the last 40 s (written just before measuring, so they are online). */
 async function seedPresence(db: Db): Promise<void> {
@@ -149,7 +125,9 @@ async function measure(rows: number) {
     if (kept) await db.execute(sql`DELETE FROM agent_presence`);
     else {
       const t0 = Date.now();
-      await generateBenchData(bench.database, rows, new Date(), true, { agents: AGENTS, beforeRollups: seedFleet });
+      // Known before the hours of a 10M-row seed and measurement: the kept database can be found early.
+      if (process.argv.includes("--keep")) console.log(`  seeding kept database: ${bench.url}`);
+      await seedBenchData(bench, rows, new Date(), true, { agents: AGENTS, beforeRollups: seedFleet });
       console.log(`  generated in ${fmt((Date.now() - t0) / 1000)} s`);
     }
     await seedPresence(db);

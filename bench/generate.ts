@@ -1,6 +1,6 @@
 /**
  * bench data generator: N request rows spread over the trailing year, then their hourly and daily
- * rollups, all in SQL (INSERT … SELECT generate_series in chunks, rebuildRollups per 30-day slice),
+ * rollups, all in SQL (INSERT … SELECT generate_series in chunks, rebuildRollups per calendar month, two at a time),
  * into a fresh Postgres database. Used by bench/read.ts; runnable alone:
  *   tsx bench/generate.ts --rows 1000000 [--keep]
  */
@@ -11,13 +11,15 @@ import { sql } from "drizzle-orm";
 import pg from "pg";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
+import { nextMonthMs } from "../src/rollups/buckets.js";
 import { rebuildRollups } from "../src/rollups/rebuild.js";
 
 export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const DAY_MS = 86_400_000;
 export const SPAN_DAYS = 365;
 const CHUNK_ROWS = 250_000;
-const ROLLUP_SLICE_DAYS = 30;
+/** Rollup slices rebuilt at once: the machine this runs on has two cores. */
+const ROLLUP_WORKERS = 2;
 
 export interface BenchDatabase {
   url: string;
@@ -111,20 +113,62 @@ export async function generateBenchData(database: Database, rows: number, now: D
   }
   bar?.stop();
   if (log) console.log(`  requests inserted in ${((Date.now() - end) / 1000).toFixed(1)} s`);
+  let t = Date.now();
+  const lap = (what: string) => {
+    const now = Date.now();
+    if (log) console.log(`  ${what} in ${((now - t) / 1000).toFixed(1)} s`);
+    t = now;
+  };
   await restoreRequestIndexes(db);
-  if (opts.beforeRollups) await opts.beforeRollups(db);
+  lap("request indexes rebuilt");
+  if (opts.beforeRollups) {
+    await opts.beforeRollups(db);
+    lap("beforeRollups");
+  }
+  // Statistics before the rollups read the fresh tables (autovacuum has not seen them yet): without
+  // them the rebuild's joins are planned for empty tables.
+  await db.execute(sql`ANALYZE requests, sessions, calls, turns`);
+  lap("ANALYZE before rollups");
   const from = Math.floor((end - SPAN_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
   const to = Math.ceil(end / DAY_MS) * DAY_MS + DAY_MS;
-  const slices = Math.ceil((to - from) / (ROLLUP_SLICE_DAYS * DAY_MS));
+  // One slice per calendar month: the per-agent month grain is rebuilt whole per slice, so month
+  // slices read each month once and never share a month bucket, which lets two run at once (one per core).
+  const slices: [number, number][] = [];
+  for (let a = from; a < to; a = nextMonthMs(a)) slices.push([a, Math.min(to, nextMonthMs(a))]);
   const rbar = log ? new SingleBar({ format: "  rollups  [{bar}] {percentage}% {value}/{total} slices {duration}s" }) : null;
-  rbar?.start(slices, 0);
-  for (let i = 0; i < slices; i++) {
-    const a = from + i * ROLLUP_SLICE_DAYS * DAY_MS;
-    await rebuildRollups(db, new Date(a), new Date(Math.min(to, a + ROLLUP_SLICE_DAYS * DAY_MS)));
-    rbar?.update(i + 1);
-  }
+  rbar?.start(slices.length, 0);
+  let built = 0;
+  const queue = [...slices];
+  const worker = async () => {
+    for (let s = queue.shift(); s; s = queue.shift()) {
+      await rebuildRollups(db, new Date(s[0]), new Date(s[1]));
+      rbar?.update(++built);
+    }
+  };
+  await Promise.all(Array.from({ length: ROLLUP_WORKERS }, worker));
   rbar?.stop();
+  lap("rollups rebuilt");
   await db.execute(sql`ANALYZE`);
+  lap("ANALYZE");
+}
+
+/**
+ * Session settings of the seeding connections only (the served database keeps the server's): sorts
+ * and hash aggregates of the bulk statements in memory instead of spilling, index builds in one pass,
+ * no flush wait per commit (a crash mid-seed loses the seed, not committed data of anyone else).
+ */
+const SEEDING_OPTIONS = "-c work_mem=256MB -c maintenance_work_mem=1GB -c synchronous_commit=off";
+
+/** generateBenchData over its own pool with SEEDING_OPTIONS, closed afterwards. */
+export async function seedBenchData(bench: BenchDatabase, rows: number, now: Date, log = true, opts: BenchDataOptions = {}): Promise<void> {
+  const u = new URL(bench.url);
+  u.searchParams.set("options", SEEDING_OPTIONS);
+  const seeding = await openDatabase({ url: u.toString() });
+  try {
+    await generateBenchData(seeding, rows, now, log, opts);
+  } finally {
+    await seeding.close();
+  }
 }
 
 export function parseRowsArg(argv: string[], dflt: number[]): number[] {

@@ -3,7 +3,7 @@ import { type Db, queryRows } from "../db/client.js";
 import { formatMoney, parseMoney } from "../money.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import type { RequestRow } from "./apply.js";
-import { DAY_MS, HOUR_MS, monthStartMs, nextMonthMs } from "./buckets.js";
+import { DAY_MS, HOUR_MS, monthStartMs } from "./buckets.js";
 import { adjustCheckpointMoney, foldIntoCheckpoints } from "./fleet-checkpoints.js";
 import { mergeSketchSql } from "./sketch-json.js";
 
@@ -230,7 +230,7 @@ export function fleetIndexRequestUpserts(rows: RequestRow[]): SQL[] {
  * A turn is probe traffic when its room's call is (same rule as request rows: a call of the turn's
  * own tenant or of no tenant).
  */
-const TURN_PROBE = sql.raw(`(EXISTS (SELECT 1 FROM calls c WHERE t.room_name IS NOT NULL AND c.room_name = t.room_name AND c.is_probe
+export const TURN_PROBE = sql.raw(`(EXISTS (SELECT 1 FROM calls c WHERE t.room_name IS NOT NULL AND c.room_name = t.room_name AND c.is_probe
   AND (c.tenant_id IS NULL OR c.tenant_id = t.tenant_id)))`);
 
 interface TurnRow {
@@ -289,73 +289,6 @@ export async function foldLateRequests(tx: Db, rows: RequestRow[], wallNowMs = D
   const byDay = new AgentRollupBatch(dayBucketOf);
   for (const r of late) byDay.addRequest(r);
   await foldIntoCheckpoints(tx, byDay.sorted(), wallNowMs);
-}
-
-/** Page size of the rebuild's reads: a day of a busy fleet at a time, never the whole table. */
-const REBUILD_PAGE_MS = DAY_MS;
-
-/**
- * Rebuilds the per-agent grains for [from, to) (whole UTC days) from raw request rows and attributed
- * turns, through the same accumulators as ingest: what ingest maintained is what a rebuild makes.
- * A month bucket cut by `from` or `to` is rebuilt whole: the days of its month outside [from, to) are
- * read too, but only folded into the month grain (their hour and day rows are left as they are).
- */
-export async function rebuildFleetIndexRollups(db: Db, from: Date, to: Date): Promise<void> {
-  const monthFrom = monthStartMs(from.getTime());
-  const monthTo = to.getTime() === monthStartMs(to.getTime()) ? to.getTime() : nextMonthMs(to.getTime());
-  for (const grain of FLEET_INDEX_GRAINS) {
-    const [a, b] = grain.unit === "month" ? [new Date(monthFrom), new Date(monthTo)] : [from, to];
-    await db.execute(sql`DELETE FROM ${sql.raw(grain.table)} WHERE bucket >= ${a.toISOString()}::timestamptz AND bucket < ${b.toISOString()}::timestamptz`);
-  }
-  const monthOnly = FLEET_INDEX_GRAINS.filter((g) => g.unit === "month");
-  for (let a = monthFrom; a < monthTo; a += REBUILD_PAGE_MS) {
-    const b = Math.min(monthTo, a + REBUILD_PAGE_MS);
-    const grains = a >= from.getTime() && b <= to.getTime() ? FLEET_INDEX_GRAINS : monthOnly;
-    const reqs = await queryRows<{
-      ts_ms: number;
-      tenant_id: string | null;
-      agent_id: string;
-      modality: string;
-      status: string;
-      ttfb_ms: number | null;
-      cost_usd: string | null;
-      rated_price_usd: string | null;
-      is_probe: boolean;
-    }>(
-      db,
-      sql`SELECT (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, tenant_id, agent_id, modality, status, ttfb_ms, cost_usd::text AS cost_usd,
-                 rated_price_usd::text AS rated_price_usd, is_probe
-            FROM requests WHERE agent_id IS NOT NULL
-             AND ts >= ${new Date(a).toISOString()}::timestamptz AND ts < ${new Date(b).toISOString()}::timestamptz`,
-    );
-    const turnRows = await queryRows<TurnRow>(
-      db,
-      sql`SELECT t.caller_speak_start_ms AS start_ms, t.tenant_id, t.agent_id, t.response_speed_ms, ${TURN_PROBE} AS is_probe
-            FROM turns t WHERE t.agent_id IS NOT NULL AND t.caller_speak_start_ms >= ${a} AND t.caller_speak_start_ms < ${b}`,
-    );
-    if (reqs.length === 0 && turnRows.length === 0) continue;
-    await db.transaction(async (tx) => {
-      await write(tx, (batch) => {
-        for (const r of reqs) {
-          batch.addRequest({
-            id: "",
-            ts: new Date(Number(r.ts_ms)),
-            tenant_id: r.tenant_id,
-            agent_id: r.agent_id,
-            modality: r.modality,
-            model_id: "",
-            provider: "",
-            status: r.status,
-            ttfb_ms: r.ttfb_ms === null ? null : Number(r.ttfb_ms),
-            cost_usd: r.cost_usd,
-            rated_price_usd: r.rated_price_usd,
-            is_probe: r.is_probe,
-          });
-        }
-        for (const t of turnRows) batch.addTurn(toFold(t));
-      }, grains);
-    });
-  }
 }
 
 /**

@@ -4,7 +4,7 @@ import { EXACT_SAMPLE_LIMIT, SKETCH_RELATIVE_ACCURACY } from "../stats/summary.j
 import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS, ROLLUP_KEY_COLUMNS } from "./apply.js";
 import { KEY_LIST, keyMatch, rowKeySelect } from "./key-sql.js";
 import { dropCheckpointsAfter } from "./fleet-checkpoints.js";
-import { rebuildFleetIndexRollups } from "./fleet-index.js";
+import { rebuildFleetIndexRollups } from "./fleet-index-rebuild.js";
 
 const LN_GAMMA = Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY));
 /** Raw samples kept in a rebuilt sketch while its count is within the bound, as ingest keeps them. */

@@ -372,3 +372,96 @@ describe("fleet index rollups equal raw aggregates", () => {
     expect((await compareAll()).compared).toBeGreaterThan(100);
   });
 });
+
+/**
+ * The SQL rebuild (src/rollups/fleet-index-rebuild.ts) against ingest where sketches leave the exact
+ * range: one agent's hour and day hold more than EXACT_SAMPLE_LIMIT TTFBs and response speeds (the
+ * bucket counts answer), with zero TTFBs, probe requests, probe turns (a probe call of the turn's
+ * tenant) and turns in a room whose probe call belongs to another tenant (not probe). Compares every
+ * stored sketch field, not only its summary. Its own database: past the bound the index answers from
+ * buckets, which the exact raw comparison above does not expect.
+ */
+describe("fleet index rollups rebuilt past the exact-sample bound", () => {
+  const hour = Math.floor(Date.now() / HOUR) * HOUR - 2 * DAY;
+  const t = useTestApp();
+  beforeAll(async () => {
+    const db = t.services.database.db;
+    await db.execute(sql`INSERT INTO calls (room_sid, room_name, tenant_id, is_probe) VALUES
+      ('RM_p1', 'probe-acme', 'acme', true), ('RM_p2', 'probe-globex', 'globex', true)`);
+    const rnd = lcg(11);
+    const reqs: RequestRow[] = [];
+    const row = (ts: number, tenant: string | null, modality: "llm" | "stt", probe: boolean, ttfb: number | null, session: string | null): RequestRow => ({
+      id: randomUUID(),
+      ts: new Date(ts),
+      tenant_id: tenant,
+      agent_id: "dense",
+      session_id: session,
+      model_id: modality === "llm" ? "openai/gpt-4.1-mini" : "deepgram/nova-3",
+      modality,
+      provider: "x",
+      status: rnd() < 0.05 ? "error" : "success",
+      cost_usd: (rnd() * 2).toFixed(10),
+      rated_price_usd: (rnd() * 3).toFixed(10),
+      ttfb_ms: ttfb,
+      is_probe: probe,
+    });
+    // acme: 1,100 TTFBs in one hour (some zero, some fractional), 60 probe rows.
+    for (let i = 0; i < 1160; i++) {
+      const ttfb = i % 97 === 0 ? 0 : i % 13 === 0 ? null : 20 + rnd() * 900;
+      reqs.push(row(hour + Math.floor(rnd() * HOUR), "acme", "llm", i >= 1100, ttfb, "dense-s"));
+    }
+    // No tenant: 1,050 TTFBs over one day, under the bound in every hour, over it in the day.
+    for (let i = 0; i < 1050; i++) reqs.push(row(hour - (hour % DAY) + Math.floor(rnd() * DAY), null, "stt", false, Math.round(50 + rnd() * 500), null));
+    for (const tenant of ["acme", null]) {
+      const mine = reqs.filter((r) => r.tenant_id === tenant);
+      for (let i = 0; i < mine.length; i += 400) await storeRequestRows(db, tenant, mine.slice(i, i + 400));
+    }
+    // 1,020 answered turns in the hour, 30 in the tenant's probe room, 25 in another tenant's probe room.
+    const turns = Array.from({ length: 1075 }, (_, i) => {
+      const start = hour + Math.floor(rnd() * HOUR);
+      const room = i < 1020 ? "room-dense" : i < 1050 ? "probe-acme" : "probe-globex";
+      return { session_id: "dense-s", turn_index: i, caller_speak_start_ms: start, caller_speak_end_ms: start + 400, response_speed_ms: i % 50 === 0 ? null : Math.round(200 + rnd() * 1500), room_name: room };
+    });
+    for (let i = 0; i < turns.length; i += 200) await storeTurns(db, "acme", turns.slice(i, i + 200));
+  });
+
+  it("rebuildRollups reproduces every sketch field ingest stored", async () => {
+    const db = t.services.database.db;
+    const tables = ["fleet_index_agent_rollups", "fleet_index_agent_rollups_daily", "fleet_index_agent_rollups_monthly"];
+    const sketch = (h: unknown) => {
+      const s = sketchFromJson(h);
+      return s.count === 0 ? null : { ...s, sum: Math.round(s.sum * 1e6) / 1e6, samples: s.samples ? [...s.samples].sort((a, b) => a - b) : null };
+    };
+    const snapshot = async (table: string) =>
+      (
+        await queryRows<{ tenant_id: string | null; turns: string; probe_turns: string; probe_requests: string } & Record<string, unknown>>(
+          db,
+          sql`SELECT bucket, tenant_id, agent_id, requests, probe_requests, errors, cost_usd::text AS cost, rated_price_usd::text AS rated, turns, probe_turns,
+            ${sql.raw(table.endsWith("_monthly") ? "NULL AS stt_ttfb_hist, NULL AS llm_ttfb_hist, NULL AS tts_ttfb_hist, NULL AS response_hist" : "stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist")}
+          FROM ${sql.raw(table)} ORDER BY bucket, tenant_id NULLS FIRST, agent_id`,
+        )
+      ).map(({ stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist, ...rest }) => ({
+        ...rest,
+        sketches: [stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist].map(sketch),
+      }));
+    const before = await Promise.all(tables.map(snapshot));
+    // The case is what it claims: the acme hour is past the bound (no raw samples) in TTFB and response speed.
+    type Stored = { count: number; zeros: number; samples: number[] | null } | null;
+    const sketchesOf = (r: { sketches: unknown } | undefined) => (r?.sketches ?? []) as Stored[];
+    const acmeHour = before[0]?.find((r) => r.tenant_id === "acme");
+    const [, llm, , response] = sketchesOf(acmeHour);
+    expect(llm?.count).toBeGreaterThan(1000);
+    expect(llm?.samples).toBeNull();
+    expect(llm?.zeros).toBeGreaterThan(5);
+    expect(response?.count).toBeGreaterThan(1000);
+    expect(response?.samples).toBeNull();
+    expect(Number(acmeHour?.probe_turns)).toBe(30);
+    expect(Number(acmeHour?.turns)).toBe(1045);
+    expect(Number(acmeHour?.probe_requests)).toBe(60);
+    const noTenantDay = before[1]?.find((r) => r.tenant_id === null);
+    expect(sketchesOf(noTenantDay)[0]?.samples).toBeNull();
+    expect(before[0]?.filter((r) => r.tenant_id === null).every((r) => Array.isArray(sketchesOf(r)[0]?.samples))).toBe(true);
+    await rebuildRollups(db, new Date(hour - (hour % DAY) - DAY), new Date(hour - (hour % DAY) + 2 * DAY));
+    expect(await Promise.all(tables.map(snapshot))).toEqual(before);
+  });
+});
