@@ -8,10 +8,11 @@ import { moneyNumber } from "../money.js";
 import { costsQuery } from "../reports/query.js";
 import type { Period } from "../reports/window.js";
 import { type AgentAcc, AgentRollupBatch, emptyAgentAcc, FLEET_MODALITIES, type FleetModality, mergeAgentAcc, textArray } from "../rollups/fleet-index.js";
-import { sketchFromJson } from "../rollups/sketch-json.js";
-import { mergeSketch, summarize } from "../stats/summary.js";
+import { mergeStoredSketch } from "../rollups/sketch-json.js";
+import { summarize } from "../stats/summary.js";
 import { ROSTER_AGEING_SECONDS } from "./presence.js";
 import { ensureCheckpoints } from "../rollups/fleet-checkpoints.js";
+import { closedMonthSketches, type SketchRow } from "./month-sketches.js";
 import { checkpointDays, type RankTerm, rankTerms } from "./rank-plan.js";
 import { rankSources } from "./rank-sources.js";
 import { type FleetSegment as Segment, fleetWindowSegments } from "./window.js";
@@ -173,37 +174,31 @@ function rankedAgents(terms: RankTerm[], scope: TenantScope, sort: SortKey): SQL
 
 const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
 
-interface SketchRow {
-  tenant_id: string | null;
-  agent_id: string;
-  stt_ttfb_hist: unknown;
-  llm_ttfb_hist: unknown;
-  tts_ttfb_hist: unknown;
-  response_hist: unknown;
-}
-
 /** The page's agents' sketches: rollup sketches merged, edge-hour raw samples added (probe traffic left out). */
 async function pageSketches(db: Db, segments: Segment[], scope: TenantScope, agentIds: string[]) {
   const ids = textArray(agentIds);
   const rollupParts: SQL[] = [];
   const rawReq: SQL[] = [];
   const rawTurns: SQL[] = [];
+  const monthSegs: Segment[] = [];
   for (const seg of segments) {
     if (seg.source === "raw") {
       rawReq.push(sql`SELECT tenant_id, agent_id, modality, ttfb_ms FROM ${requests}
         WHERE ${and(sql`agent_id = ANY(${ids})`, sql`NOT is_probe`, sql`ttfb_ms IS NOT NULL`, range(requests.ts, seg), tenantCondition(requests.tenantId, scope))}`);
       rawTurns.push(sql`SELECT turns.tenant_id, turns.agent_id, turns.caller_speak_start_ms AS start_ms, turns.response_speed_ms, ${TURN_PROBE} AS is_probe
         FROM ${turns} WHERE ${and(sql`turns.agent_id = ANY(${ids})`, range(turns.callerSpeakStartMs, seg, true), tenantCondition(turns.tenantId, scope))}`);
+    } else if (seg.source === "month") {
+      monthSegs.push(seg);
     } else {
-      // The month grain has no sketches; its months are whole days of the daily table.
-      const t = ROLLUP_TABLES[seg.source === "month" ? "day" : seg.source];
+      const t = ROLLUP_TABLES[seg.source];
       rollupParts.push(sql`SELECT tenant_id, agent_id, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist FROM ${t}
         WHERE ${and(sql`agent_id = ANY(${ids})`, range(t.bucket, seg), tenantCondition(t.tenantId, scope))}
           AND (stt_ttfb_hist IS NOT NULL OR llm_ttfb_hist IS NOT NULL OR tts_ttfb_hist IS NOT NULL OR response_hist IS NOT NULL)`);
     }
   }
-  const [rolled, raw, rawT] = await Promise.all([
+  const [rolled, months, raw, rawT] = await Promise.all([
     rollupParts.length === 0 ? [] : queryRows<SketchRow>(db, sql.join(rollupParts, sql` UNION ALL `)),
+    Promise.all(monthSegs.map((seg) => closedMonthSketches(db, scope, agentIds, seg.from, seg.to))),
     rawReq.length === 0
       ? []
       : queryRows<{ tenant_id: string | null; agent_id: string; modality: string; ttfb_ms: number }>(db, sql.join(rawReq, sql` UNION ALL `)),
@@ -226,12 +221,12 @@ async function pageSketches(db: Db, segments: Segment[], scope: TenantScope, age
     }
     return a;
   };
-  for (const r of rolled) {
+  for (const r of [...rolled, ...months.flat()]) {
     const a = accOf(r.tenant_id, r.agent_id);
-    mergeSketch(a.ttfb.stt, sketchFromJson(r.stt_ttfb_hist));
-    mergeSketch(a.ttfb.llm, sketchFromJson(r.llm_ttfb_hist));
-    mergeSketch(a.ttfb.tts, sketchFromJson(r.tts_ttfb_hist));
-    mergeSketch(a.response, sketchFromJson(r.response_hist));
+    mergeStoredSketch(a.ttfb.stt, r.stt_ttfb_hist);
+    mergeStoredSketch(a.ttfb.llm, r.llm_ttfb_hist);
+    mergeStoredSketch(a.ttfb.tts, r.tts_ttfb_hist);
+    mergeStoredSketch(a.response, r.response_hist);
   }
   for (const r of raw) {
     batch.addRequest({
