@@ -28,6 +28,7 @@ import type { FleetIndex } from "../src/fleet/index-queries.js";
 import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
 import { PERIOD_SECONDS, type Period } from "../src/reports/window.js";
+import { ensureCheckpoints } from "../src/rollups/fleet-checkpoints.js";
 import { createServices } from "../src/services-runtime.js";
 import { seedFleet } from "./agents-seed.js";
 import { createBenchDatabase, parseRowsArg, seedBenchData } from "./generate.js";
@@ -67,6 +68,37 @@ function rawIndexSql(period: Period): SQL {
       ${p95("stt")} AS stt, ${p95("llm")} AS llm, ${p95("tts")} AS tts
     FROM requests WHERE agent_id IS NOT NULL AND ts <= now() ${since}
     GROUP BY tenant_id, agent_id ORDER BY cost DESC, agent_id, tenant_id NULLS FIRST LIMIT 100`;
+}
+
+/**
+ * What the ranking's running totals (src/rollups/fleet-checkpoints.ts) cost to build, paid by the
+ * first query that needs them: on a database that has none (from the month and day rows), and on a
+ * new day (today's from yesterday's, the steady state). The timed queries below find them built.
+ */
+async function measureCheckpointBuilds(db: Db, fetchJson: (path: string) => Promise<unknown>): Promise<void> {
+  const dropFrom = async (at: string) => {
+    await db.execute(sql`DELETE FROM fleet_index_checkpoints WHERE at >= ${at}::timestamptz`);
+    await db.execute(sql`DELETE FROM fleet_index_agent_checkpoints WHERE at >= ${at}::timestamptz`);
+  };
+  const timed = async (path: string) => {
+    const t0 = performance.now();
+    await fetchJson(path);
+    return performance.now() - t0;
+  };
+  await dropFrom("-infinity");
+  const month = await timed("/api/agents?period=month");
+  const week = await timed("/api/agents?period=week");
+  const today = new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000);
+  await ensureCheckpoints(db, [new Date(today.getTime() - 86_400_000)]);
+  await dropFrom(today.toISOString());
+  const newDay = await timed("/api/agents?period=all");
+  const n = (await db.execute(sql`SELECT count(*) AS n FROM fleet_index_agent_checkpoints WHERE at = ${today.toISOString()}::timestamptz`)) as unknown as {
+    rows: { n: string }[];
+  };
+  console.log(
+    `  running totals: first query with none built ${fmt(month)} ms (period=month: today's and the window start's), then ${fmt(week)} ms ` +
+      `(period=week: its start's, stepped); a new day's first query ${fmt(newDay)} ms (today's from yesterday's: ${fmt(Number(n.rows[0]?.n ?? 0), 0)} agent rows)  load ${load()}`,
+  );
 }
 
 interface Row {
@@ -147,6 +179,7 @@ async function measure(rows: number) {
       );
 
     try {
+      await measureCheckpointBuilds(db, fetchJson);
       const agentRows: Row[] = [];
       for (const period of ["today", "week", "month", "all"] as const) {
         console.log(`  -- period=${period}`);

@@ -8,10 +8,13 @@ import { moneyNumber } from "../money.js";
 import { costsQuery } from "../reports/query.js";
 import type { Period } from "../reports/window.js";
 import { type AgentAcc, AgentRollupBatch, emptyAgentAcc, FLEET_MODALITIES, type FleetModality, mergeAgentAcc, textArray } from "../rollups/fleet-index.js";
-import { sketchFromJson } from "../rollups/sketch-json.js";
-import { mergeSketch, summarize } from "../stats/summary.js";
+import { mergeStoredSketch } from "../rollups/sketch-json.js";
+import { summarize } from "../stats/summary.js";
 import { ROSTER_AGEING_SECONDS } from "./presence.js";
-import { allTimeRankSources } from "./rank-all.js";
+import { ensureCheckpoints } from "../rollups/fleet-checkpoints.js";
+import { closedMonthSketches, type SketchRow } from "./month-sketches.js";
+import { checkpointDays, type RankTerm, rankTerms } from "./rank-plan.js";
+import { rankSources } from "./rank-sources.js";
 import { type FleetSegment as Segment, fleetWindowSegments } from "./window.js";
 
 /** GET /api/agents page sizes. */
@@ -153,17 +156,15 @@ function presenceFrom(scope: TenantScope, extra?: SQL): SQL {
 }
 
 /**
- * Every agent of the window with its sort value and last heartbeat: the window's sources summed per
- * agent, then FULL JOINed to presence (one row per tenant and agent), so the 10k presence rows are
- * hashed once by the join rather than fed through the aggregate. The join key spells out NULL tenants
- * (IS NOT DISTINCT FROM cannot drive a hash or merge join, which FULL JOIN needs).
+ * Every agent of the window with its sort value and last heartbeat: the ranking's sources (running
+ * totals, a day of rows and the edges: src/fleet/rank-plan.ts) summed per agent, then FULL JOINed to
+ * presence (one row per tenant and agent), so the 10k presence rows are hashed once by the join
+ * rather than fed through the aggregate. The join key spells out NULL tenants (IS NOT DISTINCT FROM
+ * cannot drive a hash or merge join, which FULL JOIN needs).
  */
-function rankedAgents(period: Period, now: Date, segments: Segment[], scope: TenantScope, sort: SortKey): SQL {
-  const summed =
-    period === "all"
-      ? sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${allTimeRankSources(now, scope, RANK_VALUE[sort])}) r
-          GROUP BY tenant_id, agent_id HAVING sum(n) > 0`
-      : sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${totalsUnion(segments, scope, { rank: sort })}) r GROUP BY tenant_id, agent_id`;
+function rankedAgents(terms: RankTerm[], scope: TenantScope, sort: SortKey): SQL {
+  const summed = sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${rankSources(terms, scope, RANK_VALUE[sort])}) r
+    GROUP BY tenant_id, agent_id HAVING sum(n) > 0`;
   return sql`SELECT coalesce(w.tenant_id, p.tenant_id) AS tenant_id, coalesce(w.agent_id, p.agent_id) AS agent_id,
       coalesce(w.v, 0) AS v, p.last_seen_at
     FROM (${summed}) w
@@ -173,37 +174,31 @@ function rankedAgents(period: Period, now: Date, segments: Segment[], scope: Ten
 
 const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
 
-interface SketchRow {
-  tenant_id: string | null;
-  agent_id: string;
-  stt_ttfb_hist: unknown;
-  llm_ttfb_hist: unknown;
-  tts_ttfb_hist: unknown;
-  response_hist: unknown;
-}
-
 /** The page's agents' sketches: rollup sketches merged, edge-hour raw samples added (probe traffic left out). */
 async function pageSketches(db: Db, segments: Segment[], scope: TenantScope, agentIds: string[]) {
   const ids = textArray(agentIds);
   const rollupParts: SQL[] = [];
   const rawReq: SQL[] = [];
   const rawTurns: SQL[] = [];
+  const monthSegs: Segment[] = [];
   for (const seg of segments) {
     if (seg.source === "raw") {
       rawReq.push(sql`SELECT tenant_id, agent_id, modality, ttfb_ms FROM ${requests}
         WHERE ${and(sql`agent_id = ANY(${ids})`, sql`NOT is_probe`, sql`ttfb_ms IS NOT NULL`, range(requests.ts, seg), tenantCondition(requests.tenantId, scope))}`);
       rawTurns.push(sql`SELECT turns.tenant_id, turns.agent_id, turns.caller_speak_start_ms AS start_ms, turns.response_speed_ms, ${TURN_PROBE} AS is_probe
         FROM ${turns} WHERE ${and(sql`turns.agent_id = ANY(${ids})`, range(turns.callerSpeakStartMs, seg, true), tenantCondition(turns.tenantId, scope))}`);
+    } else if (seg.source === "month") {
+      monthSegs.push(seg);
     } else {
-      // The month grain has no sketches; its months are whole days of the daily table.
-      const t = ROLLUP_TABLES[seg.source === "month" ? "day" : seg.source];
+      const t = ROLLUP_TABLES[seg.source];
       rollupParts.push(sql`SELECT tenant_id, agent_id, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist FROM ${t}
         WHERE ${and(sql`agent_id = ANY(${ids})`, range(t.bucket, seg), tenantCondition(t.tenantId, scope))}
           AND (stt_ttfb_hist IS NOT NULL OR llm_ttfb_hist IS NOT NULL OR tts_ttfb_hist IS NOT NULL OR response_hist IS NOT NULL)`);
     }
   }
-  const [rolled, raw, rawT] = await Promise.all([
+  const [rolled, months, raw, rawT] = await Promise.all([
     rollupParts.length === 0 ? [] : queryRows<SketchRow>(db, sql.join(rollupParts, sql` UNION ALL `)),
+    Promise.all(monthSegs.map((seg) => closedMonthSketches(db, scope, agentIds, seg.from, seg.to))),
     rawReq.length === 0
       ? []
       : queryRows<{ tenant_id: string | null; agent_id: string; modality: string; ttfb_ms: number }>(db, sql.join(rawReq, sql` UNION ALL `)),
@@ -226,12 +221,12 @@ async function pageSketches(db: Db, segments: Segment[], scope: TenantScope, age
     }
     return a;
   };
-  for (const r of rolled) {
+  for (const r of [...rolled, ...months.flat()]) {
     const a = accOf(r.tenant_id, r.agent_id);
-    mergeSketch(a.ttfb.stt, sketchFromJson(r.stt_ttfb_hist));
-    mergeSketch(a.ttfb.llm, sketchFromJson(r.llm_ttfb_hist));
-    mergeSketch(a.ttfb.tts, sketchFromJson(r.tts_ttfb_hist));
-    mergeSketch(a.response, sketchFromJson(r.response_hist));
+    mergeStoredSketch(a.ttfb.stt, r.stt_ttfb_hist);
+    mergeStoredSketch(a.ttfb.llm, r.llm_ttfb_hist);
+    mergeStoredSketch(a.ttfb.tts, r.tts_ttfb_hist);
+    mergeStoredSketch(a.response, r.response_hist);
   }
   for (const r of raw) {
     batch.addRequest({
@@ -308,11 +303,13 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const segments = fleetWindowSegments(args.period, now);
   const from = segments[0]?.from ?? null;
   const order = args.sort === "agent_id" ? "" : "v DESC, ";
+  const terms = rankTerms(args.period, now, Date.now());
+  await ensureCheckpoints(db, checkpointDays(terms));
   // 1. Rank on the sort column alone; one row even when the page is empty (offset past the end): the
   // counts still answer.
   const ranked = await queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(
     db,
-    sql`WITH a AS (${rankedAgents(args.period, now, segments, args, args.sort)})
+    sql`WITH a AS (${rankedAgents(terms, args, args.sort)})
       SELECT p.tenant_id, p.agent_id, c.total, c.online
       FROM (SELECT count(*) AS total,
               count(*) FILTER (WHERE last_seen_at > ${now.toISOString()}::timestamptz - make_interval(secs => ${ROSTER_AGEING_SECONDS})) AS online

@@ -4,6 +4,7 @@ import { formatMoney, parseMoney } from "../money.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import type { RequestRow } from "./apply.js";
 import { DAY_MS, HOUR_MS, monthStartMs } from "./buckets.js";
+import { adjustCheckpointMoney, foldIntoCheckpoints } from "./fleet-checkpoints.js";
 import { mergeSketchSql } from "./sketch-json.js";
 
 /**
@@ -17,6 +18,7 @@ import { mergeSketchSql } from "./sketch-json.js";
 
 /** Maps a time (epoch ms) to its bucket's start. */
 type BucketOf = (ms: number) => number;
+const dayBucketOf: BucketOf = (ms) => Math.floor(ms / DAY_MS) * DAY_MS;
 
 /**
  * Hour, day and calendar month (months are not a fixed number of ms, hence a function per grain). The
@@ -24,7 +26,7 @@ type BucketOf = (ms: number) => number;
  */
 export const FLEET_INDEX_GRAINS = [
   { table: "fleet_index_agent_rollups", unit: "hour", sketches: true, bucketOf: (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS },
-  { table: "fleet_index_agent_rollups_daily", unit: "day", sketches: true, bucketOf: (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS },
+  { table: "fleet_index_agent_rollups_daily", unit: "day", sketches: true, bucketOf: dayBucketOf },
   { table: "fleet_index_agent_rollups_monthly", unit: "month", sketches: false, bucketOf: monthStartMs },
 ] as const satisfies readonly { table: string; unit: string; sketches: boolean; bucketOf: BucketOf }[];
 type FleetGrain = (typeof FLEET_INDEX_GRAINS)[number];
@@ -265,9 +267,28 @@ export async function attachTurns(tx: Db, tenantId: string | null, which: { turn
      RETURNING t.caller_speak_start_ms AS start_ms, t.tenant_id, t.agent_id, t.response_speed_ms, ${TURN_PROBE} AS is_probe`,
   );
   if (rows.length === 0) return;
-  await write(tx, (b) => {
-    for (const r of rows) b.addTurn(toFold(r));
-  });
+  const fill = (batch: AgentRollupBatch) => {
+    for (const r of rows) batch.addTurn(toFold(r));
+  };
+  await write(tx, fill);
+  // Turns dated before a built checkpoint move it too (src/rollups/fleet-checkpoints.ts).
+  const byDay = new AgentRollupBatch(dayBucketOf);
+  fill(byDay);
+  await foldIntoCheckpoints(tx, byDay.sorted());
+}
+
+/**
+ * Folds the stored request rows dated before today into the built checkpoints (ingest, after the
+ * rollup statement). Rows of today, nearly every batch, cost one scan of their timestamps.
+ */
+export async function foldLateRequests(tx: Db, rows: RequestRow[], wallNowMs = Date.now()): Promise<void> {
+  const today = dayBucketOf(wallNowMs);
+  const tsMs = (r: RequestRow) => (r.ts instanceof Date ? r.ts.getTime() : new Date(r.ts).getTime());
+  const late = rows.filter((r) => r.agent_id !== null && r.agent_id !== undefined && tsMs(r) < today);
+  if (late.length === 0) return;
+  const byDay = new AgentRollupBatch(dayBucketOf);
+  for (const r of late) byDay.addRequest(r);
+  await foldIntoCheckpoints(tx, byDay.sorted(), wallNowMs);
 }
 
 /**
@@ -284,4 +305,5 @@ export async function adjustFleetIndexMoney(tx: Db, deltas: SQL): Promise<void> 
                 FROM (${deltas}) x WHERE agent_id IS NOT NULL GROUP BY 1, 2, 3) d
        WHERE ar.bucket = d.bucket AND ar.tenant_id IS NOT DISTINCT FROM d.tenant_id AND ar.agent_id = d.agent_id`);
   }
+  await adjustCheckpointMoney(tx, deltas);
 }

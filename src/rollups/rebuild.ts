@@ -3,6 +3,7 @@ import type { Db } from "../db/client.js";
 import { EXACT_SAMPLE_LIMIT, SKETCH_RELATIVE_ACCURACY } from "../stats/summary.js";
 import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS, ROLLUP_KEY_COLUMNS } from "./apply.js";
 import { KEY_LIST, keyMatch, rowKeySelect } from "./key-sql.js";
+import { dropCheckpointsAfter } from "./fleet-checkpoints.js";
 import { rebuildFleetIndexRollups } from "./fleet-index-rebuild.js";
 
 const LN_GAMMA = Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY));
@@ -62,4 +63,6 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
       LEFT JOIN lb ON ${keyMatch("lb", "a")}`);
   }
   await rebuildFleetIndexRollups(db, from, to);
+  // The fleet index's running totals after `from` may have changed: built again on demand.
+  await dropCheckpointsAfter(db, from);
 }

@@ -24,6 +24,34 @@ export function sketchFromJson(value: unknown): LatencySketch {
   };
 }
 
+/**
+ * mergeSketch(into, sketchFromJson(value)) without building the intermediate sketch, for an
+ * accumulator the caller owns (its samples array is its own: they are appended in place). A fleet-index
+ * page merges one stored sketch per agent, day and modality, most of them empty or of a few samples:
+ * the copies (a concatenated array per merge) and throwaway objects were most of its Node CPU.
+ */
+export function mergeStoredSketch(into: LatencySketch, value: unknown): void {
+  if (value === null || value === undefined) return;
+  const raw = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
+  if (raw === null || typeof raw !== "object") return;
+  const o = raw as Record<string, unknown>;
+  const num = (v: unknown, dflt: number) => (typeof v === "number" && Number.isFinite(v) ? v : dflt);
+  const count = num(o.count, 0);
+  if (count <= 0) return;
+  const samples = storedSamples(o.samples, count);
+  if (into.samples && samples && into.count + count <= EXACT_SAMPLE_LIMIT) {
+    for (const v of samples) into.samples.push(v);
+  } else into.samples = null;
+  into.count += count;
+  into.sum += num(o.sum, 0);
+  into.min = Math.min(into.min, num(o.min, Number.POSITIVE_INFINITY));
+  into.max = Math.max(into.max, num(o.max, Number.NEGATIVE_INFINITY));
+  into.zeros += num(o.zeros, 0);
+  if (o.buckets && typeof o.buckets === "object") {
+    for (const [k, n] of Object.entries(o.buckets as Record<string, unknown>)) if (typeof n === "number") into.buckets[k] = (into.buckets[k] ?? 0) + n;
+  }
+}
+
 /** A stored sketch's raw samples when complete (every one a finite number, as many as its count), else null. */
 export function storedSamples(value: unknown, count: number): number[] | null {
   if (!Array.isArray(value) || value.length !== count) return null;

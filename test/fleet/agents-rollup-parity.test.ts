@@ -308,6 +308,52 @@ describe("fleet index rollups equal raw aggregates", () => {
     expect(after).toEqual(before);
   });
 
+  it("late rows and turns move the running totals already built (src/rollups/fleet-checkpoints.ts)", async () => {
+    const db = t.services.database.db;
+    // A comparison builds the checkpoints (the rebuild above dropped them); then rows dated before them
+    // arrive, of known agents and of a new one, and turns of sessions that already name their agent.
+    await compareAll();
+    const built = await queryRows<{ n: string }>(db, sql`SELECT count(*) AS n FROM fleet_index_checkpoints`);
+    expect(Number(built[0]?.n)).toBeGreaterThan(3);
+    // period=all read closed months' sketches from the month rows' cache (src/fleet/month-sketches.ts);
+    // the late rows below land in cached months, whose cache must then not be used.
+    const cached = await queryRows<{ n: string }>(db, sql`SELECT count(*) AS n FROM fleet_index_agent_rollups_monthly WHERE sketched_rows IS NOT NULL`);
+    expect(Number(cached[0]?.n)).toBeGreaterThan(10);
+    const rnd = lcg(99);
+    const late: RequestRow[] = [];
+    for (let i = 0; i < 120; i++) {
+      const [modelId, modality] = MODALITIES[i % 3] ?? MODALITIES[0];
+      const tenantId = TENANTS[i % 3] ?? null;
+      late.push({
+        id: randomUUID(),
+        ts: new Date(base - Math.floor((2 + rnd() * 60) * DAY)),
+        tenant_id: tenantId,
+        agent_id: i % 10 === 0 ? "agent-8" : (AGENTS[i % AGENTS.length] ?? "agent-1"),
+        session_id: null,
+        model_id: modelId,
+        modality,
+        provider: modelId.split("/")[0] ?? "x",
+        status: "success",
+        cost_usd: (rnd() * 5).toFixed(10),
+        rated_price_usd: (rnd() * 6).toFixed(10),
+        ttfb_ms: Math.round(100 + rnd() * 500),
+        is_probe: false,
+      });
+    }
+    for (const tenant of TENANTS) await storeRequestRows(db, tenant, late.filter((r) => (r.tenant_id ?? null) === tenant));
+    reqs.push(...late);
+    const owned = [...new Map(reqs.filter((r) => r.session_id && r.agent_id).map((r) => [r.session_id, r])).values()].slice(0, 12);
+    for (const [i, r] of owned.entries()) {
+      const startMs = base - Math.floor((3 + i * 4) * DAY) - i * 1000;
+      const sessionId = r.session_id ?? "";
+      await storeTurns(db, r.tenant_id ?? null, [
+        { session_id: sessionId, turn_index: 10_000 + i, caller_speak_start_ms: startMs, caller_speak_end_ms: startMs + 500, response_speed_ms: 777, room_name: `room-${sessionId}` },
+      ]);
+      turns.push({ tenantId: r.tenant_id ?? null, agentId: r.agent_id ?? "", sessionId, startMs, speed: 777, probe: false });
+    }
+    expect((await compareAll()).compared).toBeGreaterThan(100);
+  });
+
   it("re-rating moves the money of every grain (adjustRollupMoney), month buckets included", async () => {
     const db = t.services.database.db;
     // Every fifth request with an agent gets a new price, and a cost where it had none.

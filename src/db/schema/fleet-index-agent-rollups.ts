@@ -51,11 +51,22 @@ export const fleetIndexAgentRollupsDaily = pgTable("fleet_index_agent_rollups_da
 ]);
 
 // Calendar months (UTC; a bucket is the month's first instant), so `period=all` ranks and totals one row
-// per agent and month instead of one per day. Sums only: merging sketches costs each ingest batch as
-// much as a day row's, while the sketches of a page's agents can come from their day rows.
+// per agent and month instead of one per day. Ingest keeps the sums only: merging sketches would cost
+// each batch as much as a day row's. The sketches of a closed month are a cache instead, merged from its
+// day rows by the first page that shows the agent (src/fleet/month-sketches.ts) and valid while
+// `sketched_rows` equals the row's count (requests + turns + probe_turns): a late row changes it.
 export const fleetIndexAgentRollupsMonthly = pgTable(
   "fleet_index_agent_rollups_monthly",
-  { ...agentSumColumns(), ...turnColumns() },
+  {
+    ...agentSumColumns(),
+    ...turnColumns(),
+    sttTtfbHist: jsonb(),
+    llmTtfbHist: jsonb(),
+    ttsTtfbHist: jsonb(),
+    responseHist: jsonb(),
+    /** The row count the cached sketches were merged at; null: none cached. */
+    sketchedRows: bigint({ mode: "number" }),
+  },
   (t) => [
     unique("fleet_index_agent_rollups_monthly_key_uq").on(t.bucket, t.tenantId, t.agentId).nullsNotDistinct(),
     index("fleet_index_agent_rollups_monthly_agent_idx").on(t.agentId, t.bucket),

@@ -7,6 +7,7 @@ export { calls } from "./calls.js";
 export { deadAirEvents } from "./dead-air-events.js";
 export { diagGates, diagRuns } from "./diagnostics.js";
 export { fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, fleetIndexAgentRollupsMonthly } from "./fleet-index-agent-rollups.js";
+export { fleetIndexAgentCheckpoints, fleetIndexCheckpoints } from "./fleet-index-checkpoints.js";
 export { models } from "./models.js";
 export { nodeSamples } from "./node-samples.js";
 export { projects } from "./projects.js";

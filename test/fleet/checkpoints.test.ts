@@ -1,0 +1,77 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { queryRows } from "../../src/db/client.js";
+import { storeRequestRows } from "../../src/ingest/store-requests.js";
+import type { RequestRow } from "../../src/rollups/apply.js";
+import { DAY_MS } from "../../src/rollups/buckets.js";
+import { dropCheckpointsAfter, ensureCheckpoints } from "../../src/rollups/fleet-checkpoints.js";
+import { useTestApp } from "../support/app.js";
+
+const TENANTS = [null, "acme"] as const;
+const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+/** The checkpoint days the test builds, rebuilds and checks. */
+const DAYS = [40, 30, 21, 14, 7, 3, 1].map((d) => new Date(today - d * DAY_MS));
+
+let seq = 0;
+function lateRow(tenantId: string | null, agent: number, daysAgo: number): RequestRow {
+  seq++;
+  return {
+    id: randomUUID(),
+    ts: new Date(today - daysAgo * DAY_MS + ((seq * 7919) % DAY_MS)),
+    tenant_id: tenantId,
+    agent_id: `agent-${agent}`,
+    session_id: null,
+    model_id: "openai/gpt-4.1-mini",
+    modality: "llm",
+    provider: "openai",
+    status: "success",
+    cost_usd: `${seq % 97}.0000000001`,
+    rated_price_usd: "1.0000000000",
+    ttfb_ms: 200,
+    is_probe: false,
+  };
+}
+
+/**
+ * The running totals stay exact while they are built, dropped and built again concurrently with
+ * writers of rows dated before them (the advisory-lock handshake in src/rollups/fleet-checkpoints.ts):
+ * every built checkpoint equals the sums of the raw rows dated before it.
+ */
+describe("fleet-index checkpoints under concurrent late writers", () => {
+  const t = useTestApp();
+
+  it("equal the raw sums after builds and late batches race", async () => {
+    const db = t.services.database.db;
+    for (let round = 0; round < 6; round++) {
+      const writers = Array.from({ length: 4 }, (_, w) => {
+        const tenant = TENANTS[w % 2] ?? null;
+        const rows = Array.from({ length: 40 }, (_, i) => lateRow(tenant, (i + w + round) % 9, 1 + ((i * 5 + w + round) % 44)));
+        return storeRequestRows(db, tenant, rows);
+      });
+      const builders = [
+        ensureCheckpoints(db, DAYS.slice(round % 3)),
+        (async () => {
+          await dropCheckpointsAfter(db, new Date(today - (10 + round * 5) * DAY_MS));
+          await ensureCheckpoints(db, DAYS);
+        })(),
+      ];
+      await Promise.all([...writers, ...builders]);
+    }
+    await ensureCheckpoints(db, DAYS);
+    const diff = await queryRows<{ at: Date; tenant_id: string | null; agent_id: string; got: string | null; want: string | null }>(
+      db,
+      sql`WITH want AS (
+          SELECT k.at, r.tenant_id, r.agent_id, count(*) AS requests, sum(coalesce(r.cost_usd, 0)) AS cost_usd, count(*) AS row_count
+            FROM fleet_index_checkpoints k JOIN requests r ON r.ts < k.at GROUP BY 1, 2, 3
+        ), got AS (SELECT at, tenant_id, agent_id, requests, cost_usd, row_count FROM fleet_index_agent_checkpoints)
+        SELECT coalesce(g.at, w.at) AS at, coalesce(g.tenant_id, w.tenant_id) AS tenant_id, coalesce(g.agent_id, w.agent_id) AS agent_id,
+               (g.requests, g.cost_usd, g.row_count)::text AS got, (w.requests, w.cost_usd, w.row_count)::text AS want
+          FROM got g FULL JOIN want w ON g.at = w.at AND coalesce(g.tenant_id, '-') = coalesce(w.tenant_id, '-') AND g.agent_id = w.agent_id
+         WHERE g.at IS NULL OR w.at IS NULL OR (g.requests, g.cost_usd, g.row_count) <> (w.requests, w.cost_usd, w.row_count)`,
+    );
+    expect(diff).toEqual([]);
+    const built = await queryRows<{ n: string }>(db, sql`SELECT count(*) AS n FROM fleet_index_agent_checkpoints`);
+    expect(Number(built[0]?.n)).toBeGreaterThan(DAYS.length * 9);
+  });
+});
