@@ -6,7 +6,7 @@
  * modality, top page by cost). Target: p95 < 50 ms with 10M request rows and 10k agents.
  *
  * Data: bench/generate.ts's bulk path (a year of request rows, INSERT … SELECT, rollups rebuilt by
- * rebuildRollups, which folds the per-agent rollups with ingest's own accumulators), every row owned by
+ * rebuildRollups, which rebuilds the per-agent rollups in SQL the way ingest folds them), every row owned by
  * one of N agents (tenant fixed per agent, 5 % probe, 2 % errors) in 10-minute sessions; plus the
  * sessions, one turn per llm request (attributed to the session's agent), a call for one session in ten
  * (5 % of them probe) and a presence row per agent (80 % online).

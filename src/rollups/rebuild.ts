@@ -16,7 +16,7 @@ const KEY_LIST_A = ROLLUP_KEY_COLUMNS.map((c) => `a.${c}`).join(", ");
  * Rebuilds every rollup table for [from, to) from raw request rows in SQL (bulk loads, repair after
  * a manual change to `requests`). `from`/`to` must be whole UTC days so no bucket is cut in two.
  * The latency sketches are built with the same bucket index as src/stats/summary.ts (ceil(ln v / ln γ)).
- * The per-agent rollups of GET /api/agents are rebuilt too (src/rollups/fleet-index.ts).
+ * The per-agent rollups of GET /api/agents are rebuilt too (src/rollups/fleet-index-rebuild.ts).
  */
 export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void> {
   for (const grain of ROLLUP_GRAINS) {
