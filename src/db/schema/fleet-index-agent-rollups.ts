@@ -47,7 +47,8 @@ export const fleetIndexAgentRollupsDaily = pgTable("fleet_index_agent_rollups_da
   // Every column the ranking reads (src/fleet/index-queries.ts): it is then an index-only scan instead of
   // reading heap rows made wide by the sketches (~0.8 kB a day row at 1M requests): ~2x on `month`. Not
   // on the hourly table: its recent rows change with every batch, so their heap would be read anyway.
-  index("fleet_index_agent_rollups_daily_rank_idx").on(t.bucket, t.tenantId, t.agentId, t.costUsd, t.requests),
+  // turns and probe_turns too: the ranking's row count (src/fleet/rank-sources.ts) reads them.
+  index("fleet_index_agent_rollups_daily_rank_idx").on(t.bucket, t.tenantId, t.agentId, t.costUsd, t.requests, t.turns, t.probeTurns),
 ]);
 
 // Calendar months (UTC; a bucket is the month's first instant), so `period=all` ranks and totals one row
