@@ -28,6 +28,7 @@ import type { FleetIndex } from "../src/fleet/index-queries.js";
 import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
 import { PERIOD_SECONDS, type Period } from "../src/reports/window.js";
+import { checkpointSpans, rankTerms } from "../src/fleet/rank-plan.js";
 import { ensureCheckpoints } from "../src/rollups/fleet-checkpoints.js";
 import { createServices } from "../src/services-runtime.js";
 import { seedFleet } from "./agents-seed.js";
@@ -73,31 +74,38 @@ function rawIndexSql(period: Period): SQL {
 /**
  * What the ranking's running totals (src/rollups/fleet-checkpoints.ts) cost to build, paid by the
  * first query that needs them: on a database that has none (from the month and day rows), and on a
- * new day (today's from yesterday's, the steady state). The timed queries below find them built.
+ * new day (today's spans stepped from yesterday's, the steady state). The timed queries find them built.
  */
 async function measureCheckpointBuilds(db: Db, fetchJson: (path: string) => Promise<unknown>): Promise<void> {
   const dropFrom = async (at: string) => {
     await db.execute(sql`DELETE FROM fleet_index_checkpoints WHERE at >= ${at}::timestamptz`);
     await db.execute(sql`DELETE FROM fleet_index_agent_checkpoints WHERE at >= ${at}::timestamptz`);
   };
-  const timed = async (path: string) => {
-    const t0 = performance.now();
-    await fetchJson(path);
-    return performance.now() - t0;
+  const timed = async (periods: Period[]) => {
+    const out: string[] = [];
+    for (const p of periods) {
+      const t0 = performance.now();
+      await fetchJson(`/api/agents?period=${p}`);
+      out.push(`${p} ${fmt(performance.now() - t0)}`);
+    }
+    return out.join(", ");
   };
+  const periods: Period[] = ["month", "week", "all"];
   await dropFrom("-infinity");
-  const month = await timed("/api/agents?period=month");
-  const week = await timed("/api/agents?period=week");
-  const today = new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000);
-  await ensureCheckpoints(db, [new Date(today.getTime() - 86_400_000)]);
+  const cold = await timed(periods);
+  // Yesterday's spans (what yesterday's queries built), then today's dropped: the first query of a day.
+  const now = Date.now();
+  const yesterday = periods.flatMap((p) => checkpointSpans(rankTerms(p, new Date(now - 86_400_000), now)));
+  await ensureCheckpoints(db, yesterday);
+  const today = new Date(Math.floor(now / 86_400_000) * 86_400_000);
   await dropFrom(today.toISOString());
-  const newDay = await timed("/api/agents?period=all");
+  const newDay = await timed(periods);
   const n = (await db.execute(sql`SELECT count(*) AS n FROM fleet_index_agent_checkpoints WHERE at = ${today.toISOString()}::timestamptz`)) as unknown as {
     rows: { n: string }[];
   };
   console.log(
-    `  running totals: first query with none built ${fmt(month)} ms (period=month: today's and the window start's), then ${fmt(week)} ms ` +
-      `(period=week: its start's, stepped); a new day's first query ${fmt(newDay)} ms (today's from yesterday's: ${fmt(Number(n.rows[0]?.n ?? 0), 0)} agent rows)  load ${load()}`,
+    `  running totals: first queries with none built (ms): ${cold}; a new day's first queries (stepped from yesterday's): ${newDay} ` +
+      `(${fmt(Number(n.rows[0]?.n ?? 0), 0)} agent rows in today's spans)  load ${load()}`,
   );
 }
 

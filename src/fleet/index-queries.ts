@@ -13,7 +13,7 @@ import { summarize } from "../stats/summary.js";
 import { ROSTER_AGEING_SECONDS } from "./presence.js";
 import { ensureCheckpoints } from "../rollups/fleet-checkpoints.js";
 import { closedMonthSketches, type SketchRow } from "./month-sketches.js";
-import { checkpointDays, type RankTerm, rankTerms } from "./rank-plan.js";
+import { checkpointSpans, type RankTerm, rankTerms } from "./rank-plan.js";
 import { rankSources } from "./rank-sources.js";
 import { type FleetSegment as Segment, fleetWindowSegments } from "./window.js";
 
@@ -304,7 +304,7 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const from = segments[0]?.from ?? null;
   const order = args.sort === "agent_id" ? "" : "v DESC, ";
   const terms = rankTerms(args.period, now, Date.now());
-  await ensureCheckpoints(db, checkpointDays(terms));
+  await ensureCheckpoints(db, checkpointSpans(terms));
   // 1. Rank on the sort column alone; one row even when the page is empty (offset past the end): the
   // counts still answer.
   const ranked = await queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(

@@ -3,11 +3,12 @@ import { DAY_MS, HOUR_MS } from "../rollups/buckets.js";
 
 /**
  * One signed source of the fleet index's ranking. A window's per-agent figure is the sum of its
- * terms: `checkpoint` = every row dated before `at` (src/rollups/fleet-checkpoints.ts); `hour`/`day` =
+ * terms: `checkpoint` = every row dated in [from, at) (from null: before `at`;
+ * src/rollups/fleet-checkpoints.ts); `hour`/`day` =
  * the rollup rows whose bucket is in [from, to) (from null: unbounded); `raw` = request rows and turns dated in the range.
  */
 export type RankTerm =
-  | { kind: "checkpoint"; sign: 1 | -1; at: Date }
+  | { kind: "checkpoint"; sign: 1 | -1; from: Date | null; at: Date }
   | { kind: "hour"; sign: 1 | -1; from: Date | null; to: Date }
   | { kind: "day"; sign: 1 | -1; from: Date | null; to: Date }
   | { kind: "raw"; sign: 1 | -1; from: Date; fromInclusive: boolean; to: Date; toInclusive: boolean };
@@ -52,11 +53,11 @@ function startEdge(start: number): { from: number; terms: RankTerm[] } {
 }
 
 /**
- * The ranking's terms for `period` ending at `now` (inclusive): everything dated up to now is the
- * checkpoint at today's start (or yesterday's, in the grace minutes after midnight), plus today's
- * day rows, minus the raw rows dated after now inside today; the window's start is subtracted the
- * same way, through a checkpoint at a day boundary and its ≤ 12-hour edge. So a window of any length
- * reads two checkpoint rows, one or two day rows and at most 12 hour rows per agent: O(agents).
+ * The ranking's terms for `period` ending at `now` (inclusive): the checkpoint of every row dated
+ * from the window's first day boundary (or ever, for `all`) to today's start (yesterday's, in the grace
+ * minutes after midnight), plus the day rows since, minus the raw rows dated after now inside today,
+ * and the window's ≤ 12-hour start edge. So a window of any length reads one checkpoint row, one or two
+ * day rows and at most 12 hour rows per agent: O(agents).
  * `wallNowMs` is the real clock, which decides which checkpoints may exist (CHECKPOINT_GRACE_MS).
  */
 export function rankTerms(period: Period, now: Date, wallNowMs: number): RankTerm[] {
@@ -71,14 +72,20 @@ export function rankTerms(period: Period, now: Date, wallNowMs: number): RankTer
   const days = (a: number | null): RankTerm => ({ kind: "day", sign: 1, from: a === null ? null : new Date(a), to: new Date(tomorrow) });
   // A near start, or a checkpoint that may not exist yet (a `now` ahead of the clock), reads the day
   // rows from the start instead.
-  if (!usable(base) || (from !== null && (from >= base || today - from <= DAY_ROWS_MAX_DAYS * DAY_MS || !usable(from)))) {
+  if (!usable(base) || (from !== null && (from >= base || today - from <= DAY_ROWS_MAX_DAYS * DAY_MS))) {
     return [days(from), after, ...(edge?.terms ?? [])];
   }
-  const start: RankTerm[] = from === null ? [] : [{ kind: "checkpoint", sign: -1, at: new Date(from) }];
-  return [{ kind: "checkpoint", sign: 1, at: new Date(base) }, ...start, days(base), after, ...(edge?.terms ?? [])];
+  const span: RankTerm = { kind: "checkpoint", sign: 1, from: from === null ? null : new Date(from), at: new Date(base) };
+  return [span, days(base), after, ...(edge?.terms ?? [])];
 }
 
-/** The checkpoint days a plan reads. */
-export function checkpointDays(terms: RankTerm[]): Date[] {
-  return terms.flatMap((t) => (t.kind === "checkpoint" ? [t.at] : []));
+/** A checkpoint's span: rows dated in [from, at) (from null: before at). */
+export interface CheckpointSpan {
+  from: Date | null;
+  at: Date;
+}
+
+/** The checkpoint spans a plan reads. */
+export function checkpointSpans(terms: RankTerm[]): CheckpointSpan[] {
+  return terms.flatMap((t) => (t.kind === "checkpoint" ? [{ from: t.from, at: t.at }] : []));
 }

@@ -25,7 +25,11 @@ export function rankSources(terms: RankTerm[], scope: TenantScope, rank: RankVal
     if (term.kind === "checkpoint") {
       return [
         sql`SELECT tenant_id, agent_id, ${signed(rank.rollup)} AS v, ${signed("row_count")} AS n FROM ${checkpoints}
-          WHERE ${and(sql`at = ${iso(term.at)}`, tenantCondition(checkpoints.tenantId, scope))}`,
+          WHERE ${and(
+            term.from ? sql`from_at = ${iso(term.from)}` : sql`from_at = '-infinity'::timestamptz`,
+            sql`at = ${iso(term.at)}`,
+            tenantCondition(checkpoints.tenantId, scope),
+          )}`,
       ];
     }
     if (term.kind === "hour" || term.kind === "day") {

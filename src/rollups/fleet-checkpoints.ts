@@ -6,9 +6,10 @@ import type { AgentAcc } from "./fleet-index.js";
 
 /**
  * Per-agent running totals of the fleet index's ranking (src/db/schema/fleet-index-checkpoints.ts):
- * for a UTC day start `at`, each agent's requests, cost and row count dated before it. Built on
- * demand (ensureCheckpoints) from the nearest built one plus or minus the day rollups between, and
- * kept exact afterwards by every writer of rows dated before a built `at`:
+ * for a span [from, at) of UTC day starts (from -infinity: everything before `at`), each agent's
+ * requests, cost and row count dated in it. Built on demand (ensureCheckpoints) from the nearest built
+ * span of the same length plus or minus the day rollups between, and kept exact afterwards by every
+ * writer of rows dated inside a built span:
  *
  * - ingest and turn attribution fold their late rows in (foldIntoCheckpoints);
  * - re-rating moves the cost (adjustCheckpointMoney);
@@ -25,17 +26,18 @@ import type { AgentAcc } from "./fleet-index.js";
 
 /** The advisory lock key of checkpoint builds (exclusive) and late writers (shared): "voxc". */
 const CHECKPOINT_LOCK_KEY = 0x766f7863;
-/** A checkpoint this many days or fewer from a built one is stepped from it by day rows. */
+/** A span this many days or fewer from a built one of the same length is stepped from it by day rows. */
 const STEP_MAX_DAYS = 45;
 /** Checkpoints older than this are dropped when a new one is built (windows reach back 30 days). */
 const KEEP_DAYS = 40;
 
 const dayStart = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
 const iso = (ms: number) => new Date(ms).toISOString();
-const tsArray = (ms: number[]) => sql`${`{${ms.map(iso).join(",")}}`}::timestamptz[]`;
+/** The SQL of a span's lower bound. */
+const fromSql = (ms: number | null) => (ms === null ? sql`'-infinity'::timestamptz` : sql`${iso(ms)}::timestamptz`);
 
 /**
- * Folds per-agent day accumulators (one writer's rows) into every built checkpoint after their day.
+ * Folds per-agent day accumulators (one writer's rows) into every built span holding their day.
  * Only accumulators dated before today's start can be before a checkpoint; none, no statement.
  */
 export async function foldIntoCheckpoints(tx: Db, accs: Iterable<AgentAcc>, wallNowMs = Date.now()): Promise<void> {
@@ -52,31 +54,31 @@ export async function foldIntoCheckpoints(tx: Db, accs: Iterable<AgentAcc>, wall
     row_count: a.requests + a.turns + a.probeTurns,
   }));
   // Sorted on the key: the lock order of every writer of these rows.
-  await tx.execute(sql`INSERT INTO fleet_index_agent_checkpoints AS c (at, tenant_id, agent_id, requests, cost_usd, row_count)
-    SELECT k.at, v.tenant_id, v.agent_id, sum(v.requests), sum(v.cost_usd), sum(v.row_count)
+  await tx.execute(sql`INSERT INTO fleet_index_agent_checkpoints AS c (from_at, at, tenant_id, agent_id, requests, cost_usd, row_count)
+    SELECT k.from_at, k.at, v.tenant_id, v.agent_id, sum(v.requests), sum(v.cost_usd), sum(v.row_count)
       FROM json_to_recordset(${JSON.stringify(rows)}::json)
            AS v(bucket timestamptz, tenant_id text, agent_id text, requests bigint, cost_usd numeric, row_count bigint)
-      JOIN fleet_index_checkpoints k ON k.at > v.bucket
-     GROUP BY 1, 2, 3 ORDER BY 1, 2 NULLS FIRST, 3
-    ON CONFLICT (at, tenant_id, agent_id) DO UPDATE SET requests = c.requests + excluded.requests,
+      JOIN fleet_index_checkpoints k ON k.at > v.bucket AND k.from_at <= v.bucket
+     GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3 NULLS FIRST, 4
+    ON CONFLICT (from_at, at, tenant_id, agent_id) DO UPDATE SET requests = c.requests + excluded.requests,
       cost_usd = c.cost_usd + excluded.cost_usd, row_count = c.row_count + excluded.row_count`);
 }
 
 /**
- * Moves re-rating cost deltas into the checkpoints after each row (`deltas` as adjustRollupMoney's:
+ * Moves re-rating cost deltas into the spans holding each row (`deltas` as adjustRollupMoney's:
  * ts, tenant_id, agent_id, dc). A re-rated row was counted in them, so its agent's rows exist.
  */
 export async function adjustCheckpointMoney(tx: Db, deltas: SQL): Promise<void> {
   await tx.execute(sql`SELECT pg_advisory_xact_lock_shared(${CHECKPOINT_LOCK_KEY})`);
   await tx.execute(sql`
     UPDATE fleet_index_agent_checkpoints c SET cost_usd = c.cost_usd + d.dc
-      FROM (SELECT k.at, x.tenant_id, x.agent_id, sum(x.dc) AS dc
-              FROM (${deltas}) x JOIN fleet_index_checkpoints k ON k.at > x.ts
-             WHERE x.agent_id IS NOT NULL GROUP BY 1, 2, 3) d
-     WHERE c.at = d.at AND c.tenant_id IS NOT DISTINCT FROM d.tenant_id AND c.agent_id = d.agent_id AND d.dc <> 0`);
+      FROM (SELECT k.from_at, k.at, x.tenant_id, x.agent_id, sum(x.dc) AS dc
+              FROM (${deltas}) x JOIN fleet_index_checkpoints k ON k.at > x.ts AND k.from_at <= x.ts
+             WHERE x.agent_id IS NOT NULL GROUP BY 1, 2, 3, 4) d
+     WHERE c.from_at = d.from_at AND c.at = d.at AND c.tenant_id IS NOT DISTINCT FROM d.tenant_id AND c.agent_id = d.agent_id AND d.dc <> 0`);
 }
 
-/** Drops the checkpoints a rebuild of rollups from `from` on may have changed; queries build them again. */
+/** Drops the spans a rebuild of rollups from `from` on may have changed (those ending after it); queries build them again. */
 export async function dropCheckpointsAfter(db: Db, from: Date): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${CHECKPOINT_LOCK_KEY})`);
@@ -92,47 +94,82 @@ function dayRows(from: number, to: number, sign: 1 | -1): SQL {
     FROM fleet_index_agent_rollups_daily WHERE bucket >= ${iso(from)}::timestamptz AND bucket < ${iso(to)}::timestamptz`;
 }
 
-/** Builds the checkpoint at `at` (under the exclusive lock): from the nearest built one, else from the month rows. */
-async function buildCheckpoint(tx: Db, at: number): Promise<void> {
-  const built = await queryRows<{ at: Date | string }>(
-    tx,
-    sql`SELECT at FROM fleet_index_checkpoints ORDER BY abs(extract(epoch FROM at - ${iso(at)}::timestamptz)), at LIMIT 1`,
-  );
-  const near = built[0] === undefined ? null : new Date(built[0].at).getTime();
-  if (near === at) return;
-  let source: SQL;
-  if (near !== null && Math.abs(near - at) <= STEP_MAX_DAYS * DAY_MS) {
-    const from = sql`SELECT tenant_id, agent_id, requests, cost_usd, row_count FROM fleet_index_agent_checkpoints WHERE at = ${iso(near)}::timestamptz`;
-    source = sql`${from} UNION ALL ${near < at ? dayRows(near, at, 1) : dayRows(at, near, -1)}`;
-  } else {
-    const month = monthStartMs(at);
-    source = sql`SELECT tenant_id, agent_id, requests, cost_usd, requests + turns + probe_turns AS row_count
-        FROM fleet_index_agent_rollups_monthly WHERE bucket < ${iso(month)}::timestamptz
-      UNION ALL ${dayRows(month, at, 1)}`;
-  }
-  await tx.execute(sql`INSERT INTO fleet_index_agent_checkpoints (at, tenant_id, agent_id, requests, cost_usd, row_count)
-    SELECT ${iso(at)}::timestamptz, tenant_id, agent_id, sum(requests), sum(cost_usd), sum(row_count)
-      FROM (${source}) s GROUP BY tenant_id, agent_id HAVING sum(row_count) > 0`);
-  await tx.execute(sql`INSERT INTO fleet_index_checkpoints (at) VALUES (${iso(at)}::timestamptz)`);
+/** Day rows over [x, y) added, or over [y, x) subtracted, as a step from one bound to the other. */
+function dayStep(x: number, y: number): SQL[] {
+  return x < y ? [dayRows(x, y, 1)] : x > y ? [dayRows(y, x, -1)] : [];
 }
 
 /**
- * Makes sure the checkpoints at `days` are built (one indexed read when they are, the usual case;
- * the first query of a day builds that day's from the day before). Old ones are dropped then.
+ * Builds the span [from, at) under the exclusive lock: stepped from the nearest built span of the same
+ * length (S(f, a) = S(f', a') + days [a', a) - days [f', f)), else from the month rows (unbounded
+ * spans) or the day rows of the span.
  */
-export async function ensureCheckpoints(db: Db, days: Date[], wallNowMs = Date.now()): Promise<void> {
-  const want = [...new Set(days.map((d) => d.getTime()))].sort((a, b) => a - b);
-  if (want.length === 0) return;
-  const have = await queryRows<{ at: Date | string }>(db, sql`SELECT at FROM fleet_index_checkpoints WHERE at = ANY(${tsArray(want)})`);
-  const haveMs = new Set(have.map((r) => new Date(r.at).getTime()));
-  const missing = want.filter((ms) => !haveMs.has(ms));
+async function buildCheckpoint(tx: Db, from: number | null, at: number): Promise<void> {
+  const sameLength = from === null ? sql`from_at = '-infinity'::timestamptz` : sql`from_at > '-infinity'::timestamptz AND at - from_at = ${`${at - from} milliseconds`}::interval`;
+  const built = await queryRows<{ from_ms: string | null; at: Date | string }>(
+    tx,
+    sql`SELECT CASE WHEN from_at = '-infinity'::timestamptz THEN NULL ELSE (extract(epoch FROM from_at) * 1000)::bigint END AS from_ms, at
+          FROM fleet_index_checkpoints WHERE ${sameLength}
+         ORDER BY abs(extract(epoch FROM at - ${iso(at)}::timestamptz)), at LIMIT 1`,
+  );
+  const near = built[0] === undefined ? null : { from: built[0].from_ms === null ? null : Number(built[0].from_ms), at: new Date(built[0].at).getTime() };
+  if (near !== null && near.at === at) return;
+  let parts: SQL[];
+  if (near !== null && Math.abs(near.at - at) <= STEP_MAX_DAYS * DAY_MS) {
+    parts = [
+      sql`SELECT tenant_id, agent_id, requests, cost_usd, row_count FROM fleet_index_agent_checkpoints
+            WHERE from_at = ${fromSql(near.from)} AND at = ${iso(near.at)}::timestamptz`,
+      ...dayStep(near.at, at),
+      ...(from !== null && near.from !== null ? dayStep(from, near.from) : []),
+    ];
+  } else if (from === null) {
+    const month = monthStartMs(at);
+    parts = [
+      sql`SELECT tenant_id, agent_id, requests, cost_usd, requests + turns + probe_turns AS row_count
+            FROM fleet_index_agent_rollups_monthly WHERE bucket < ${iso(month)}::timestamptz`,
+      dayRows(month, at, 1),
+    ];
+  } else parts = [dayRows(from, at, 1)];
+  await tx.execute(sql`INSERT INTO fleet_index_agent_checkpoints (from_at, at, tenant_id, agent_id, requests, cost_usd, row_count)
+    SELECT ${fromSql(from)}, ${iso(at)}::timestamptz, tenant_id, agent_id, sum(requests), sum(cost_usd), sum(row_count)
+      FROM (${sql.join(parts, sql` UNION ALL `)}) s GROUP BY tenant_id, agent_id HAVING sum(row_count) > 0`);
+  await tx.execute(sql`INSERT INTO fleet_index_checkpoints (from_at, at) VALUES (${fromSql(from)}, ${iso(at)}::timestamptz)`);
+}
+
+/** A span as epoch ms (from null: unbounded). */
+interface Span {
+  from: number | null;
+  at: number;
+}
+
+/**
+ * Makes sure the spans are built (one indexed read when they are, the usual case; the first query of
+ * a day builds that day's from the day before's). Spans ending long ago are dropped then.
+ */
+export async function ensureCheckpoints(db: Db, spans: { from: Date | null; at: Date }[], wallNowMs = Date.now()): Promise<void> {
+  const want = new Map<string, Span>();
+  for (const s of spans) {
+    const span = { from: s.from === null ? null : s.from.getTime(), at: s.at.getTime() };
+    want.set(`${span.from}/${span.at}`, span);
+  }
+  if (want.size === 0) return;
+  const wanted = [...want.values()].sort((a, b) => a.at - b.at || (a.from ?? -1) - (b.from ?? -1));
+  const have = await queryRows<{ from_ms: string | null; at_ms: string }>(
+    db,
+    sql`SELECT CASE WHEN from_at = '-infinity'::timestamptz THEN NULL ELSE (extract(epoch FROM from_at) * 1000)::bigint END AS from_ms,
+               (extract(epoch FROM at) * 1000)::bigint AS at_ms
+          FROM fleet_index_checkpoints WHERE at = ANY(${`{${wanted.map((s) => iso(s.at)).join(",")}}`}::timestamptz[])`,
+  );
+  const haveKeys = new Set(have.map((r) => `${r.from_ms === null ? null : Number(r.from_ms)}/${Number(r.at_ms)}`));
+  const missing = wanted.filter((s) => !haveKeys.has(`${s.from}/${s.at}`));
   if (missing.length === 0) return;
   await db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${CHECKPOINT_LOCK_KEY})`);
-    for (const at of missing) await buildCheckpoint(tx, at);
+    for (const s of missing) await buildCheckpoint(tx, s.from, s.at);
     const keepFrom = iso(dayStart(wallNowMs) - KEEP_DAYS * DAY_MS);
-    await tx.execute(sql`DELETE FROM fleet_index_checkpoints WHERE at < ${keepFrom}::timestamptz AND NOT (at = ANY(${tsArray(want)}))`);
-    await tx.execute(sql`DELETE FROM fleet_index_agent_checkpoints WHERE at < ${keepFrom}::timestamptz AND NOT (at = ANY(${tsArray(want)}))`);
+    const keep = sql`${`{${wanted.map((s) => iso(s.at)).join(",")}}`}::timestamptz[]`;
+    await tx.execute(sql`DELETE FROM fleet_index_checkpoints WHERE at < ${keepFrom}::timestamptz AND NOT (at = ANY(${keep}))`);
+    await tx.execute(sql`DELETE FROM fleet_index_agent_checkpoints WHERE at < ${keepFrom}::timestamptz AND NOT (at = ANY(${keep}))`);
     // Fresh statistics for the rows just written: planned without them, the ranking estimated a few
     // hundred rows per checkpoint instead of one per agent and went parallel (2-5x slower here).
     await tx.execute(sql`ANALYZE fleet_index_agent_checkpoints`);

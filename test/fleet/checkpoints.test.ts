@@ -10,8 +10,11 @@ import { useTestApp } from "../support/app.js";
 
 const TENANTS = [null, "acme"] as const;
 const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
-/** The checkpoint days the test builds, rebuilds and checks. */
-const DAYS = [40, 30, 21, 14, 7, 3, 1].map((d) => new Date(today - d * DAY_MS));
+/** The checkpoint spans the test builds, rebuilds and checks: unbounded ones and 7- and 30-day ones. */
+const DAYS = [40, 30, 21, 14, 7, 3, 1].flatMap((d) => {
+  const at = today - d * DAY_MS;
+  return [{ from: null, at: new Date(at) }, { from: new Date(at - 7 * DAY_MS), at: new Date(at) }, { from: new Date(at - 30 * DAY_MS), at: new Date(at) }];
+});
 
 let seq = 0;
 function lateRow(tenantId: string | null, agent: number, daysAgo: number): RequestRow {
@@ -62,12 +65,12 @@ describe("fleet-index checkpoints under concurrent late writers", () => {
     const diff = await queryRows<{ at: Date; tenant_id: string | null; agent_id: string; got: string | null; want: string | null }>(
       db,
       sql`WITH want AS (
-          SELECT k.at, r.tenant_id, r.agent_id, count(*) AS requests, sum(coalesce(r.cost_usd, 0)) AS cost_usd, count(*) AS row_count
-            FROM fleet_index_checkpoints k JOIN requests r ON r.ts < k.at GROUP BY 1, 2, 3
-        ), got AS (SELECT at, tenant_id, agent_id, requests, cost_usd, row_count FROM fleet_index_agent_checkpoints)
+          SELECT k.at, r.tenant_id, r.agent_id, k.from_at, count(*) AS requests, sum(coalesce(r.cost_usd, 0)) AS cost_usd, count(*) AS row_count
+            FROM fleet_index_checkpoints k JOIN requests r ON r.ts < k.at AND r.ts >= k.from_at GROUP BY k.from_at, 1, 2, 3
+        ), got AS (SELECT from_at, at, tenant_id, agent_id, requests, cost_usd, row_count FROM fleet_index_agent_checkpoints)
         SELECT coalesce(g.at, w.at) AS at, coalesce(g.tenant_id, w.tenant_id) AS tenant_id, coalesce(g.agent_id, w.agent_id) AS agent_id,
                (g.requests, g.cost_usd, g.row_count)::text AS got, (w.requests, w.cost_usd, w.row_count)::text AS want
-          FROM got g FULL JOIN want w ON g.at = w.at AND coalesce(g.tenant_id, '-') = coalesce(w.tenant_id, '-') AND g.agent_id = w.agent_id
+          FROM got g FULL JOIN want w ON g.from_at = w.from_at AND g.at = w.at AND coalesce(g.tenant_id, '-') = coalesce(w.tenant_id, '-') AND g.agent_id = w.agent_id
          WHERE g.at IS NULL OR w.at IS NULL OR (g.requests, g.cost_usd, g.row_count) <> (w.requests, w.cost_usd, w.row_count)`,
     );
     expect(diff).toEqual([]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CHECKPOINT_GRACE_MS, checkpointDays, type RankTerm, rankTerms } from "../../src/fleet/rank-plan.js";
+import { CHECKPOINT_GRACE_MS, checkpointSpans, type RankTerm, rankTerms } from "../../src/fleet/rank-plan.js";
 import { PERIOD_SECONDS } from "../../src/reports/window.js";
 import { DAY_MS, HOUR_MS } from "../../src/rollups/buckets.js";
 
@@ -16,7 +16,7 @@ function count(term: RankTerm, times: number[]): number {
   const inTerm = (t: number) => {
     switch (term.kind) {
       case "checkpoint":
-        return t < term.at.getTime();
+        return t < term.at.getTime() && (term.from === null || t >= term.from.getTime());
       case "hour":
       case "day": {
         const bucket = Math.floor(t / (term.kind === "hour" ? HOUR_MS : DAY_MS)) * (term.kind === "hour" ? HOUR_MS : DAY_MS);
@@ -68,7 +68,7 @@ describe("rankTerms", () => {
           const got = terms.reduce((s, term) => s + count(term, times), 0);
           expect(got, `${period} now=${new Date(now).toISOString()} wall=${new Date(wall).toISOString()}`).toBe(want);
           // Never a checkpoint that may not be built yet.
-          for (const at of checkpointDays(terms)) expect(at.getTime() + CHECKPOINT_GRACE_MS).toBeLessThanOrEqual(wall);
+          for (const span of checkpointSpans(terms)) expect(span.at.getTime() + CHECKPOINT_GRACE_MS).toBeLessThanOrEqual(wall);
           checked++;
         }
       }
@@ -76,19 +76,19 @@ describe("rankTerms", () => {
     expect(checked).toBeGreaterThan(900);
   });
 
-  it("week and month read two checkpoints, at most 12 hours of hour rows and today's day rows", () => {
+  it("week and month read one checkpoint span, at most 12 hours of hour rows and today's day rows", () => {
     const now = new Date("2026-11-23T20:15:30Z");
     const wall = now.getTime();
     for (const period of ["week", "month"] as const) {
       const terms = rankTerms(period, now, wall);
-      expect(checkpointDays(terms).map((d) => d.toISOString())).toEqual(["2026-11-23T00:00:00.000Z", period === "week" ? "2026-11-17T00:00:00.000Z" : "2026-10-25T00:00:00.000Z"]);
+      expect(checkpointSpans(terms)).toEqual([{ from: new Date(period === "week" ? "2026-11-17T00:00:00Z" : "2026-10-25T00:00:00Z"), at: new Date("2026-11-23T00:00:00Z") }]);
       const hours = terms.flatMap((t) => (t.kind === "hour" && t.from ? [(t.to.getTime() - t.from.getTime()) / HOUR_MS] : []));
       expect(hours.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(12);
       const days = terms.flatMap((t) => (t.kind === "day" && t.from ? [(t.to.getTime() - t.from.getTime()) / DAY_MS] : []));
       expect(days).toEqual([1]);
     }
     // today: no checkpoint, the day rows of yesterday and today.
-    expect(checkpointDays(rankTerms("today", now, wall))).toEqual([]);
-    expect(checkpointDays(rankTerms("all", now, wall)).map((d) => d.toISOString())).toEqual(["2026-11-23T00:00:00.000Z"]);
+    expect(checkpointSpans(rankTerms("today", now, wall))).toEqual([]);
+    expect(checkpointSpans(rankTerms("all", now, wall))).toEqual([{ from: null, at: new Date("2026-11-23T00:00:00Z") }]);
   });
 });
