@@ -11,8 +11,9 @@ import { mergeSketchSql } from "./sketch-json.js";
  * The per-agent rollups of GET /api/agents (src/db/schema/fleet-index-agent-rollups.ts), kept on the
  * same write paths as the request rollups: ingest folds new request rows in (applyRequestRollups runs
  * fleetIndexRequestUpserts in its statement), turn ingest folds turns whose session names an agent,
- * re-rating moves money (adjustRollupMoney), and rebuildRollups rebuilds them from raw rows with the
- * same aggregation code.
+ * re-rating moves money (adjustRollupMoney), and rebuildRollups rebuilds them from raw rows in SQL
+ * (src/rollups/fleet-index-rebuild.ts; the parity test holds the two to the same rows). Rows dated
+ * before today also move the ranking's running totals (src/rollups/fleet-checkpoints.ts).
  */
 
 
