@@ -2,7 +2,7 @@ import { and, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
 import { fleetIndexAgentRollupsDaily as daily, fleetIndexAgentRollupsMonthly as monthly } from "../db/schema/index.js";
-import { textArray } from "../rollups/fleet-index.js";
+import { SKETCHES, storedSketch, textArray } from "../rollups/fleet-index.js";
 import { mergeStoredSketch } from "../rollups/sketch-json.js";
 import { emptySketch, type LatencySketch } from "../stats/summary.js";
 
@@ -15,8 +15,6 @@ export interface SketchRow {
   tts_ttfb_hist: unknown;
   response_hist: unknown;
 }
-
-const SKETCH_COLUMNS = ["stt_ttfb_hist", "llm_ttfb_hist", "tts_ttfb_hist", "response_hist"] as const;
 
 interface MonthRow extends SketchRow {
   bucket: Date | string;
@@ -47,7 +45,8 @@ export async function closedMonthSketches(db: Db, scope: TenantScope, agentIds: 
           tenantCondition(monthly.tenantId, scope),
         )}`,
   );
-  const stale = rows.filter((r) => r.sketched_rows === null || r.sketched_rows !== r.n);
+  const isFresh = (r: MonthRow) => r.sketched_rows !== null && r.sketched_rows === r.n;
+  const stale = rows.filter((r) => !isFresh(r));
   if (stale.length === 0) return rows;
   const built = await mergeMonthsFromDays(db, scope, stale);
   await db.execute(sql`UPDATE ${monthly} m
@@ -57,8 +56,7 @@ export async function closedMonthSketches(db: Db, scope: TenantScope, agentIds: 
           AS v(bucket timestamptz, tenant_id text, agent_id text, n bigint, stt_ttfb_hist jsonb, llm_ttfb_hist jsonb, tts_ttfb_hist jsonb, response_hist jsonb)
     WHERE m.bucket = v.bucket AND m.tenant_id IS NOT DISTINCT FROM v.tenant_id AND m.agent_id = v.agent_id
       AND m.requests + m.turns + m.probe_turns = v.n`);
-  const fresh = rows.filter((r) => r.sketched_rows !== null && r.sketched_rows === r.n);
-  return [...fresh, ...built];
+  return [...rows.filter(isFresh), ...built];
 }
 
 /** Merges the day rows of each stale (month, tenant, agent) into one sketch row per month. */
@@ -77,7 +75,7 @@ async function mergeMonthsFromDays(db: Db, scope: TenantScope, stale: MonthRow[]
          )}
            AND (stt_ttfb_hist IS NOT NULL OR llm_ttfb_hist IS NOT NULL OR tts_ttfb_hist IS NOT NULL OR response_hist IS NOT NULL)`,
   );
-  const acc = new Map<string, Record<(typeof SKETCH_COLUMNS)[number], LatencySketch>>();
+  const acc = new Map<string, Record<(typeof SKETCHES)[number], LatencySketch>>();
   for (const r of stale) {
     acc.set(keyOf(r.bucket, r.tenant_id, r.agent_id), {
       stt_ttfb_hist: emptySketch(),
@@ -89,9 +87,8 @@ async function mergeMonthsFromDays(db: Db, scope: TenantScope, stale: MonthRow[]
   for (const d of days) {
     const a = acc.get(keyOf(d.month, d.tenant_id, d.agent_id));
     if (!a) continue; // a month whose cache is fresh, or another tenant's agent of the same id
-    for (const c of SKETCH_COLUMNS) mergeStoredSketch(a[c], d[c]);
+    for (const c of SKETCHES) mergeStoredSketch(a[c], d[c]);
   }
-  const stored = (s: LatencySketch) => (s.count === 0 ? null : s);
   return stale.map((r) => {
     const a = acc.get(keyOf(r.bucket, r.tenant_id, r.agent_id));
     return {
@@ -99,10 +96,10 @@ async function mergeMonthsFromDays(db: Db, scope: TenantScope, stale: MonthRow[]
       tenant_id: r.tenant_id,
       agent_id: r.agent_id,
       n: r.n,
-      stt_ttfb_hist: a ? stored(a.stt_ttfb_hist) : null,
-      llm_ttfb_hist: a ? stored(a.llm_ttfb_hist) : null,
-      tts_ttfb_hist: a ? stored(a.tts_ttfb_hist) : null,
-      response_hist: a ? stored(a.response_hist) : null,
+      stt_ttfb_hist: a ? storedSketch(a.stt_ttfb_hist) : null,
+      llm_ttfb_hist: a ? storedSketch(a.llm_ttfb_hist) : null,
+      tts_ttfb_hist: a ? storedSketch(a.tts_ttfb_hist) : null,
+      response_hist: a ? storedSketch(a.response_hist) : null,
     };
   });
 }

@@ -1,5 +1,6 @@
 import { PERIOD_SECONDS, type Period } from "../reports/window.js";
 import { DAY_MS, HOUR_MS } from "../rollups/buckets.js";
+import { CHECKPOINT_GRACE_MS } from "../rollups/fleet-checkpoints.js";
 
 /**
  * One signed source of the fleet index's ranking. A window's per-agent figure is the sum of its
@@ -13,11 +14,6 @@ export type RankTerm =
   | { kind: "day"; sign: 1 | -1; from: Date | null; to: Date }
   | { kind: "raw"; sign: 1 | -1; from: Date; fromInclusive: boolean; to: Date; toInclusive: boolean };
 
-/**
- * A checkpoint is built only once its day started this long ago, so a writer still working on rows
- * dated before it has committed (transactions and clock skew between replicas stay below this).
- */
-export const CHECKPOINT_GRACE_MS = 15 * 60_000;
 /** A window starting this few days before today reads day rows instead of two checkpoints. */
 const DAY_ROWS_MAX_DAYS = 2;
 

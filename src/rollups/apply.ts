@@ -7,7 +7,8 @@ import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stat
 import { formatMoney, parseMoney } from "../money.js";
 import { mergeSketchSql } from "./sketch-json.js";
 import { executeNamed } from "../db/named.js";
-import { fleetIndexRequestUpserts, foldLateRequests } from "./fleet-index.js";
+import { foldIntoCheckpoints } from "./fleet-checkpoints.js";
+import { fleetIndexRequestUpserts } from "./fleet-index.js";
 import { DAY_MS, HOUR_MS } from "./buckets.js";
 
 export type { RequestRow } from "../db/schema/requests.js";
@@ -232,11 +233,12 @@ export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<v
     return upsertFromJson(g.table, JSON.stringify(accs.map(jsonRow)));
   });
   // The per-agent rollups of GET /api/agents first, then the request rollups, always in this order.
-  const [first, ...rest] = [...fleetIndexRequestUpserts(rows), ...requestUpserts];
+  const fleet = fleetIndexRequestUpserts(rows);
+  const [first, ...rest] = [...fleet.upserts, ...requestUpserts];
   const last = rest.pop();
   if (!first || !last) throw new Error("the rollup statement needs at least two tables");
   const ctes = [first, ...rest].map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
   await executeNamed(tx, ROLLUPS_STATEMENT_NAME, sql`WITH ${sql.join(ctes, sql`, `)} ${last}`);
   // Rows dated before today may be before a fleet-index checkpoint: then it moves too (usually none).
-  await foldLateRequests(tx, rows);
+  await foldIntoCheckpoints(tx, fleet.byDay);
 }

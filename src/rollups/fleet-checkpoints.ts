@@ -20,9 +20,15 @@ import type { AgentAcc } from "./fleet-index.js";
  * earlier statement than the one that folds its rows in. Either the writer got the lock first (the
  * builder waits for its COMMIT and reads its rows), or the builder did (the writer's fold statement
  * starts after the builder's COMMIT and sees the new checkpoint). Rows dated today need no lock: a
- * checkpoint is only built CHECKPOINT_GRACE_MS after its day starts (src/fleet/rank-plan.ts), by which
- * time a writer that saw "today" has committed.
+ * checkpoint is only built CHECKPOINT_GRACE_MS after its day starts (ensureCheckpoints refuses an
+ * earlier one; src/fleet/rank-plan.ts never asks), by which time a writer that saw "today" has committed.
  */
+
+/**
+ * A checkpoint is built only once its day started this long ago, so a writer still working on rows
+ * dated before it has committed (transactions and clock skew between replicas stay below this).
+ */
+export const CHECKPOINT_GRACE_MS = 15 * 60_000;
 
 /** The advisory lock key of checkpoint builds (exclusive) and late writers (shared): "voxc". */
 const CHECKPOINT_LOCK_KEY = 0x766f7863;
@@ -153,6 +159,9 @@ export async function ensureCheckpoints(db: Db, spans: { from: Date | null; at: 
     want.set(`${span.from}/${span.at}`, span);
   }
   if (want.size === 0) return;
+  for (const s of want.values()) {
+    if (s.at + CHECKPOINT_GRACE_MS > wallNowMs) throw new Error(`checkpoint ${iso(s.at)} asked for before its grace period ended`);
+  }
   const wanted = [...want.values()].sort((a, b) => a.at - b.at || (a.from ?? -1) - (b.from ?? -1));
   const have = await queryRows<{ from_ms: string | null; at_ms: string }>(
     db,

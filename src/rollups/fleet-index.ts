@@ -19,7 +19,6 @@ import { mergeSketchSql } from "./sketch-json.js";
 
 /** Maps a time (epoch ms) to its bucket's start. */
 type BucketOf = (ms: number) => number;
-const dayBucketOf: BucketOf = (ms) => Math.floor(ms / DAY_MS) * DAY_MS;
 
 /**
  * Hour, day and calendar month (months are not a fixed number of ms, hence a function per grain). The
@@ -27,7 +26,7 @@ const dayBucketOf: BucketOf = (ms) => Math.floor(ms / DAY_MS) * DAY_MS;
  */
 export const FLEET_INDEX_GRAINS = [
   { table: "fleet_index_agent_rollups", unit: "hour", sketches: true, bucketOf: (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS },
-  { table: "fleet_index_agent_rollups_daily", unit: "day", sketches: true, bucketOf: dayBucketOf },
+  { table: "fleet_index_agent_rollups_daily", unit: "day", sketches: true, bucketOf: (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS },
   { table: "fleet_index_agent_rollups_monthly", unit: "month", sketches: false, bucketOf: monthStartMs },
 ] as const satisfies readonly { table: string; unit: string; sketches: boolean; bucketOf: BucketOf }[];
 type FleetGrain = (typeof FLEET_INDEX_GRAINS)[number];
@@ -167,9 +166,11 @@ const COLUMNS = [
   ["response_hist", "jsonb"],
 ] as const;
 const SUMMED = ["requests", "probe_requests", "errors", "cost_usd", "rated_price_usd", "turns", "probe_turns"] as const;
-const SKETCHES = ["stt_ttfb_hist", "llm_ttfb_hist", "tts_ttfb_hist", "response_hist"] as const;
+/** The sketch columns, in table order. */
+export const SKETCHES = ["stt_ttfb_hist", "llm_ttfb_hist", "tts_ttfb_hist", "response_hist"] as const;
 
-const stored = (s: LatencySketch) => (s.count === 0 ? null : s);
+/** A sketch as stored: null when empty. */
+export const storedSketch = (s: LatencySketch) => (s.count === 0 ? null : s);
 
 function jsonRow(a: AgentAcc, withSketches: boolean) {
   const sums = {
@@ -185,8 +186,8 @@ function jsonRow(a: AgentAcc, withSketches: boolean) {
     probe_turns: a.probeTurns,
   };
   if (!withSketches) return sums;
-  const sketches = { stt_ttfb_hist: stored(a.ttfb.stt), llm_ttfb_hist: stored(a.ttfb.llm), tts_ttfb_hist: stored(a.ttfb.tts) };
-  return { ...sums, ...sketches, response_hist: stored(a.response) };
+  const sketches = { stt_ttfb_hist: storedSketch(a.ttfb.stt), llm_ttfb_hist: storedSketch(a.ttfb.llm), tts_ttfb_hist: storedSketch(a.ttfb.tts) };
+  return { ...sums, ...sketches, response_hist: storedSketch(a.response) };
 }
 
 function upsert(table: string, accs: AgentAcc[], withSketches: boolean): SQL {
@@ -204,27 +205,38 @@ function upsert(table: string, accs: AgentAcc[], withSketches: boolean): SQL {
     ON CONFLICT (bucket, tenant_id, agent_id) DO UPDATE SET ${sql.join(sets, sql`, `)}`;
 }
 
-/** Upserts one batch into every grain (hour, day, month: the one table order every writer follows). */
-async function write(tx: Db, fill: (b: AgentRollupBatch) => void, grains: readonly FleetGrain[] = FLEET_INDEX_GRAINS): Promise<void> {
+/**
+ * Upserts one batch into every grain (hour, day, month: the one table order every writer follows).
+ * Returns the day grain's accumulators: rows dated before today also move the fleet-index checkpoints.
+ */
+async function write(tx: Db, fill: (b: AgentRollupBatch) => void, grains: readonly FleetGrain[] = FLEET_INDEX_GRAINS): Promise<AgentAcc[]> {
+  let byDay: AgentAcc[] = [];
   for (const grain of grains) {
     const batch = new AgentRollupBatch(grain.bucketOf);
     fill(batch);
     const accs = batch.sorted();
+    if (grain.unit === "day") byDay = accs;
     if (accs.length > 0) await tx.execute(upsert(grain.table, accs, grain.sketches));
   }
+  return byDay;
 }
 
 /**
  * The upserts folding newly stored request rows (exactly those inserted) into the per-agent rollups,
  * one per grain in the one table order, each with constant text (an empty JSON array when no row
- * names an agent): applyRequestRollups runs them in its single named statement.
+ * names an agent): applyRequestRollups runs them in its single named statement. Also returns the day
+ * grain's accumulators, which it folds into the fleet-index checkpoints (foldIntoCheckpoints).
  */
-export function fleetIndexRequestUpserts(rows: RequestRow[]): SQL[] {
-  return FLEET_INDEX_GRAINS.map((grain) => {
+export function fleetIndexRequestUpserts(rows: RequestRow[]): { upserts: SQL[]; byDay: AgentAcc[] } {
+  let byDay: AgentAcc[] = [];
+  const upserts = FLEET_INDEX_GRAINS.map((grain) => {
     const batch = new AgentRollupBatch(grain.bucketOf);
     for (const r of rows) if (r.agent_id !== null && r.agent_id !== undefined) batch.addRequest(r);
-    return upsert(grain.table, batch.sorted(), grain.sketches);
+    const accs = batch.sorted();
+    if (grain.unit === "day") byDay = accs;
+    return upsert(grain.table, accs, grain.sketches);
   });
+  return { upserts, byDay };
 }
 
 /**
@@ -268,28 +280,11 @@ export async function attachTurns(tx: Db, tenantId: string | null, which: { turn
      RETURNING t.caller_speak_start_ms AS start_ms, t.tenant_id, t.agent_id, t.response_speed_ms, ${TURN_PROBE} AS is_probe`,
   );
   if (rows.length === 0) return;
-  const fill = (batch: AgentRollupBatch) => {
+  const byDay = await write(tx, (batch) => {
     for (const r of rows) batch.addTurn(toFold(r));
-  };
-  await write(tx, fill);
+  });
   // Turns dated before a built checkpoint move it too (src/rollups/fleet-checkpoints.ts).
-  const byDay = new AgentRollupBatch(dayBucketOf);
-  fill(byDay);
-  await foldIntoCheckpoints(tx, byDay.sorted());
-}
-
-/**
- * Folds the stored request rows dated before today into the built checkpoints (ingest, after the
- * rollup statement). Rows of today, nearly every batch, cost one scan of their timestamps.
- */
-export async function foldLateRequests(tx: Db, rows: RequestRow[], wallNowMs = Date.now()): Promise<void> {
-  const today = dayBucketOf(wallNowMs);
-  const tsMs = (r: RequestRow) => (r.ts instanceof Date ? r.ts.getTime() : new Date(r.ts).getTime());
-  const late = rows.filter((r) => r.agent_id !== null && r.agent_id !== undefined && tsMs(r) < today);
-  if (late.length === 0) return;
-  const byDay = new AgentRollupBatch(dayBucketOf);
-  for (const r of late) byDay.addRequest(r);
-  await foldIntoCheckpoints(tx, byDay.sorted(), wallNowMs);
+  await foldIntoCheckpoints(tx, byDay);
 }
 
 /**

@@ -3,25 +3,9 @@ import { EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/su
 
 /** Reads a stored sketch back; anything malformed counts as empty rather than failing a report. */
 export function sketchFromJson(value: unknown): LatencySketch {
-  const raw = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
-  if (raw === null || typeof raw !== "object") return emptySketch();
-  const o = raw as Record<string, unknown>;
-  const num = (v: unknown, dflt: number) => (typeof v === "number" && Number.isFinite(v) ? v : dflt);
-  const count = num(o.count, 0);
-  if (count <= 0) return emptySketch();
-  const buckets: Record<string, number> = {};
-  if (o.buckets && typeof o.buckets === "object") {
-    for (const [k, n] of Object.entries(o.buckets as Record<string, unknown>)) if (typeof n === "number") buckets[k] = n;
-  }
-  return {
-    count,
-    sum: num(o.sum, 0),
-    min: num(o.min, Number.POSITIVE_INFINITY),
-    max: num(o.max, Number.NEGATIVE_INFINITY),
-    zeros: num(o.zeros, 0),
-    buckets,
-    samples: storedSamples(o.samples, count),
-  };
+  const sketch = emptySketch();
+  mergeStoredSketch(sketch, value);
+  return sketch;
 }
 
 /**

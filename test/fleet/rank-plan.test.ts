@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CHECKPOINT_GRACE_MS, checkpointSpans, type RankTerm, rankTerms } from "../../src/fleet/rank-plan.js";
+import { checkpointSpans, type RankTerm, rankTerms } from "../../src/fleet/rank-plan.js";
+import { CHECKPOINT_GRACE_MS } from "../../src/rollups/fleet-checkpoints.js";
 import { PERIOD_SECONDS } from "../../src/reports/window.js";
 import { DAY_MS, HOUR_MS } from "../../src/rollups/buckets.js";
 
