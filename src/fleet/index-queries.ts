@@ -89,12 +89,13 @@ type SortKey = FleetIndexArgs["sort"];
 /**
  * What each source contributes to the ranking: the sort column only (`agent_id` sorts on the key).
  * A source that adds nothing gives NULL, not zero: sum() skips NULLs without building its per-group
- * numeric state, the costliest part of hashing 10k agents. `requests` stays bigint (cheaper to sum).
+ * numeric state, the costliest part of hashing 10k agents. `requests` is summed as float8 (exact below
+ * 2^53, its state kept by value; rank-sources.ts).
  */
 const RANK_VALUE: Record<SortKey, { raw: string; rollup: string; none: string }> = {
   cost: { raw: "cost_usd", rollup: "cost_usd", none: "NULL::numeric" },
-  requests: { raw: "1::bigint", rollup: "requests", none: "NULL::bigint" },
-  agent_id: { raw: "NULL::bigint", rollup: "NULL::bigint", none: "NULL::bigint" },
+  requests: { raw: "1::float8", rollup: "requests::float8", none: "NULL::float8" },
+  agent_id: { raw: "NULL::float8", rollup: "NULL::float8", none: "NULL::float8" },
 };
 
 /**

@@ -17,14 +17,16 @@ const iso = (d: Date) => sql`${d.toISOString()}::timestamptz`;
  * (tenant_id, agent_id, v = the sort value, n = rows) with the term's sign applied, every one confined by
  * tenantCondition. Summed per agent, v is the window's sort value and n its rows (an agent is in the
  * window when n > 0). A source that adds nothing to v gives NULL (sum() builds no state for it).
+ * Counts are float8, exact for whole numbers below 2^53: sum(float8) keeps its state by value, where
+ * sum(bigint) allocates a numeric state per agent (≈ 5 ms of 10k agents' aggregate, measured).
  */
 export function rankSources(terms: RankTerm[], scope: TenantScope, rank: RankValue): SQL {
   const parts = terms.flatMap((term): SQL[] => {
     const signed = (expr: string) => sql.raw(term.sign === 1 || expr === rank.none ? expr : `-(${expr})`);
-    const one = sql.raw(term.sign === 1 ? "1::bigint" : "-1::bigint");
+    const one = sql.raw(term.sign === 1 ? "1::float8" : "-1::float8");
     if (term.kind === "checkpoint") {
       return [
-        sql`SELECT tenant_id, agent_id, ${signed(rank.rollup)} AS v, ${signed("row_count")} AS n FROM ${checkpoints}
+        sql`SELECT tenant_id, agent_id, ${signed(rank.rollup)} AS v, ${signed("row_count::float8")} AS n FROM ${checkpoints}
           WHERE ${and(
             term.from ? sql`from_at = ${iso(term.from)}` : sql`from_at = '-infinity'::timestamptz`,
             sql`at = ${iso(term.at)}`,
@@ -35,7 +37,7 @@ export function rankSources(terms: RankTerm[], scope: TenantScope, rank: RankVal
     if (term.kind === "hour" || term.kind === "day") {
       const t = term.kind === "hour" ? fleetIndexAgentRollups : fleetIndexAgentRollupsDaily;
       const where = and(term.from ? sql`bucket >= ${iso(term.from)}` : undefined, sql`bucket < ${iso(term.to)}`, tenantCondition(t.tenantId, scope));
-      return [sql`SELECT tenant_id, agent_id, ${signed(rank.rollup)} AS v, ${signed("requests + turns + probe_turns")} AS n FROM ${t} WHERE ${where}`];
+      return [sql`SELECT tenant_id, agent_id, ${signed(rank.rollup)} AS v, ${signed("(requests + turns + probe_turns)::float8")} AS n FROM ${t} WHERE ${where}`];
     }
     const range = (col: SQL, v: (d: Date) => SQL) =>
       sql`${col} ${sql.raw(term.fromInclusive ? ">=" : ">")} ${v(term.from)} AND ${col} ${sql.raw(term.toInclusive ? "<=" : "<")} ${v(term.to)}`;
