@@ -30,7 +30,7 @@ export const calls = pgTable(
     index("calls_tenant_started_idx").on(t.tenantId, t.startedAtMs),
     index("calls_room_name_idx").on(t.roomName),
     index("calls_attempt_idx").on(t.attemptId),
-    // GET /api/agents counts a page of agents' calls in the window.
-    index("calls_agent_started_idx").on(t.agentId, t.startedAtMs),
+    // GET /api/agents counts a page of agents' calls in the window (index-only: tenant and probe in the key).
+    index("calls_agent_started_idx").on(t.agentId, t.startedAtMs, t.tenantId, t.isProbe),
   ],
 );

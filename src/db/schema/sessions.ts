@@ -27,7 +27,8 @@ export const sessions = pgTable(
     index("sessions_tenant_started_idx").on(t.tenantId, t.startedAt),
     index("sessions_started_idx").on(t.startedAt),
     index("sessions_room_idx").on(t.roomName),
-    // GET /api/agents counts a page of agents' sessions in the window.
-    index("sessions_agent_started_idx").on(t.agentId, t.startedAt),
+    // GET /api/agents counts a page of agents' sessions in the window; tenant_id in the key makes it
+    // an index-only scan (~100k sessions for 100 agents' year: 40 -> 17 ms measured at 10M rows).
+    index("sessions_agent_started_idx").on(t.agentId, t.startedAt, t.tenantId),
   ],
 );
