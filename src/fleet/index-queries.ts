@@ -15,7 +15,8 @@ import { ensureCheckpoints } from "../rollups/fleet-checkpoints.js";
 import { closedMonthSketches, type SketchRow } from "./month-sketches.js";
 import { checkpointSpans, type RankTerm, rankTerms } from "./rank-plan.js";
 import { rankSources } from "./rank-sources.js";
-import { type FleetSegment as Segment, fleetWindowSegments } from "./window.js";
+import { spanSketches } from "./span-sketches.js";
+import { type FleetSegment as Segment, fleetWindowSegments, type SketchSegment, sketchSpans, sketchWindowSegments } from "./window.js";
 
 /** GET /api/agents page sizes. */
 export const FLEET_INDEX_LIMIT_DEFAULT = 100;
@@ -175,15 +176,18 @@ function rankedAgents(terms: RankTerm[], scope: TenantScope, sort: SortKey): SQL
 
 const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
 
-/** The page's agents' sketches: rollup sketches merged, edge-hour raw samples added (probe traffic left out). */
-async function pageSketches(db: Db, segments: Segment[], scope: TenantScope, agentIds: string[]) {
+/** The page's agents' sketches: the whole days' span cache, month caches and rollup sketches merged, edge-hour raw samples added (probe traffic left out). */
+async function pageSketches(db: Db, segments: SketchSegment[], scope: TenantScope, agentIds: string[]) {
   const ids = textArray(agentIds);
   const rollupParts: SQL[] = [];
   const rawReq: SQL[] = [];
   const rawTurns: SQL[] = [];
   const monthSegs: Segment[] = [];
+  const spanSegs: SketchSegment[] = [];
   for (const seg of segments) {
-    if (seg.source === "raw") {
+    if (seg.source === "span") {
+      spanSegs.push(seg);
+    } else if (seg.source === "raw") {
       rawReq.push(sql`SELECT tenant_id, agent_id, modality, ttfb_ms FROM ${requests}
         WHERE ${and(sql`agent_id = ANY(${ids})`, sql`NOT is_probe`, sql`ttfb_ms IS NOT NULL`, range(requests.ts, seg), tenantCondition(requests.tenantId, scope))}`);
       rawTurns.push(sql`SELECT turns.tenant_id, turns.agent_id, turns.caller_speak_start_ms AS start_ms, turns.response_speed_ms, ${TURN_PROBE} AS is_probe
@@ -199,7 +203,10 @@ async function pageSketches(db: Db, segments: Segment[], scope: TenantScope, age
   }
   const [rolled, months, raw, rawT] = await Promise.all([
     rollupParts.length === 0 ? [] : queryRows<SketchRow>(db, sql.join(rollupParts, sql` UNION ALL `)),
-    Promise.all(monthSegs.map((seg) => closedMonthSketches(db, scope, agentIds, seg.from, seg.to))),
+    Promise.all([
+      ...monthSegs.map((seg) => closedMonthSketches(db, scope, agentIds, seg.from, seg.to)),
+      ...spanSegs.map((seg) => spanSketches(db, scope, agentIds, seg.from, seg.to)),
+    ]),
     rawReq.length === 0
       ? []
       : queryRows<{ tenant_id: string | null; agent_id: string; modality: string; ttfb_ms: number }>(db, sql.join(rawReq, sql` UNION ALL `)),
@@ -304,8 +311,10 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const segments = fleetWindowSegments(args.period, now);
   const from = segments[0]?.from ?? null;
   const order = args.sort === "agent_id" ? "" : "v DESC, ";
-  const terms = rankTerms(args.period, now, Date.now());
-  await ensureCheckpoints(db, checkpointSpans(terms));
+  const wallNowMs = Date.now();
+  const terms = rankTerms(args.period, now, wallNowMs);
+  const sketchSegments = sketchWindowSegments(args.period, now, wallNowMs);
+  await ensureCheckpoints(db, [...checkpointSpans(terms), ...sketchSpans(sketchSegments)], wallNowMs);
   // 1. Rank on the sort column alone; one row even when the page is empty (offset past the end): the
   // counts still answer.
   const ranked = await queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(
@@ -338,7 +347,7 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const [sketches, counts] =
     agentIds.length === 0
       ? [new Map(), { sessions: new Map(), calls: new Map() }]
-      : await Promise.all([pageSketches(db, segments, args, agentIds), pageCounts(db, args, agentIds, from, now)]);
+      : await Promise.all([pageSketches(db, sketchSegments, args, agentIds), pageCounts(db, args, agentIds, from, now)]);
   const agents = page.map((r) => {
     const k = pairKey(r.tenant_id, r.agent_id);
     const s = sketches.get(k);

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
+import { bigint, jsonb, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
 import { money, tstz } from "./columns.js";
 
 // Per-agent running totals of the fleet index's ranking (src/rollups/fleet-checkpoints.ts): the sums
@@ -37,6 +37,15 @@ export const fleetIndexAgentCheckpoints = pgTable(
     costUsd: money().notNull().default("0"),
     /** Request rows plus attributed turns (probe included): an agent is in a window when its count there is > 0. */
     rowCount: bigint({ mode: "number" }).notNull().default(0),
+    // The span's latency sketches, a cache like the monthly rows' (src/fleet/span-sketches.ts): merged
+    // by the first page that shows the agent, valid while `sketched_rows` equals `row_count` (a late
+    // row folded in changes it). Builders and folds never write them.
+    sttTtfbHist: jsonb(),
+    llmTtfbHist: jsonb(),
+    ttsTtfbHist: jsonb(),
+    responseHist: jsonb(),
+    /** The row count the cached sketches were merged at; null: none cached. */
+    sketchedRows: bigint({ mode: "number" }),
   },
   (t) => [unique("fleet_index_agent_checkpoints_span_key_uq").on(t.fromAt, t.at, t.tenantId, t.agentId).nullsNotDistinct()],
 );

@@ -1,0 +1,101 @@
+import { and, sql } from "drizzle-orm";
+import { type TenantScope, tenantCondition } from "../auth/context.js";
+import { type Db, queryRows } from "../db/client.js";
+import { fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollupsDaily as daily } from "../db/schema/index.js";
+import { SKETCHES, storedSketch, textArray } from "../rollups/fleet-index.js";
+import { mergeStoredSketch } from "../rollups/sketch-json.js";
+import { emptySketch, type LatencySketch } from "../stats/summary.js";
+import { closedMonthSketches, type SketchRow } from "./month-sketches.js";
+import { monthsOfDays } from "./window.js";
+
+interface SpanRow extends SketchRow {
+  n: string;
+  sketched_rows: string | null;
+}
+
+const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
+const fromSql = (from: Date | null) => (from === null ? sql`'-infinity'::timestamptz` : sql`${from.toISOString()}::timestamptz`);
+
+/**
+ * The sketches of the page's agents over a running-totals span of whole days [from, to): one cached
+ * row per agent instead of one per day and month, so a page of `period=all` merges a sketch per agent
+ * and modality rather than ~40. The span must be built (ensureCheckpoints); an agent with no row in it
+ * has no rows in the span. A missing or stale cache (a late row folded in since: its row count moved)
+ * is merged from the span's month and day rows and written back only if the count is still the one
+ * read, as the month cache does (src/fleet/month-sketches.ts).
+ */
+export async function spanSketches(db: Db, scope: TenantScope, agentIds: string[], from: Date | null, to: Date): Promise<SketchRow[]> {
+  const rows = await queryRows<SpanRow>(
+    db,
+    sql`SELECT tenant_id, agent_id, row_count AS n, sketched_rows, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist
+          FROM ${checkpoints}
+         WHERE ${and(
+           sql`from_at = ${fromSql(from)} AND at = ${to.toISOString()}::timestamptz`,
+           sql`agent_id = ANY(${textArray(agentIds)})`,
+           tenantCondition(checkpoints.tenantId, scope),
+         )}`,
+  );
+  const isFresh = (r: SpanRow) => r.sketched_rows !== null && r.sketched_rows === r.n;
+  const stale = rows.filter((r) => !isFresh(r));
+  if (stale.length === 0) return rows;
+  const built = await mergeSpanFromRollups(db, scope, stale, from, to);
+  await db.execute(sql`UPDATE ${checkpoints} c
+      SET stt_ttfb_hist = v.stt_ttfb_hist, llm_ttfb_hist = v.llm_ttfb_hist, tts_ttfb_hist = v.tts_ttfb_hist,
+          response_hist = v.response_hist, sketched_rows = v.n
+     FROM json_to_recordset(${JSON.stringify(built)}::json)
+          AS v(tenant_id text, agent_id text, n bigint, stt_ttfb_hist jsonb, llm_ttfb_hist jsonb, tts_ttfb_hist jsonb, response_hist jsonb)
+    WHERE c.from_at = ${fromSql(from)} AND c.at = ${to.toISOString()}::timestamptz
+      AND c.tenant_id IS NOT DISTINCT FROM v.tenant_id AND c.agent_id = v.agent_id AND c.row_count = v.n`);
+  return [...rows.filter(isFresh), ...built];
+}
+
+/**
+ * Merges each stale agent's sketches over [from, to) from the rollups: closed months from the monthly
+ * rows' cache, the other days from the day rows (the window's own split, monthsOfDays).
+ */
+async function mergeSpanFromRollups(db: Db, scope: TenantScope, stale: SpanRow[], from: Date | null, to: Date): Promise<(SketchRow & { n: string })[]> {
+  const ids = [...new Set(stale.map((r) => r.agent_id))];
+  const parts = await Promise.all(
+    monthsOfDays({ source: "day", from, to, toInclusive: false }).map((seg) =>
+      seg.source === "month"
+        ? closedMonthSketches(db, scope, ids, seg.from, seg.to)
+        : queryRows<SketchRow>(
+            db,
+            sql`SELECT tenant_id, agent_id, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist FROM ${daily}
+                 WHERE ${and(
+                   sql`agent_id = ANY(${textArray(ids)})`,
+                   seg.from === null ? undefined : sql`bucket >= ${seg.from.toISOString()}::timestamptz`,
+                   sql`bucket < ${seg.to.toISOString()}::timestamptz`,
+                   tenantCondition(daily.tenantId, scope),
+                 )}
+                   AND (stt_ttfb_hist IS NOT NULL OR llm_ttfb_hist IS NOT NULL OR tts_ttfb_hist IS NOT NULL OR response_hist IS NOT NULL)`,
+          ),
+    ),
+  );
+  const acc = new Map<string, Record<(typeof SKETCHES)[number], LatencySketch>>();
+  for (const r of stale) {
+    acc.set(pairKey(r.tenant_id, r.agent_id), {
+      stt_ttfb_hist: emptySketch(),
+      llm_ttfb_hist: emptySketch(),
+      tts_ttfb_hist: emptySketch(),
+      response_hist: emptySketch(),
+    });
+  }
+  for (const r of parts.flat()) {
+    const a = acc.get(pairKey(r.tenant_id, r.agent_id));
+    if (!a) continue; // an agent whose cache is fresh, or another tenant's agent of the same id
+    for (const c of SKETCHES) mergeStoredSketch(a[c], r[c]);
+  }
+  return stale.map((r) => {
+    const a = acc.get(pairKey(r.tenant_id, r.agent_id));
+    return {
+      tenant_id: r.tenant_id,
+      agent_id: r.agent_id,
+      n: r.n,
+      stt_ttfb_hist: a ? storedSketch(a.stt_ttfb_hist) : null,
+      llm_ttfb_hist: a ? storedSketch(a.llm_ttfb_hist) : null,
+      tts_ttfb_hist: a ? storedSketch(a.tts_ttfb_hist) : null,
+      response_hist: a ? storedSketch(a.response_hist) : null,
+    };
+  });
+}
