@@ -116,12 +116,16 @@ export function quantile(sketch: LatencySketch, q: number): number {
   return sketch.max;
 }
 
-/** The samples in ascending order, sorted once per sketch state (summarize asks four quantiles). */
-const sortedCache = new WeakMap<number[], number[]>();
-function sortedSamples(sketch: LatencySketch & { samples: number[] }): number[] {
+/**
+ * The samples in ascending order, sorted once per sketch state (summarize asks four quantiles). A
+ * Float64Array sorts numerically without a comparator call per comparison: 3-5x faster than
+ * Array#sort((x, y) => x - y), which was most of a fleet-index page's Node time (1,000-sample sketches).
+ */
+const sortedCache = new WeakMap<number[], Float64Array>();
+function sortedSamples(sketch: LatencySketch & { samples: number[] }): Float64Array {
   let sorted = sortedCache.get(sketch.samples);
   if (!sorted || sorted.length !== sketch.samples.length) {
-    sorted = [...sketch.samples].sort((x, y) => x - y);
+    sorted = Float64Array.from(sketch.samples).sort();
     sortedCache.set(sketch.samples, sorted);
   }
   return sorted;
