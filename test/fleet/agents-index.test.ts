@@ -179,4 +179,22 @@ describe("GET /api/agents: the fleet index", () => {
     }
     for (const q of ["limit=0", "limit=1001", "sort=latency"]) expect((await t.call("GET", `/api/agents?${q}`, { key: OPS })).status, q).toBe(422);
   });
+
+  it("ranks equal costs as ties (by agent_id) however they were summed: 0.1 + 0.2 on two days equals 0.3", async () => {
+    const DAY = 24 * HOUR;
+    await post("/v1/ingest", GLOBEX, [
+      // One row today, one three days ago: two terms of the ranking (today's day rows, the running totals).
+      rec({ agent_id: "tie-1", cost_usd: 0.3, timestamp: new Date(now - MIN).toISOString() }),
+      rec({ agent_id: "tie-2", cost_usd: 0.1, timestamp: new Date(now - 3 * DAY).toISOString() }),
+      rec({ agent_id: "tie-2", cost_usd: 0.2, timestamp: new Date(now - MIN).toISOString() }),
+    ]);
+    const page = await index(GLOBEX, "?period=week");
+    const ties = page.agents.filter((a) => a.agent_id.startsWith("tie-"));
+    expect(ties.map((a) => [a.agent_id, a.cost_usd])).toEqual([
+      ["tie-1", 0.3],
+      ["tie-2", 0.3],
+    ]);
+    const costs = page.agents.map((a) => a.cost_usd);
+    expect(costs).toEqual([...costs].sort((x, y) => y - x));
+  });
 });
