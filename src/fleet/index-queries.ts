@@ -305,23 +305,12 @@ const p95 = (s: Parameters<typeof summarize>[0]) => summarize(s)?.p95 ?? null;
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 /**
- * GET /api/agents: the fleet index. One entry per agent seen (request records, attributed turns or a
- * heartbeat), one page of them sorted by `sort`, with the window's figures from the per-agent rollups
- * (edge hours from raw rows, as every report does). Probe traffic is counted apart and kept out of
- * every percentile, of errors and of error_rate.
+ * The page's keys ranked on the sort column alone, and the roster's counts: one row even when the page
+ * is empty (offset past the end), so the counts still answer.
  */
-export async function fleetIndex(db: Db, args: FleetIndexArgs) {
-  const now = args.now ?? new Date();
-  const segments = fleetWindowSegments(args.period, now);
-  const from = segments[0]?.from ?? null;
+function rankPage(db: Db, terms: RankTerm[], args: FleetIndexArgs, now: Date) {
   const order = args.sort === "agent_id" ? "" : "v DESC, ";
-  const wallNowMs = Date.now();
-  const terms = rankTerms(args.period, now, wallNowMs);
-  const sketchSegments = sketchWindowSegments(args.period, now, wallNowMs);
-  await ensureCheckpoints(db, [...checkpointSpans(terms), ...sketchSpans(sketchSegments)], wallNowMs);
-  // 1. Rank on the sort column alone; one row even when the page is empty (offset past the end): the
-  // counts still answer.
-  const ranked = await queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(
+  return queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(
     db,
     sql`WITH a AS (${rankedAgents(terms, args, args.sort)})
       SELECT p.tenant_id, p.agent_id, c.total, c.online
@@ -332,6 +321,29 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
         SELECT tenant_id, agent_id FROM a ORDER BY ${sql.raw(order)}agent_id, tenant_id NULLS FIRST
         LIMIT ${args.limit} OFFSET ${args.offset}) p ON true`,
   );
+}
+
+/**
+ * GET /api/agents: the fleet index. One entry per agent seen (request records, attributed turns or a
+ * heartbeat), one page of them sorted by `sort`, with the window's figures from the per-agent rollups
+ * (edge hours from raw rows, as every report does). Probe traffic is counted apart and kept out of
+ * every percentile, of errors and of error_rate.
+ */
+export async function fleetIndex(db: Db, args: FleetIndexArgs) {
+  const now = args.now ?? new Date();
+  const segments = fleetWindowSegments(args.period, now);
+  const from = segments[0]?.from ?? null;
+  const wallNowMs = Date.now();
+  const terms = rankTerms(args.period, now, wallNowMs);
+  const sketchSegments = sketchWindowSegments(args.period, now, wallNowMs);
+  await ensureCheckpoints(db, [...checkpointSpans(terms), ...sketchSpans(sketchSegments)], wallNowMs);
+  // 1. Rank (rankPage), serial on purpose: Postgres plans this 10k-group aggregate parallel when it
+  // underestimates the groups, and on a small machine the workers' start-up alone cost more than the
+  // whole statement (today at 10M rows: 147 ms with 2 workers, ~30 ms without; docs/PERFORMANCE.md).
+  const ranked = await db.transaction(async (tx) => {
+    await tx.execute(sql`SET LOCAL max_parallel_workers_per_gather = 0`);
+    return rankPage(tx, terms, args, now);
+  });
   const head = ranked[0];
   const pageKeys = ranked.filter((r): r is typeof r & { agent_id: string } => r.agent_id !== null);
   const agentIds = [...new Set(pageKeys.map((r) => r.agent_id))];
