@@ -3,7 +3,7 @@ import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
-import { agentPresence, calls, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, fleetIndexAgentRollupsMonthly, requests, sessions, turns } from "../db/schema/index.js";
+import { agentPresence, calls, fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, fleetIndexAgentRollupsMonthly, requests, sessions, turns } from "../db/schema/index.js";
 import { moneyNumber } from "../money.js";
 import { costsQuery } from "../reports/query.js";
 import type { Period } from "../reports/window.js";
@@ -16,7 +16,7 @@ import { closedMonthSketches, type SketchRow } from "./month-sketches.js";
 import { checkpointSpans, type RankTerm, rankTerms } from "./rank-plan.js";
 import { rankSources } from "./rank-sources.js";
 import { spanSketches } from "./span-sketches.js";
-import { type FleetSegment as Segment, fleetWindowSegments, type SketchSegment, sketchSpans, sketchWindowSegments } from "./window.js";
+import { type FleetSegment as Segment, type PageSegment, pageSpans, pageWindowSegments } from "./window.js";
 
 /** GET /api/agents page sizes. */
 export const FLEET_INDEX_LIMIT_DEFAULT = 100;
@@ -64,6 +64,10 @@ function range(time: AnyPgColumn | SQL, seg: Segment, asMs = false): SQL | undef
   return and(seg.from ? sql`${time} >= ${v(seg.from)}` : undefined, seg.toInclusive ? sql`${time} <= ${v(seg.to)}` : sql`${time} < ${v(seg.to)}`);
 }
 
+/** A running-totals span's rows (src/rollups/fleet-checkpoints.ts). */
+const spanIs = (seg: { from: Date | null; to: Date }) =>
+  sql`${checkpoints.fromAt} = ${seg.from === null ? sql`'-infinity'::timestamptz` : sql`${seg.from.toISOString()}::timestamptz`} AND ${checkpoints.at} = ${seg.to.toISOString()}::timestamptz`;
+
 /** The same turn-probe rule as the rollups (src/rollups/fleet-index.ts). */
 const TURN_PROBE = sql.raw(`(EXISTS (SELECT 1 FROM calls c WHERE turns.room_name IS NOT NULL AND c.room_name = turns.room_name AND c.is_probe
   AND (c.tenant_id IS NULL OR c.tenant_id = turns.tenant_id)))`);
@@ -104,53 +108,33 @@ const RANK_VALUE: Record<SortKey, { raw: string; rollup: string; none: string }>
 };
 
 /**
- * One UNION ALL of the window's per-agent figures: rollup buckets for whole hours/days, raw request
- * rows and turns for the partial edge hours, presence rows (so an agent only heard by heartbeat is
- * listed too). Every source is confined by tenantCondition, the one tenant-scoping path.
- *
- * Two shapes, so the 10k-group aggregate stays narrow (a wide one spills, docs/PERFORMANCE.md):
- * `rank` gives (tenant_id, agent_id, v = the sort column, last_seen_at) for every agent, to rank them
- * and count the roster; `full` gives every total, only for the page's agent ids.
+ * One UNION ALL of the page's agents' figures over the window: the running-totals span for its whole
+ * days, rollup buckets for whole hours/days, raw request rows and turns for the partial edge hours,
+ * presence rows (so an agent only heard by heartbeat is listed too). Every source is confined by
+ * tenantCondition, the one tenant-scoping path, and read through its agent index.
  */
-function totalsUnion(segments: Segment[], scope: TenantScope, shape: { rank: SortKey } | { ids: string[] }): SQL {
-  const rank = "rank" in shape ? RANK_VALUE[shape.rank] : null;
-  const only = (col: AnyPgColumn | SQL) => ("ids" in shape ? sql`${col} = ANY(${textArray(shape.ids)})` : undefined);
+function totalsUnion(segments: PageSegment[], scope: TenantScope, ids: string[]): SQL {
+  const only = (col: AnyPgColumn | SQL) => sql`${col} = ANY(${textArray(ids)})`;
   const nul = sql.raw("NULL::text AS agent_name, NULL::text AS host, NULL::text AS version, NULL::text AS region, NULL::timestamptz AS last_seen_at");
+  const sums = sql.raw("requests, probe_requests, errors, cost_usd AS cost, rated_price_usd AS rated, turns, probe_turns");
   const parts: SQL[] = [];
   for (const seg of segments) {
-    if (seg.source === "raw") {
-      const reqWhere = and(sql`agent_id IS NOT NULL`, only(sql`agent_id`), range(requests.ts, seg), tenantCondition(requests.tenantId, scope));
-      const turnWhere = and(
-        sql`turns.agent_id IS NOT NULL`,
-        only(sql`turns.agent_id`),
-        range(turns.callerSpeakStartMs, seg, true),
-        tenantCondition(turns.tenantId, scope),
-      );
-      if (rank) {
-        parts.push(sql`SELECT tenant_id, agent_id, ${sql.raw(rank.raw)} AS v FROM ${requests} WHERE ${reqWhere}`);
-        parts.push(sql`SELECT turns.tenant_id, turns.agent_id, ${sql.raw(rank.none)} FROM ${turns} WHERE ${turnWhere}`);
-        continue;
-      }
+    if (seg.source === "span") {
+      parts.push(sql`SELECT tenant_id, agent_id, ${sums}, ${nul} FROM ${checkpoints}
+        WHERE ${and(spanIs(seg), only(checkpoints.agentId), tenantCondition(checkpoints.tenantId, scope))}`);
+    } else if (seg.source === "raw") {
       parts.push(sql`SELECT tenant_id, agent_id, 1::bigint AS requests, is_probe::int::bigint AS probe_requests,
           (status = 'error' AND NOT is_probe)::int::bigint AS errors, coalesce(cost_usd, 0) AS cost, coalesce(rated_price_usd, 0) AS rated,
           0::bigint AS turns, 0::bigint AS probe_turns, ${nul}
-        FROM ${requests} WHERE ${reqWhere}`);
+        FROM ${requests} WHERE ${and(sql`agent_id IS NOT NULL`, only(sql`agent_id`), range(requests.ts, seg), tenantCondition(requests.tenantId, scope))}`);
       parts.push(sql`SELECT turns.tenant_id, turns.agent_id, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric,
           (NOT ${TURN_PROBE})::int::bigint, ${TURN_PROBE}::int::bigint, ${nul}
-        FROM ${turns} WHERE ${turnWhere}`);
+        FROM ${turns} WHERE ${and(sql`turns.agent_id IS NOT NULL`, only(sql`turns.agent_id`), range(turns.callerSpeakStartMs, seg, true), tenantCondition(turns.tenantId, scope))}`);
     } else {
       const t = ROLLUP_TABLES[seg.source];
-      const where = and(only(t.agentId), range(t.bucket, seg), tenantCondition(t.tenantId, scope));
-      if (rank) {
-        parts.push(sql`SELECT tenant_id, agent_id, ${sql.raw(rank.rollup)} AS v FROM ${t} WHERE ${where}`);
-        continue;
-      }
-      parts.push(sql`SELECT tenant_id, agent_id, requests, probe_requests, errors, cost_usd AS cost, rated_price_usd AS rated, turns, probe_turns, ${nul}
-        FROM ${t} WHERE ${where}`);
+      parts.push(sql`SELECT tenant_id, agent_id, ${sums}, ${nul} FROM ${t} WHERE ${and(only(t.agentId), range(t.bucket, seg), tenantCondition(t.tenantId, scope))}`);
     }
   }
-  // The ranking joins presence to the aggregate instead (rankedAgents): no presence row is hashed twice.
-  if (rank) return sql.join(parts, sql` UNION ALL `);
   parts.push(sql`SELECT tenant_id, agent_id, 0::bigint, 0::bigint, 0::bigint, 0::numeric, 0::numeric, 0::bigint, 0::bigint,
       agent_name, host, version, region, last_seen_at ${presenceFrom(scope, only(agentPresence.agentId))}`);
   return sql.join(parts, sql` UNION ALL `);
@@ -181,13 +165,13 @@ function rankedAgents(terms: RankTerm[], scope: TenantScope, sort: SortKey): SQL
 const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
 
 /** The page's agents' sketches: the whole days' span cache, month caches and rollup sketches merged, edge-hour raw samples added (probe traffic left out). */
-async function pageSketches(db: Db, segments: SketchSegment[], scope: TenantScope, agentIds: string[]) {
+async function pageSketches(db: Db, segments: PageSegment[], scope: TenantScope, agentIds: string[]) {
   const ids = textArray(agentIds);
   const rollupParts: SQL[] = [];
   const rawReq: SQL[] = [];
   const rawTurns: SQL[] = [];
   const monthSegs: Segment[] = [];
-  const spanSegs: SketchSegment[] = [];
+  const spanSegs: PageSegment[] = [];
   for (const seg of segments) {
     if (seg.source === "span") {
       spanSegs.push(seg);
@@ -331,12 +315,12 @@ function rankPage(db: Db, terms: RankTerm[], args: FleetIndexArgs, now: Date) {
  */
 export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const now = args.now ?? new Date();
-  const segments = fleetWindowSegments(args.period, now);
-  const from = segments[0]?.from ?? null;
+
   const wallNowMs = Date.now();
   const terms = rankTerms(args.period, now, wallNowMs);
-  const sketchSegments = sketchWindowSegments(args.period, now, wallNowMs);
-  await ensureCheckpoints(db, [...checkpointSpans(terms), ...sketchSpans(sketchSegments)], wallNowMs);
+  const segments = pageWindowSegments(args.period, now, wallNowMs);
+  const from = segments[0]?.from ?? null;
+  await ensureCheckpoints(db, [...checkpointSpans(terms), ...pageSpans(segments)], wallNowMs);
   // 1. Rank (rankPage), serial on purpose: Postgres plans this 10k-group aggregate parallel when it
   // underestimates the groups, and on a small machine the workers' start-up alone cost more than the
   // whole statement (today at 10M rows: 147 ms with 2 workers, ~30 ms without; docs/PERFORMANCE.md).
@@ -356,14 +340,14 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
           sql`SELECT tenant_id, agent_id, sum(requests)::text AS requests, sum(probe_requests)::text AS probe_requests, sum(errors)::text AS errors,
             sum(cost)::text AS cost, sum(rated)::text AS rated, sum(turns)::text AS turns, sum(probe_turns)::text AS probe_turns,
             max(agent_name) AS agent_name, max(host) AS host, max(version) AS version, max(region) AS region, max(last_seen_at) AS last_seen_at
-          FROM (${totalsUnion(segments, args, { ids: agentIds })}) r GROUP BY tenant_id, agent_id`,
+          FROM (${totalsUnion(segments, args, agentIds)}) r GROUP BY tenant_id, agent_id`,
         );
   const byKey = new Map(totals.map((r) => [pairKey(r.tenant_id, r.agent_id), r]));
   const page = pageKeys.flatMap((k) => byKey.get(pairKey(k.tenant_id, k.agent_id)) ?? []);
   const [sketches, counts] =
     agentIds.length === 0
       ? [new Map(), { sessions: new Map(), calls: new Map() }]
-      : await Promise.all([pageSketches(db, sketchSegments, args, agentIds), pageCounts(db, args, agentIds, from, now)]);
+      : await Promise.all([pageSketches(db, segments, args, agentIds), pageCounts(db, args, agentIds, from, now)]);
   const agents = page.map((r) => {
     const k = pairKey(r.tenant_id, r.agent_id);
     const s = sketches.get(k);

@@ -7,10 +7,14 @@ export interface FleetSegment extends Omit<Segment, "source"> {
   source: Segment["source"] | "month";
 }
 
-/** A segment of the page's sketches: a fleet segment, or a running-totals span of whole days [from, to) (from null: unbounded). */
-export type SketchSegment = FleetSegment | { source: "span"; from: Date | null; to: Date; toInclusive: false };
+/** A segment of the page's figures: a fleet segment, or a running-totals span of whole days [from, to) (from null: unbounded). */
+export type PageSegment = FleetSegment | { source: "span"; from: Date | null; to: Date; toInclusive: false };
 
-/** A day segment with every whole UTC calendar month inside it read from the monthly rollups instead. */
+/**
+ * A day segment with every whole UTC calendar month inside it read from the per-agent monthly rollups
+ * instead (one row per agent and month), the days around them from the day rows: the same totals to
+ * the cent and to the row.
+ */
 export function monthsOfDays(seg: Segment): FleetSegment[] {
   const to = seg.to.getTime();
   const me = monthStartMs(to);
@@ -25,25 +29,15 @@ export function monthsOfDays(seg: Segment): FleetSegment[] {
 }
 
 /**
- * The report window (windowSegments: raw edge hours, hour and day rollups) with every whole UTC
- * calendar month inside a day segment read from the per-agent monthly rollups instead: `period=all`
- * then sums one row per agent and month, plus the current month's days. Edges are unchanged, so the
- * totals are the same to the cent and to the row.
- */
-export function fleetWindowSegments(period: Period, now: Date): FleetSegment[] {
-  return windowSegments(period, now).flatMap((seg) => (seg.source === "day" ? monthsOfDays(seg) : [seg]));
-}
-
-/**
- * The segments of the page's sketches: the report window with its whole days [from, today) read as one
- * running-totals span (its cached sketches: src/fleet/span-sketches.ts) instead of a row per agent and
- * day or month. Sketches cannot be subtracted, so the span is exactly the window's day segment, never
- * the ranking's rounded one. In the grace minutes after midnight (CHECKPOINT_GRACE_MS, wallNowMs the
+ * The segments of the page's figures (totals and sketches): the report window with its whole days
+ * [from, today) read as one running-totals span (its sums, and its cached sketches:
+ * src/fleet/span-sketches.ts) instead of a row per agent and day or month. Sketches cannot be
+ * subtracted, so the span is exactly the window's day segment, never the ranking's rounded one. In the grace minutes after midnight (CHECKPOINT_GRACE_MS, wallNowMs the
  * real clock) the span ends a day earlier and yesterday is read from its day rows.
  */
-export function sketchWindowSegments(period: Period, now: Date, wallNowMs: number): SketchSegment[] {
+export function pageWindowSegments(period: Period, now: Date, wallNowMs: number): PageSegment[] {
   const usable = (at: number) => at + CHECKPOINT_GRACE_MS <= wallNowMs;
-  return windowSegments(period, now).flatMap((seg): SketchSegment[] => {
+  return windowSegments(period, now).flatMap((seg): PageSegment[] => {
     if (seg.source !== "day") return [seg];
     const to = seg.to.getTime();
     if (usable(to)) return [{ source: "span", from: seg.from, to: seg.to, toInclusive: false }];
@@ -55,7 +49,7 @@ export function sketchWindowSegments(period: Period, now: Date, wallNowMs: numbe
   });
 }
 
-/** The running-totals spans a sketch plan reads (for ensureCheckpoints). */
-export function sketchSpans(segments: SketchSegment[]): { from: Date | null; at: Date }[] {
+/** The running-totals spans a page plan reads (for ensureCheckpoints). */
+export function pageSpans(segments: PageSegment[]): { from: Date | null; at: Date }[] {
   return segments.flatMap((s) => (s.source === "span" ? [{ from: s.from, at: s.to }] : []));
 }

@@ -5,14 +5,15 @@ import { DAY_MS, monthStartMs } from "./buckets.js";
 import type { AgentAcc } from "./fleet-index.js";
 
 /**
- * Per-agent running totals of the fleet index's ranking (src/db/schema/fleet-index-checkpoints.ts):
- * for a span [from, at) of UTC day starts (from -infinity: everything before `at`), each agent's
- * requests, cost and row count dated in it. Built on demand (ensureCheckpoints) from the nearest built
+ * Per-agent running totals of the fleet index (src/db/schema/fleet-index-checkpoints.ts): for a span
+ * [from, at) of UTC day starts (from -infinity: everything before `at`), each agent's sums of the rows
+ * dated in it (requests, cost, row count for the ranking; probe requests, errors, rated price and turns
+ * for the page). Built on demand (ensureCheckpoints) from the nearest built
  * span of the same length plus or minus the day rollups between, and kept exact afterwards by every
  * writer of rows dated inside a built span:
  *
  * - ingest and turn attribution fold their late rows in (foldIntoCheckpoints);
- * - re-rating moves the cost (adjustCheckpointMoney);
+ * - re-rating moves the cost and the rated price (adjustCheckpointMoney);
  * - a rebuild drops the checkpoints it may have changed (dropCheckpointsAfter).
  *
  * A builder and a writer must not miss each other: the builder reads the day rows and writes a
@@ -42,6 +43,17 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The SQL of a span's lower bound. */
 const fromSql = (ms: number | null) => (ms === null ? sql`'-infinity'::timestamptz` : sql`${iso(ms)}::timestamptz`);
 
+/** A span row's sums, in one order everywhere: the ranking's three, then the page's other totals. */
+const SPAN_SUM_COLUMNS = ["requests", "cost_usd", "row_count", "probe_requests", "errors", "rated_price_usd", "turns", "probe_turns"] as const;
+const SPAN_SUMS = sql.raw(SPAN_SUM_COLUMNS.join(", "));
+const sumsOf = (prefix: string) => sql.raw(SPAN_SUM_COLUMNS.map((c) => `sum(${prefix}${c})`).join(", "));
+/** A rollup row's sums in SPAN_SUM_COLUMNS order (row_count = requests + turns + probe_turns), negated when `sign` is -1. */
+function rollupSums(sign: 1 | -1): SQL {
+  const s = sign === 1 ? "" : "-";
+  const expr = { row_count: "(requests + turns + probe_turns)" } as Partial<Record<(typeof SPAN_SUM_COLUMNS)[number], string>>;
+  return sql.raw(SPAN_SUM_COLUMNS.map((c) => `${s}${expr[c] ?? c} AS ${c}`).join(", "));
+}
+
 /**
  * Folds per-agent day accumulators (one writer's rows) into every built span holding their day.
  * Only accumulators dated before today's start can be before a checkpoint; none, no statement.
@@ -58,30 +70,37 @@ export async function foldIntoCheckpoints(tx: Db, accs: Iterable<AgentAcc>, wall
     requests: a.requests,
     cost_usd: formatMoney(a.cost),
     row_count: a.requests + a.turns + a.probeTurns,
+    probe_requests: a.probeRequests,
+    errors: a.errors,
+    rated_price_usd: formatMoney(a.rated),
+    turns: a.turns,
+    probe_turns: a.probeTurns,
   }));
   // Sorted on the key: the lock order of every writer of these rows.
-  await tx.execute(sql`INSERT INTO fleet_index_agent_checkpoints AS c (from_at, at, tenant_id, agent_id, requests, cost_usd, row_count)
-    SELECT k.from_at, k.at, v.tenant_id, v.agent_id, sum(v.requests), sum(v.cost_usd), sum(v.row_count)
+  await tx.execute(sql`INSERT INTO fleet_index_agent_checkpoints AS c (from_at, at, tenant_id, agent_id, ${SPAN_SUMS})
+    SELECT k.from_at, k.at, v.tenant_id, v.agent_id, ${sumsOf("v.")}
       FROM json_to_recordset(${JSON.stringify(rows)}::json)
-           AS v(bucket timestamptz, tenant_id text, agent_id text, requests bigint, cost_usd numeric, row_count bigint)
+           AS v(bucket timestamptz, tenant_id text, agent_id text, requests bigint, cost_usd numeric, row_count bigint,
+                probe_requests bigint, errors bigint, rated_price_usd numeric, turns bigint, probe_turns bigint)
       JOIN fleet_index_checkpoints k ON k.at > v.bucket AND k.from_at <= v.bucket
      GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3 NULLS FIRST, 4
-    ON CONFLICT (from_at, at, tenant_id, agent_id) DO UPDATE SET requests = c.requests + excluded.requests,
-      cost_usd = c.cost_usd + excluded.cost_usd, row_count = c.row_count + excluded.row_count`);
+    ON CONFLICT (from_at, at, tenant_id, agent_id) DO UPDATE SET
+      ${sql.raw(SPAN_SUM_COLUMNS.map((c) => `${c} = c.${c} + excluded.${c}`).join(", "))}`);
 }
 
 /**
- * Moves re-rating cost deltas into the spans holding each row (`deltas` as adjustRollupMoney's:
- * ts, tenant_id, agent_id, dc). A re-rated row was counted in them, so its agent's rows exist.
+ * Moves re-rating cost and price deltas into the spans holding each row (`deltas` as adjustRollupMoney's:
+ * ts, tenant_id, agent_id, dc, dp). A re-rated row was counted in them, so its agent's rows exist.
  */
 export async function adjustCheckpointMoney(tx: Db, deltas: SQL): Promise<void> {
   await tx.execute(sql`SELECT pg_advisory_xact_lock_shared(${CHECKPOINT_LOCK_KEY})`);
   await tx.execute(sql`
-    UPDATE fleet_index_agent_checkpoints c SET cost_usd = c.cost_usd + d.dc
-      FROM (SELECT k.from_at, k.at, x.tenant_id, x.agent_id, sum(x.dc) AS dc
+    UPDATE fleet_index_agent_checkpoints c SET cost_usd = c.cost_usd + d.dc, rated_price_usd = c.rated_price_usd + d.dp
+      FROM (SELECT k.from_at, k.at, x.tenant_id, x.agent_id, sum(x.dc) AS dc, sum(x.dp) AS dp
               FROM (${deltas}) x JOIN fleet_index_checkpoints k ON k.at > x.ts AND k.from_at <= x.ts
              WHERE x.agent_id IS NOT NULL GROUP BY 1, 2, 3, 4) d
-     WHERE c.from_at = d.from_at AND c.at = d.at AND c.tenant_id IS NOT DISTINCT FROM d.tenant_id AND c.agent_id = d.agent_id AND d.dc <> 0`);
+     WHERE c.from_at = d.from_at AND c.at = d.at AND c.tenant_id IS NOT DISTINCT FROM d.tenant_id AND c.agent_id = d.agent_id
+       AND (d.dc <> 0 OR d.dp <> 0)`);
 }
 
 /** Drops the spans a rebuild of rollups from `from` on may have changed (those ending after it); queries build them again. */
@@ -93,10 +112,9 @@ export async function dropCheckpointsAfter(db: Db, from: Date): Promise<void> {
   });
 }
 
-/** Per-agent requests, cost and row count of day rollup rows in [from, to), negated when `sign` is -1. */
+/** Per-agent sums of day rollup rows in [from, to), negated when `sign` is -1. */
 function dayRows(from: number, to: number, sign: 1 | -1): SQL {
-  const s = sql.raw(sign === 1 ? "" : "-");
-  return sql`SELECT tenant_id, agent_id, ${s}requests AS requests, ${s}cost_usd AS cost_usd, ${s}(requests + turns + probe_turns) AS row_count
+  return sql`SELECT tenant_id, agent_id, ${rollupSums(sign)}
     FROM fleet_index_agent_rollups_daily WHERE bucket >= ${iso(from)}::timestamptz AND bucket < ${iso(to)}::timestamptz`;
 }
 
@@ -123,7 +141,7 @@ async function buildCheckpoint(tx: Db, from: number | null, at: number): Promise
   let parts: SQL[];
   if (near !== null && Math.abs(near.at - at) <= STEP_MAX_DAYS * DAY_MS) {
     parts = [
-      sql`SELECT tenant_id, agent_id, requests, cost_usd, row_count FROM fleet_index_agent_checkpoints
+      sql`SELECT tenant_id, agent_id, ${SPAN_SUMS} FROM fleet_index_agent_checkpoints
             WHERE from_at = ${fromSql(near.from)} AND at = ${iso(near.at)}::timestamptz`,
       ...dayStep(near.at, at),
       ...(from !== null && near.from !== null ? dayStep(from, near.from) : []),
@@ -131,13 +149,12 @@ async function buildCheckpoint(tx: Db, from: number | null, at: number): Promise
   } else if (from === null) {
     const month = monthStartMs(at);
     parts = [
-      sql`SELECT tenant_id, agent_id, requests, cost_usd, requests + turns + probe_turns AS row_count
-            FROM fleet_index_agent_rollups_monthly WHERE bucket < ${iso(month)}::timestamptz`,
+      sql`SELECT tenant_id, agent_id, ${rollupSums(1)} FROM fleet_index_agent_rollups_monthly WHERE bucket < ${iso(month)}::timestamptz`,
       dayRows(month, at, 1),
     ];
   } else parts = [dayRows(from, at, 1)];
-  await tx.execute(sql`INSERT INTO fleet_index_agent_checkpoints (from_at, at, tenant_id, agent_id, requests, cost_usd, row_count)
-    SELECT ${fromSql(from)}, ${iso(at)}::timestamptz, tenant_id, agent_id, sum(requests), sum(cost_usd), sum(row_count)
+  await tx.execute(sql`INSERT INTO fleet_index_agent_checkpoints (from_at, at, tenant_id, agent_id, ${SPAN_SUMS})
+    SELECT ${fromSql(from)}, ${iso(at)}::timestamptz, tenant_id, agent_id, ${sumsOf("")}
       FROM (${sql.join(parts, sql` UNION ALL `)}) s GROUP BY tenant_id, agent_id HAVING sum(row_count) > 0`);
   await tx.execute(sql`INSERT INTO fleet_index_checkpoints (from_at, at) VALUES (${fromSql(from)}, ${iso(at)}::timestamptz)`);
 }

@@ -28,11 +28,11 @@ function lateRow(tenantId: string | null, agent: number, daysAgo: number): Reque
     model_id: "openai/gpt-4.1-mini",
     modality: "llm",
     provider: "openai",
-    status: "success",
+    status: seq % 5 === 0 ? "error" : "success",
     cost_usd: `${seq % 97}.0000000001`,
-    rated_price_usd: "1.0000000000",
+    rated_price_usd: `${seq % 13}.5000000003`,
     ttfb_ms: 200,
-    is_probe: false,
+    is_probe: seq % 7 === 0,
   };
 }
 
@@ -65,13 +65,18 @@ describe("fleet-index checkpoints under concurrent late writers", () => {
     const diff = await queryRows<{ at: Date; tenant_id: string | null; agent_id: string; got: string | null; want: string | null }>(
       db,
       sql`WITH want AS (
-          SELECT k.at, r.tenant_id, r.agent_id, k.from_at, count(*) AS requests, sum(coalesce(r.cost_usd, 0)) AS cost_usd, count(*) AS row_count
+          SELECT k.at, r.tenant_id, r.agent_id, k.from_at, count(*) AS requests, sum(coalesce(r.cost_usd, 0)) AS cost_usd, count(*) AS row_count,
+                 count(*) FILTER (WHERE r.is_probe) AS probe_requests, count(*) FILTER (WHERE r.status = 'error' AND NOT r.is_probe) AS errors,
+                 sum(coalesce(r.rated_price_usd, 0)) AS rated_price_usd
             FROM fleet_index_checkpoints k JOIN requests r ON r.ts < k.at AND r.ts >= k.from_at GROUP BY k.from_at, 1, 2, 3
-        ), got AS (SELECT from_at, at, tenant_id, agent_id, requests, cost_usd, row_count FROM fleet_index_agent_checkpoints)
+        ), got AS (SELECT * FROM fleet_index_agent_checkpoints)
         SELECT coalesce(g.at, w.at) AS at, coalesce(g.tenant_id, w.tenant_id) AS tenant_id, coalesce(g.agent_id, w.agent_id) AS agent_id,
-               (g.requests, g.cost_usd, g.row_count)::text AS got, (w.requests, w.cost_usd, w.row_count)::text AS want
+               (g.requests, g.cost_usd, g.row_count, g.probe_requests, g.errors, g.rated_price_usd, g.turns, g.probe_turns)::text AS got,
+               (w.requests, w.cost_usd, w.row_count, w.probe_requests, w.errors, w.rated_price_usd, 0, 0)::text AS want
           FROM got g FULL JOIN want w ON g.from_at = w.from_at AND g.at = w.at AND coalesce(g.tenant_id, '-') = coalesce(w.tenant_id, '-') AND g.agent_id = w.agent_id
-         WHERE g.at IS NULL OR w.at IS NULL OR (g.requests, g.cost_usd, g.row_count) <> (w.requests, w.cost_usd, w.row_count)`,
+         WHERE g.at IS NULL OR w.at IS NULL
+            OR (g.requests, g.cost_usd, g.row_count, g.probe_requests, g.errors, g.rated_price_usd, g.turns, g.probe_turns)
+               <> (w.requests, w.cost_usd, w.row_count, w.probe_requests, w.errors, w.rated_price_usd, 0, 0)`,
     );
     expect(diff).toEqual([]);
     const built = await queryRows<{ n: string }>(db, sql`SELECT count(*) AS n FROM fleet_index_agent_checkpoints`);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { fleetWindowSegments, sketchSpans, sketchWindowSegments } from "../../src/fleet/window.js";
+import { pageSpans, pageWindowSegments } from "../../src/fleet/window.js";
+import type { Period } from "../../src/reports/window.js";
 import { windowSegments } from "../../src/reports/window.js";
 import { CHECKPOINT_GRACE_MS } from "../../src/rollups/fleet-checkpoints.js";
 
@@ -10,8 +11,10 @@ const seg = (source: string, from: string | null, to: string, toInclusive = fals
   toInclusive,
 });
 
-/** Whole calendar months inside a window come from the monthly rollups; the edges are unchanged. */
-describe("fleetWindowSegments", () => {
+/** Before any span may exist (a wall clock of 0), whole months come from the monthly rollups, the edges unchanged. */
+const fleetWindowSegments = (period: Period, now: Date) => pageWindowSegments(period, now, 0);
+
+describe("pageWindowSegments without a span", () => {
   it("period=all: months before the current one, then its days, hours and the raw tail", () => {
     expect(fleetWindowSegments("all", new Date("2026-11-23T20:15:30Z"))).toEqual([
       seg("month", null, "2026-11-01T00:00:00Z"),
@@ -57,12 +60,12 @@ describe("fleetWindowSegments", () => {
 });
 
 /** The sketches read the window's whole days as one running-totals span, exactly (sketches cannot be subtracted). */
-describe("sketchWindowSegments", () => {
+describe("pageWindowSegments", () => {
   const DAY = 86_400_000;
 
   it("period=all: one span from the beginning to today, then today's hours and the raw tail", () => {
     const now = new Date("2026-11-23T20:15:30Z");
-    expect(sketchWindowSegments("all", now, now.getTime())).toEqual([
+    expect(pageWindowSegments("all", now, now.getTime())).toEqual([
       seg("span", null, "2026-11-23T00:00:00Z"),
       seg("hour", "2026-11-23T00:00:00Z", "2026-11-23T20:00:00Z"),
       seg("raw", "2026-11-23T20:00:00Z", "2026-11-23T20:15:30Z", true),
@@ -71,7 +74,7 @@ describe("sketchWindowSegments", () => {
 
   it("in the grace minutes after midnight the span ends a day earlier and yesterday is read from its day rows", () => {
     const now = new Date("2026-11-23T00:05:00Z");
-    expect(sketchWindowSegments("week", now, now.getTime())).toEqual([
+    expect(pageWindowSegments("week", now, now.getTime())).toEqual([
       seg("raw", "2026-11-16T00:05:00Z", "2026-11-16T01:00:00Z"),
       seg("hour", "2026-11-16T01:00:00Z", "2026-11-17T00:00:00Z"),
       seg("span", "2026-11-17T00:00:00Z", "2026-11-22T00:00:00Z"),
@@ -87,13 +90,13 @@ describe("sketchWindowSegments", () => {
         const now = new Date(base + k * 37 * 60_000 + (k % 3) * 1234);
         for (const lag of [-DAY, 0, CHECKPOINT_GRACE_MS - 1, CHECKPOINT_GRACE_MS, 3 * CHECKPOINT_GRACE_MS]) {
           const wall = now.getTime() + lag;
-          const segs = sketchWindowSegments(period, now, wall);
+          const segs = pageWindowSegments(period, now, wall);
           const report = windowSegments(period, now);
           // Same start, same end, contiguous, no overlap.
           expect(segs[0]?.from).toEqual(report[0]?.from);
           expect(segs.at(-1)).toEqual(report.at(-1));
           for (let i = 1; i < segs.length; i++) expect(segs[i]?.from).toEqual(segs[i - 1]?.to);
-          for (const span of sketchSpans(segs)) {
+          for (const span of pageSpans(segs)) {
             expect(span.at.getTime() % DAY).toBe(0);
             expect(span.at.getTime() + CHECKPOINT_GRACE_MS).toBeLessThanOrEqual(wall);
           }

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { bigint, jsonb, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
 import { money, tstz } from "./columns.js";
 
-// Per-agent running totals of the fleet index's ranking (src/rollups/fleet-checkpoints.ts): the sums
+// Per-agent running totals of the fleet index (src/rollups/fleet-checkpoints.ts): the sums
 // of every request row and attributed turn dated in [from_at, at), UTC day starts (from_at -infinity:
 // everything before `at`). A rolling window's per-agent totals are then one such span plus today's day
 // rows and ≤ 12 edge hours: O(agents) rows a call instead of one day row per agent and day
@@ -37,6 +37,12 @@ export const fleetIndexAgentCheckpoints = pgTable(
     costUsd: money().notNull().default("0"),
     /** Request rows plus attributed turns (probe included): an agent is in a window when its count there is > 0. */
     rowCount: bigint({ mode: "number" }).notNull().default(0),
+    // The page's other totals, as the rollups keep them (src/db/schema/fleet-index-agent-rollups.ts).
+    probeRequests: bigint({ mode: "number" }).notNull().default(0),
+    errors: bigint({ mode: "number" }).notNull().default(0),
+    ratedPriceUsd: money().notNull().default("0"),
+    turns: bigint({ mode: "number" }).notNull().default(0),
+    probeTurns: bigint({ mode: "number" }).notNull().default(0),
     // The span's latency sketches, a cache like the monthly rows' (src/fleet/span-sketches.ts): merged
     // by the first page that shows the agent, valid while `sketched_rows` equals `row_count` (a late
     // row folded in changes it). Builders and folds never write them.
