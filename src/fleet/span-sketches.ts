@@ -4,7 +4,7 @@ import { type Db, queryRows } from "../db/client.js";
 import { fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollupsDaily as daily } from "../db/schema/index.js";
 import { SKETCHES, storedSketch, textArray } from "../rollups/fleet-index.js";
 import { mergeStoredSketch } from "../rollups/sketch-json.js";
-import { emptySketch, type LatencySketch } from "../stats/summary.js";
+import { atReportedPrecision, emptySketch, type LatencySketch } from "../stats/summary.js";
 import { closedMonthSketches, type SketchRow } from "./month-sketches.js";
 import { monthsOfDays } from "./window.js";
 
@@ -22,7 +22,8 @@ const fromSql = (from: Date | null) => (from === null ? sql`'-infinity'::timesta
  * and modality rather than ~40. The span must be built (ensureCheckpoints); an agent with no row in it
  * has no rows in the span. A missing or stale cache (a late row folded in since: its row count moved)
  * is merged from the span's month and day rows and written back only if the count is still the one
- * read, as the month cache does (src/fleet/month-sketches.ts).
+ * read, as the month cache does (src/fleet/month-sketches.ts), its samples at the reported precision
+ * (atReportedPrecision: the p95s shown are unchanged, the JSON a page parses is ~2.5x smaller).
  */
 export async function spanSketches(db: Db, scope: TenantScope, agentIds: string[], from: Date | null, to: Date): Promise<SketchRow[]> {
   const rows = await queryRows<SpanRow>(
@@ -92,10 +93,10 @@ async function mergeSpanFromRollups(db: Db, scope: TenantScope, stale: SpanRow[]
       tenant_id: r.tenant_id,
       agent_id: r.agent_id,
       n: r.n,
-      stt_ttfb_hist: a ? storedSketch(a.stt_ttfb_hist) : null,
-      llm_ttfb_hist: a ? storedSketch(a.llm_ttfb_hist) : null,
-      tts_ttfb_hist: a ? storedSketch(a.tts_ttfb_hist) : null,
-      response_hist: a ? storedSketch(a.response_hist) : null,
+      stt_ttfb_hist: a ? storedSketch(atReportedPrecision(a.stt_ttfb_hist)) : null,
+      llm_ttfb_hist: a ? storedSketch(atReportedPrecision(a.llm_ttfb_hist)) : null,
+      tts_ttfb_hist: a ? storedSketch(atReportedPrecision(a.tts_ttfb_hist)) : null,
+      response_hist: a ? storedSketch(atReportedPrecision(a.response_hist)) : null,
     };
   });
 }

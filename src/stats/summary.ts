@@ -137,6 +137,16 @@ function clamp(v: number, lo: number, hi: number): number {
 
 const round2 = (v: number) => Math.round(v * 100) / 100;
 
+/**
+ * The sketch with its raw samples rounded to the 0.01 ms summaries report, for a cache that is read
+ * far more often than written (src/fleet/span-sketches.ts): ~2.5x less JSON to parse. Rounding is
+ * monotone and idempotent, so the k-th smallest of any merge that includes these samples rounds to
+ * the same reported value; sum, min, max and buckets are kept as they are.
+ */
+export function atReportedPrecision(sketch: LatencySketch): LatencySketch {
+  return sketch.samples ? { ...sketch, samples: sketch.samples.map(round2) } : sketch;
+}
+
 /** count/avg/min/max/p50/p90/p95/p99 in ms (2 decimals), or null when there is no sample. */
 export function summarize(sketch: LatencySketch): LatencySummary | null {
   if (sketch.count === 0) return null;

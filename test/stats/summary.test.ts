@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sketchFromJson } from "../../src/rollups/sketch-json.js";
-import { EXACT_SAMPLE_LIMIT, emptySketch, isExact, mergeSketch, quantile, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
+import { atReportedPrecision, EXACT_SAMPLE_LIMIT, emptySketch, isExact, mergeSketch, quantile, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
 
 /** The nearest-rank q-quantile: the ⌈q × n⌉-th smallest sample. */
 const nearestRank = (samples: number[], q: number) => [...samples].sort((a, b) => a - b)[Math.max(1, Math.ceil(q * samples.length)) - 1];
@@ -62,5 +62,24 @@ describe("latency summary routine", () => {
 
   it("keeps exact count, avg, min and max", () => {
     expect(summarizeSamples([100, 200, 600])).toMatchObject({ count: 3, avg: 300, min: 100, max: 600 });
+  });
+});
+
+describe("atReportedPrecision (the span cache's samples)", () => {
+  it("changes no reported quantile of any merge that includes it", () => {
+    let seed = 7;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    for (let round = 0; round < 300; round++) {
+      // Values on and around the 0.005 rounding edges, and ordinary ones.
+      const draw = () => (rnd() < 0.3 ? Math.floor(rnd() * 2000) / 100 + 0.005 + (rnd() - 0.5) * 1e-9 : rnd() * 3000);
+      const cached = Array.from({ length: 1 + Math.floor(rnd() * 400) }, draw);
+      const fresh = Array.from({ length: Math.floor(rnd() * 20) }, draw);
+      const exact = summarize(mergeSketch(sketchOf(cached), sketchOf(fresh)));
+      const viaCache = summarize(mergeSketch(atReportedPrecision(sketchOf(cached)), sketchOf(fresh)));
+      expect(viaCache).toEqual(exact);
+    }
   });
 });
