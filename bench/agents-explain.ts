@@ -6,6 +6,7 @@
  *   npm run bench:agents:explain -- <url> [--rebuild] [--plans] [--period month] [--runs 3]
  */
 import { type SQL, sql } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
 import { type Db, openDatabase, queryRows } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { fleetIndex } from "../src/fleet/index-queries.js";
@@ -21,13 +22,23 @@ const opt = (name: string) => {
   return i >= 0 ? process.argv[i + 1] : undefined;
 };
 
-/** A Db whose execute records each statement instead of only running it (fleetIndex's reads are plain SELECTs). */
-function recording(db: Db, seen: SQL[]): Db {
+const dialect = new PgDialect();
+
+/**
+ * A Db whose execute records each statement instead of only running it (fleetIndex's reads are plain
+ * SELECTs), inside its transactions too (the ranking runs in one, for its SET LOCAL). SET statements
+ * are run, not recorded: EXPLAIN of a statement is taken in a transaction with the same SET LOCALs.
+ */
+function recording(db: Db, seen: { q: SQL; sets: SQL[] }[], sets: SQL[] = []): Db {
   return new Proxy(db, {
     get(target, prop, receiver) {
+      if (prop === "transaction") {
+        return (fn: (tx: Db) => Promise<unknown>) => target.transaction((tx) => fn(recording(tx as unknown as Db, seen, [])));
+      }
       if (prop !== "execute") return Reflect.get(target, prop, receiver);
       return (q: SQL) => {
-        seen.push(q);
+        if (/^\s*SET LOCAL/i.test(dialect.sqlToQuery(q).sql)) sets.push(q);
+        else seen.push({ q, sets: [...sets] });
         return target.execute(q);
       };
     },
@@ -51,15 +62,18 @@ async function main(): Promise<void> {
   const periods = opt("--period") ? [opt("--period") as Period] : [...COST_PERIODS];
   const runs = Number(opt("--runs") ?? 3);
   for (const period of periods) {
-    const seen: SQL[] = [];
+    const seen: { q: SQL; sets: SQL[] }[] = [];
     const now = new Date();
     await fleetIndex(recording(db, seen), { tenantId: null, period, limit: 100, offset: 0, sort: "cost", now });
     console.log(`-- period=${period}: ${seen.length} statements`);
-    for (const [i, q] of seen.entries()) {
+    for (const [i, { q, sets }] of seen.entries()) {
       const times: string[] = [];
       let plan: string[] = [];
       for (let r = 0; r < runs; r++) {
-        const rows = await queryRows<{ "QUERY PLAN": string }>(db, sql`EXPLAIN (ANALYZE, BUFFERS) ${q}`);
+        const rows = await db.transaction(async (tx) => {
+          for (const set of sets) await tx.execute(set);
+          return queryRows<{ "QUERY PLAN": string }>(tx, sql`EXPLAIN (ANALYZE, BUFFERS) ${q}`);
+        });
         plan = rows.map((x) => x["QUERY PLAN"]);
         const planning = plan.find((l) => l.startsWith("Planning Time"))?.replace(/Planning Time: /, "") ?? "?";
         times.push(`${plan.find((l) => l.startsWith("Execution Time"))?.replace(/Execution Time: /, "") ?? "?"} (+${planning} planning)`);

@@ -53,5 +53,7 @@ export const fleetIndexAgentCheckpoints = pgTable(
     /** The row count the cached sketches were merged at; null: none cached. */
     sketchedRows: bigint({ mode: "number" }),
   },
-  (t) => [unique("fleet_index_agent_checkpoints_span_key_uq").on(t.fromAt, t.at, t.tenantId, t.agentId).nullsNotDistinct()],
+  // agent before tenant: a page reads its 100 agents of a span as 100 index probes; with tenant second
+  // (unconstrained for an operator key) `agent_id = ANY(…)` was a filter over the span's 10k rows (18 ms).
+  (t) => [unique("fleet_index_agent_checkpoints_span_key_uq").on(t.fromAt, t.at, t.agentId, t.tenantId).nullsNotDistinct()],
 );

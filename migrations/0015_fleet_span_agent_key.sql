@@ -1,0 +1,2 @@
+ALTER TABLE "fleet_index_agent_checkpoints" DROP CONSTRAINT "fleet_index_agent_checkpoints_span_key_uq";--> statement-breakpoint
+ALTER TABLE "fleet_index_agent_checkpoints" ADD CONSTRAINT "fleet_index_agent_checkpoints_span_key_uq" UNIQUE NULLS NOT DISTINCT("from_at","at","agent_id","tenant_id");
