@@ -164,6 +164,17 @@ function rankedAgents(terms: RankTerm[], scope: TenantScope, sort: SortKey): SQL
 
 const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
 
+/** The page's agents' totals over the window (one row per agent). */
+function pageTotals(db: Db, segments: PageSegment[], scope: TenantScope, agentIds: string[]) {
+  return queryRows<TotalsRow & { agent_id: string }>(
+    db,
+    sql`SELECT tenant_id, agent_id, sum(requests)::text AS requests, sum(probe_requests)::text AS probe_requests, sum(errors)::text AS errors,
+      sum(cost)::text AS cost, sum(rated)::text AS rated, sum(turns)::text AS turns, sum(probe_turns)::text AS probe_turns,
+      max(agent_name) AS agent_name, max(host) AS host, max(version) AS version, max(region) AS region, max(last_seen_at) AS last_seen_at
+    FROM (${totalsUnion(segments, scope, agentIds)}) r GROUP BY tenant_id, agent_id`,
+  );
+}
+
 /** The page's agents' sketches: the whole days' span cache, month caches and rollup sketches merged, edge-hour raw samples added (probe traffic left out). */
 async function pageSketches(db: Db, segments: PageSegment[], scope: TenantScope, agentIds: string[]) {
   const ids = textArray(agentIds);
@@ -249,6 +260,11 @@ async function pageSketches(db: Db, segments: PageSegment[], scope: TenantScope,
   return out;
 }
 
+interface PageCount {
+  n: number;
+  probe: number;
+}
+
 interface CountRow {
   tenant_id: string | null;
   agent_id: string;
@@ -281,7 +297,7 @@ async function pageCounts(db: Db, scope: TenantScope, agentIds: string[], from: 
         )} GROUP BY 1, 2`,
     ),
   ]);
-  const toMap = (rows: CountRow[]) => new Map(rows.map((r) => [pairKey(r.tenant_id, r.agent_id), { n: Number(r.n), probe: Number(r.probe) }]));
+  const toMap = (rows: CountRow[]) => new Map<string, PageCount>(rows.map((r) => [pairKey(r.tenant_id, r.agent_id), { n: Number(r.n), probe: Number(r.probe) }]));
   return { sessions: toMap(sess), calls: toMap(cls) };
 }
 
@@ -331,23 +347,17 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const head = ranked[0];
   const pageKeys = ranked.filter((r): r is typeof r & { agent_id: string } => r.agent_id !== null);
   const agentIds = [...new Set(pageKeys.map((r) => r.agent_id))];
-  // 2. The page's agents' full totals (every source read through its agent index).
-  const totals =
+  // 2. The page's agents' totals, sketches and counts, at once (each read through its agent index).
+  const [totals, sketches, counts] =
     agentIds.length === 0
-      ? []
-      : await queryRows<TotalsRow & { agent_id: string }>(
-          db,
-          sql`SELECT tenant_id, agent_id, sum(requests)::text AS requests, sum(probe_requests)::text AS probe_requests, sum(errors)::text AS errors,
-            sum(cost)::text AS cost, sum(rated)::text AS rated, sum(turns)::text AS turns, sum(probe_turns)::text AS probe_turns,
-            max(agent_name) AS agent_name, max(host) AS host, max(version) AS version, max(region) AS region, max(last_seen_at) AS last_seen_at
-          FROM (${totalsUnion(segments, args, agentIds)}) r GROUP BY tenant_id, agent_id`,
-        );
+      ? [[], new Map<string, AgentAcc>(), { sessions: new Map<string, PageCount>(), calls: new Map<string, PageCount>() }]
+      : await Promise.all([
+          pageTotals(db, segments, args, agentIds),
+          pageSketches(db, segments, args, agentIds),
+          pageCounts(db, args, agentIds, from, now),
+        ]);
   const byKey = new Map(totals.map((r) => [pairKey(r.tenant_id, r.agent_id), r]));
   const page = pageKeys.flatMap((k) => byKey.get(pairKey(k.tenant_id, k.agent_id)) ?? []);
-  const [sketches, counts] =
-    agentIds.length === 0
-      ? [new Map(), { sessions: new Map(), calls: new Map() }]
-      : await Promise.all([pageSketches(db, segments, args, agentIds), pageCounts(db, args, agentIds, from, now)]);
   const agents = page.map((r) => {
     const k = pairKey(r.tenant_id, r.agent_id);
     const s = sketches.get(k);
