@@ -48,13 +48,21 @@ const columnList = sql.raw(REQUEST_COLUMNS.join(", "));
  */
 function columnArrays(rows: readonly RequestRow[]): string[] {
   const out: string[] = [];
+  const parts: string[] = new Array(rows.length);
   for (const name of REQUEST_COLUMNS) {
-    let lit = "{";
+    // Most columns repeat one value down a batch (model, provider, project, status, tenant, nulls):
+    // the same value (or object) as the row before is not encoded again. undefined encodes as NULL.
+    let last: unknown;
+    let lastText = "NULL";
     for (let i = 0; i < rows.length; i++) {
-      if (i > 0) lit += ",";
-      lit += arrayElement((rows[i] as Record<string, unknown>)[name]);
+      const v = (rows[i] as Record<string, unknown>)[name];
+      if (v !== last) {
+        last = v;
+        lastText = arrayElement(v);
+      }
+      parts[i] = lastText;
     }
-    out.push(`${lit}}`);
+    out.push(`{${parts.join(",")}}`);
   }
   return out;
 }
