@@ -49,7 +49,7 @@ const columnList = sql.raw(REQUEST_COLUMNS.join(", "));
 function columnArrays(rows: readonly RequestRow[]): string[] {
   const out: string[] = [];
   const parts: string[] = new Array(rows.length);
-  for (const name of REQUEST_COLUMNS) {
+  for (const { name, json } of ARRAY_COLUMNS) {
     // Most columns repeat one value down a batch (model, provider, project, status, tenant, nulls):
     // the same value (or object) as the row before is not encoded again. undefined encodes as NULL.
     let last: unknown;
@@ -58,7 +58,7 @@ function columnArrays(rows: readonly RequestRow[]): string[] {
       const v = (rows[i] as Record<string, unknown>)[name];
       if (v !== last) {
         last = v;
-        lastText = arrayElement(v);
+        lastText = json ? jsonElement(v) : arrayElement(v);
       }
       parts[i] = lastText;
     }
@@ -67,20 +67,27 @@ function columnArrays(rows: readonly RequestRow[]): string[] {
   return out;
 }
 
+/** The columns in order; a json/jsonb column's values are always sent as their JSON text. */
+const ARRAY_COLUMNS = STORED.map((c) => ({ name: c.name, json: /^jsonb?$/.test(recordsetType(c.column)) }));
+
 const NEEDS_ESCAPE = /["\\]/;
+const quoted = (s: string) => (NEEDS_ESCAPE.test(s) ? `"${s.replace(/["\\]/g, "\\$&")}"` : `"${s}"`);
+
+/** A value of a scalar column as the JSON payload carried it (a boolean as true/false, as JSON spells it). */
 function arrayElement(v: unknown): string {
-  let s: string;
   if (v === null || v === undefined) return "NULL";
-  if (typeof v === "string") s = v;
-  else if (typeof v === "number") {
-    if (!Number.isFinite(v)) return "NULL";
-    return String(v);
-  } else if (typeof v === "boolean") return v ? "t" : "f";
-  else if (v instanceof Date) {
-    if (Number.isNaN(v.getTime())) return "NULL";
-    return v.toISOString();
-  } else s = JSON.stringify(v);
-  return NEEDS_ESCAPE.test(s) ? `"${s.replace(/["\\]/g, "\\$&")}"` : `"${s}"`;
+  if (typeof v === "string") return quoted(v);
+  if (typeof v === "number") return Number.isFinite(v) ? String(v) : "NULL";
+  if (typeof v === "boolean") return v ? "true" : "false";
+  if (v instanceof Date) return Number.isNaN(v.getTime()) ? "NULL" : v.toISOString();
+  return quoted(JSON.stringify(v));
+}
+
+/** A json/jsonb column's value: its JSON text, whatever its JS type (a string becomes a JSON string). */
+function jsonElement(v: unknown): string {
+  if (v === null || v === undefined) return "NULL";
+  const text = JSON.stringify(v);
+  return text === undefined ? "NULL" : quoted(text);
 }
 
 /** `unnest($1::uuid[], $2::timestamptz[], …) AS src(id, ts, …)` over the column arrays. */
