@@ -4,7 +4,8 @@
  * open-source gateway (@portkey-ai/gateway, headless, routed with x-portkey-provider +
  * x-portkey-custom-host). Modes:
  *   - chat JSON at concurrency 1: added p50 / p99 latency over direct (rounds interleaved);
- *   - chat JSON at concurrency 64: requests/s (autocannon);
+ *   - chat JSON at concurrency 64: requests/s (autocannon), and again with wrk when it is on PATH
+ *     (optional: autocannon is a Node process sharing the 2 cores with the proxies, wrk a C one);
  *   - SSE at concurrency 1: added time to first token.
  * Targets (issue 11): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
  * A peer that fails a mode is reported as failed, not dropped.
@@ -12,7 +13,7 @@
  * costs here), and with BENCH_BASE_DIST=<dir> a second Voxgate built from another commit (A/B:
  * `git archive <commit> | tar -x -C <dir>`, link node_modules, `npx tsc -p tsconfig.build.json`).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,9 +24,12 @@ import { Pool } from "undici";
 import { ADMIN_URL, createBenchDatabase, fmt, ROOT, startServer } from "./support.js";
 
 const C1_REQUESTS = Number(process.env.BENCH_C1_REQUESTS ?? 2000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const C64_SECONDS = Number(process.env.BENCH_C64_SECONDS ?? 5);
 const SSE_REQUESTS = Number(process.env.BENCH_SSE_REQUESTS ?? 300);
+/** wrk's threads (the c=64 connections are spread over them); BENCH_WRK=0 skips wrk even when installed. */
+const WRK_THREADS = Number(process.env.BENCH_WRK_THREADS ?? 1);
+const WRK = process.env.BENCH_WRK !== "0" && spawnSync("wrk", ["--version"]).error === undefined;
 const KEY = "bench-gateway-key-0123456789abcdef";
 const PROVIDER_KEY = "sk-bench-provider-key-0123456789";
 const BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", messages: [{ role: "user", content: "Say hello." }] });
@@ -140,6 +144,8 @@ function backendCpuSpent(before: Map<number, number>, after: Map<number, number>
 interface Throughput {
   rps: number;
   cpuMsPerCall: number;
+  /** The load generator's own CPU per call (ms): autocannon runs in this process, wrk in its own. */
+  genCpuMsPerCall: number;
   /** Postgres backends' CPU per call (ms), for a target that records into Postgres. */
   dbCpuMsPerCall: number | null;
 }
@@ -148,6 +154,7 @@ interface Throughput {
 async function throughput(t: Target, seconds = C64_SECONDS): Promise<Throughput> {
   const cpu0 = cpuSeconds(t.pid);
   const db0 = await backendCpu(t.dbUrl);
+  const gen0 = process.cpuUsage();
   const r = await autocannon({
     url: t.origin + t.path,
     method: "POST",
@@ -156,11 +163,56 @@ async function throughput(t: Target, seconds = C64_SECONDS): Promise<Throughput>
     headers: { "content-type": "application/json", ...t.headers },
     body: BODY,
   });
+  const gen = process.cpuUsage(gen0);
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${t.name}: ${r.non2xx} non-2xx, ${r.errors} errors at c=64`);
   await new Promise((res) => setTimeout(res, 600)); // the recorder's next flush (every 200 ms)
   const cpuMsPerCall = ((cpuSeconds(t.pid) - cpu0) * 1000) / r.requests.total;
   const dbCpuMsPerCall = t.dbUrl ? (backendCpuSpent(db0, await backendCpu(t.dbUrl)) * 1000) / r.requests.total : null;
-  return { rps: r.requests.average, cpuMsPerCall, dbCpuMsPerCall };
+  const genCpuMsPerCall = (gen.user + gen.system) / 1000 / r.requests.total;
+  return { rps: r.requests.average, cpuMsPerCall, dbCpuMsPerCall, genCpuMsPerCall };
+}
+
+/** wrk's request (POST, body, headers) as its Lua script; values are JSON strings, which are valid Lua strings here (ASCII, no escapes but \"). */
+function wrkScript(dir: string, t: Target): string {
+  const headers = { "content-type": "application/json", ...t.headers };
+  const lines = ['wrk.method = "POST"', `wrk.body = ${JSON.stringify(BODY)}`];
+  for (const [k, v] of Object.entries(headers)) lines.push(`wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`);
+  const path = join(dir, `wrk-${t.name.replace(/[^a-z0-9]/gi, "_")}.lua`);
+  writeFileSync(path, `${lines.join("\n")}\n`);
+  return path;
+}
+
+/**
+ * The c=64 measure with wrk instead of autocannon: same connections and duration, the same CPU per
+ * call of the serving process (and its Postgres), plus wrk's own CPU (its children's times as seen
+ * by the shell that waited for it). Any non-2xx answer or socket error fails the peer.
+ */
+async function wrkThroughput(t: Target, script: string, seconds = C64_SECONDS): Promise<Throughput> {
+  const cpu0 = cpuSeconds(t.pid);
+  const db0 = await backendCpu(t.dbUrl);
+  const args = ["-c", "wrk \"$@\"; s=$?; cat /proc/$$/stat; exit $s", "sh", `-t${WRK_THREADS}`, "-c64", `-d${seconds}s`, "--timeout", "10s", "-s", script, t.origin + t.path];
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn("sh", args, { stdio: ["ignore", "pipe", "inherit"] });
+    let text = "";
+    child.stdout.on("data", (c: Buffer) => {
+      text += c.toString();
+    });
+    child.once("error", reject);
+    child.once("exit", (code) => (code === 0 ? resolve(text) : reject(new Error(`${t.name}: wrk exited ${code}: ${text.slice(0, 300)}`))));
+  });
+  const total = Number(/(\d+) requests in/.exec(out)?.[1] ?? Number.NaN);
+  const rps = Number(/Requests\/sec:\s*([\d.]+)/.exec(out)?.[1] ?? Number.NaN);
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1];
+  const sockErr = /Socket errors: (.*)/.exec(out)?.[1];
+  if (non2xx || sockErr || !Number.isFinite(total) || total === 0) throw new Error(`${t.name}: wrk: ${non2xx ?? 0} non-2xx, socket errors: ${sockErr ?? "none"}, ${total} requests`);
+  // The shell's /proc stat after wrk exited: cutime + cstime (fields 16, 17) are wrk's CPU.
+  const statLine = out.trim().split("\n").pop() ?? "";
+  const f = statLine.split(") ")[1]?.split(" ") ?? [];
+  const genCpuMsPerCall = ((Number(f[13]) + Number(f[14])) * 10) / total;
+  await new Promise((res) => setTimeout(res, 600)); // the recorder's next flush (every 200 ms)
+  const cpuMsPerCall = ((cpuSeconds(t.pid) - cpu0) * 1000) / total;
+  const dbCpuMsPerCall = t.dbUrl ? (backendCpuSpent(db0, await backendCpu(t.dbUrl)) * 1000) / total : null;
+  return { rps, cpuMsPerCall, dbCpuMsPerCall, genCpuMsPerCall };
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -210,8 +262,11 @@ async function main() {
 
     const c1: Record<string, number[]> = Object.fromEntries(all.map((t) => [t.name, []]));
     const c1Errors: Record<string, string> = {};
+    // Every other round runs the peers in reverse order: an A/A run (BENCH_BASE_DIST = the same build)
+    // showed the peer measured second ~0.03 ms faster at c=1 in a fixed order (hence 4 rounds by default).
+    const roundOrder = <T>(xs: T[], r: number) => (r % 2 === 0 ? xs : [...xs].reverse());
     for (let r = 0; r < ROUNDS; r++) {
-      for (const t of all) {
+      for (const t of roundOrder(all, r)) {
         const o = await attempt(() => sequential(t, BODY, Math.ceil(C1_REQUESTS / ROUNDS), false));
         if (o.ok) c1[t.name]?.push(...o.value);
         else c1Errors[t.name] = o.error;
@@ -221,7 +276,7 @@ async function main() {
     const sseErrors: Record<string, string> = {};
     for (let r = 0; r < ROUNDS; r++) {
       // The floor is a JSON-mode yardstick only (it does nothing for streams that Voxgate does).
-      for (const t of all.filter((x) => x !== floorTarget)) {
+      for (const t of roundOrder(all, r).filter((x) => x !== floorTarget)) {
         const o = await attempt(() => sequential(t, SSE_BODY, Math.ceil(SSE_REQUESTS / ROUNDS), true));
         if (o.ok) sse[t.name]?.push(...o.value);
         else sseErrors[t.name] = o.error;
@@ -232,6 +287,15 @@ async function main() {
     for (const t of all) {
       await attempt(() => throughput(t, 2));
       rps[t.name] = await attempt(() => throughput(t));
+    }
+    // The same with wrk (optional): warm-up then measure, per peer, after all autocannon runs.
+    const wrkRps: Record<string, Outcome<Throughput>> = {};
+    if (WRK) {
+      for (const t of all) {
+        const script = wrkScript(dir, t);
+        await attempt(() => wrkThroughput(t, script, 2));
+        wrkRps[t.name] = await attempt(() => wrkThroughput(t, script));
+      }
     }
 
     const stats = (xs: number[]) => {
@@ -259,28 +323,34 @@ async function main() {
       const s = stats(sse[name] ?? []);
       console.log(`  ${name}: TTFT p50 ${s.p50.toFixed(3)} ms (added ${(s.p50 - dSse.p50).toFixed(3)} ms), p99 ${s.p99.toFixed(3)} ms`);
     }
-    console.log(`chat JSON c=64 (${C64_SECONDS} s, autocannon):`);
-    for (const t of all) {
-      const o = rps[t.name];
-      const db = o?.ok && o.value.dbCpuMsPerCall !== null ? ` + ${o.value.dbCpuMsPerCall.toFixed(3)} ms in Postgres (the records)` : "";
-      console.log(`  ${t.name}: ${o?.ok ? `${fmt(o.value.rps, 0)} req/s, ${o.value.cpuMsPerCall.toFixed(3)} ms CPU per call in its process${db}` : `FAILED ${o?.error}`}`);
-    }
-    const ratio = (a: string, b: string) => {
-      const x = rps[a];
-      const y = rps[b];
-      if (!x?.ok || !y?.ok) return null;
-      const total = (v: Throughput) => v.cpuMsPerCall + (v.dbCpuMsPerCall ?? 0);
-      const withDb = x.value.dbCpuMsPerCall !== null ? `, ${(total(y.value) / total(x.value)).toFixed(2)}× counting Postgres` : "";
-      return `${a} / ${b}: ${(x.value.rps / y.value.rps).toFixed(2)}× req/s, ${(y.value.cpuMsPerCall / x.value.cpuMsPerCall).toFixed(2)}× by CPU per call${withDb}`;
+    const report = (label: string, results: Record<string, Outcome<Throughput>>) => {
+      console.log(`chat JSON c=64 (${C64_SECONDS} s, ${label}):`);
+      for (const t of all) {
+        const o = results[t.name];
+        const db = o?.ok && o.value.dbCpuMsPerCall !== null ? ` + ${o.value.dbCpuMsPerCall.toFixed(3)} ms in Postgres (the records)` : "";
+        const gen = o?.ok ? `; ${label} ${o.value.genCpuMsPerCall.toFixed(3)} ms` : "";
+        console.log(`  ${t.name}: ${o?.ok ? `${fmt(o.value.rps, 0)} req/s, ${o.value.cpuMsPerCall.toFixed(3)} ms CPU per call in its process${db}${gen}` : `FAILED ${o?.error}`}`);
+      }
+      const ratio = (a: string, b: string) => {
+        const x = results[a];
+        const y = results[b];
+        if (!x?.ok || !y?.ok) return null;
+        const total = (v: Throughput) => v.cpuMsPerCall + (v.dbCpuMsPerCall ?? 0);
+        const withDb = x.value.dbCpuMsPerCall !== null ? `, ${(total(y.value) / total(x.value)).toFixed(2)}× counting Postgres` : "";
+        return `${a} / ${b}: ${(x.value.rps / y.value.rps).toFixed(2)}× req/s, ${(y.value.cpuMsPerCall / x.value.cpuMsPerCall).toFixed(2)}× by CPU per call${withDb}`;
+      };
+      for (const [a, b, note] of [
+        ["voxgate", "portkey", " (target ≥ 10×)"],
+        ["floor", "portkey", ""],
+        ["voxgate", "voxgate@base", ""],
+      ] as const) {
+        const line = ratio(a, b);
+        if (line) console.log(`  ${line}${note}`);
+      }
     };
-    for (const [a, b, note] of [
-      ["voxgate", "portkey", " (target ≥ 10×)"],
-      ["floor", "portkey", ""],
-      ["voxgate", "voxgate@base", ""],
-    ] as const) {
-      const line = ratio(a, b);
-      if (line) console.log(`  ${line}${note}`);
-    }
+    report("autocannon", rps);
+    if (WRK) report(`wrk -t${WRK_THREADS}`, wrkRps);
+    else console.log("chat JSON c=64 with wrk: skipped (wrk not on PATH, or BENCH_WRK=0)");
     const vs = stats(c1.voxgate ?? []);
     console.log(`  added p50 at c=1: ${(vs.p50 - d.p50).toFixed(3)} ms (target ≤ 0.3 ms); the floor adds ${(stats(c1.floor ?? []).p50 - d.p50).toFixed(3)} ms`);
   } finally {

@@ -135,7 +135,12 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
   fail(r.status, r.code, r.message, { ...extra, ...retryHeader });
 }
 
-/** Streams the answering attempt to the client as it arrives, metering every chunk, then records it. */
+/**
+ * Streams the answering attempt to the client as it arrives, metering every chunk, then records it.
+ * Each chunk is written before the meter scans it, and the answer is ended before its units are read
+ * (the JSON meter parses the usage block there): the client does not wait for Voxgate's accounting.
+ * TTFB is still read when the chunk arrived, before the write.
+ */
 function relay(ctx: CallContext, out: Outbound, res: UpstreamAnswer, route: ProxyRoute, call: ParsedCall, attempt: Attempt, extra: Record<string, string>): Promise<void> {
   const meter = route.meter(call, attempt.target);
   meter.headers?.(res.statusCode, res.headers);
@@ -144,14 +149,18 @@ function relay(ctx: CallContext, out: Outbound, res: UpstreamAnswer, route: Prox
   return new Promise<void>((resolve) => {
     res.stream({
       data(chunk) {
+        const arrived = ttfb === null ? performance.now() : 0;
+        const flowing = out.write(chunk);
         const first = meter.chunk(chunk);
-        if (ttfb === null && first !== false) ttfb = performance.now() - ctx.t0;
-        if (out.write(chunk)) return true;
+        if (ttfb === null && first !== false) ttfb = arrived - ctx.t0;
+        if (flowing) return true;
         void out.drained().then(() => res.resume());
         return false;
       },
       end(err) {
-        const complete = err === null && !out.aborted;
+        const aborted = out.aborted;
+        const complete = err === null && !aborted;
+        out.end(!complete);
         attempt.ttfbMs = ttfb;
         attempt.units = meter.units(complete);
         if (res.statusCode >= 400) {
@@ -159,9 +168,8 @@ function relay(ctx: CallContext, out: Outbound, res: UpstreamAnswer, route: Prox
           attempt.error = `upstream answered ${res.statusCode}`;
         } else if (!complete) {
           attempt.status = "error";
-          attempt.error = out.aborted ? "client disconnected before the answer ended" : "upstream answer cut off";
+          attempt.error = aborted ? "client disconnected before the answer ended" : "upstream answer cut off";
         }
-        out.end(!complete);
         recordAttempt(ctx, attempt);
         resolve();
       },

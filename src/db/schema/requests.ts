@@ -56,8 +56,8 @@ export const requests = pgTable(
 );
 
 /**
- * A request row as ingest writes it, keyed by stored column names (what `json_populate_recordset`
- * reads, so no renaming on the hot path). `created_at` is the database's. A column added above is
- * a key here (optional when nullable or defaulted) with no other declaration to edit.
+ * A request row as ingest writes it, keyed by stored column names (what ingest's insert unnests
+ * column by column, so no renaming on the hot path). `created_at` is the database's. A column added
+ * above is a key here (optional when nullable or defaulted) with no other declaration to edit.
  */
 export type RequestRow = StoredRow<Omit<typeof requests.$inferInsert, "createdAt">>;

@@ -1,0 +1,77 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { queryRows } from "../../src/db/client.js";
+import { storeRequestRows } from "../../src/ingest/store-requests.js";
+import type { RequestRow } from "../../src/rollups/apply.js";
+import { createTestDatabase, type TestDatabase } from "../support/db.js";
+
+/**
+ * The ingest insert sends one Postgres array literal per column (src/ingest/store-requests.ts): every
+ * value must come back exactly as given, whatever characters a text holds (quotes, backslashes,
+ * braces, commas, the word NULL, an empty string, non-ASCII), and nulls, numbers, booleans, dates
+ * and metadata objects keep their meaning.
+ */
+const AWKWARD = ['say "hi"', "back\\slash", "{braces},comma", "NULL", "", "  spaced  ", "é😀", 'mix \\" of "\\ both'];
+
+describe("ingest's column arrays keep every value", () => {
+  let tdb: TestDatabase;
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await tdb.drop();
+  });
+
+  it("stores awkward texts, nulls, numbers, booleans, dates and metadata unchanged", async () => {
+    const ts = new Date("2026-11-20T10:11:12.345Z");
+    const rows: RequestRow[] = AWKWARD.map((text, i) => ({
+      id: randomUUID(),
+      ts,
+      modality: "llm",
+      model_id: `m/${text}`,
+      provider: "p",
+      project: `proj ${text}`,
+      session_id: text === "" ? null : text,
+      room_name: text,
+      error_message: text,
+      ttfb_ms: i === 0 ? 0 : 1.5e-7 * i,
+      total_latency_ms: i === 1 ? Number.NaN : 12.25,
+      cost_usd: "0.0000116",
+      input_tokens: 2 ** 40 + i,
+      // A JSON string as metadata stays a JSON string (as the JSON payload stored it).
+      metadata: i === 3 ? text : { note: text, n: i, nested: { q: '"' } },
+      is_probe: i % 2 === 0,
+    }));
+    const inserted = await storeRequestRows(tdb.database.db, null, rows);
+    expect(inserted).toHaveLength(rows.length);
+    const stored = await queryRows<Record<string, unknown>>(
+      tdb.database.db,
+      sql`SELECT id, (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, model_id, project, session_id, room_name, error_message, ttfb_ms, total_latency_ms, cost_usd::text AS cost_usd,
+                 input_tokens::text AS input_tokens, metadata, is_probe, status, pricing FROM requests`,
+    );
+    const byId = new Map(stored.map((r) => [r.id, r]));
+    for (const [i, r] of rows.entries()) {
+      const s = byId.get(r.id);
+      expect(s).toEqual({
+        id: r.id,
+        ts_ms: ts.getTime(),
+        model_id: r.model_id,
+        project: r.project,
+        session_id: r.session_id,
+        room_name: r.room_name,
+        error_message: r.error_message,
+        ttfb_ms: r.ttfb_ms,
+        // A non-finite number is NULL, as the JSON payload made it.
+        total_latency_ms: i === 1 ? null : 12.25,
+        cost_usd: "0.0000116000",
+        input_tokens: String(2 ** 40 + i),
+        metadata: r.metadata,
+        is_probe: r.is_probe,
+        // Defaults of the table for keys the row leaves out.
+        status: "success",
+        pricing: "priced",
+      });
+    }
+  });
+});
