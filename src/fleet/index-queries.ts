@@ -272,29 +272,35 @@ interface CountRow {
   probe: string;
 }
 
-/** Sessions started and calls started in the window, for the page's agents (indexed on agent, start). */
-async function pageCounts(db: Db, scope: TenantScope, agentIds: string[], from: Date | null, now: Date) {
-  const ids = textArray(agentIds);
+/**
+ * Sessions started and calls started in the window, for the page's (tenant, agent) pairs: one count
+ * per pair over its agent's index range (index-only: tenant and probe are in the key), so nothing is
+ * hashed. Grouping a year of a page's sessions (~100k) cost more than reading them (16 vs 10 ms).
+ */
+async function pageCounts(db: Db, scope: TenantScope, pairs: { tenant_id: string | null; agent_id: string }[], from: Date | null, now: Date) {
+  const page = sql`json_to_recordset(${JSON.stringify(pairs.map((p) => ({ tenant_id: p.tenant_id, agent_id: p.agent_id })))}::json) AS p(tenant_id text, agent_id text)`;
   const [sess, cls] = await Promise.all([
     queryRows<CountRow>(
       db,
-      sql`SELECT tenant_id, agent_id, count(*) AS n, 0 AS probe FROM ${sessions}
-        WHERE ${and(
-          sql`agent_id = ANY(${ids})`,
-          from ? sql`started_at >= ${from.toISOString()}::timestamptz` : undefined,
-          sql`started_at <= ${now.toISOString()}::timestamptz`,
-          tenantCondition(sessions.tenantId, scope),
-        )} GROUP BY 1, 2`,
+      sql`SELECT p.tenant_id, p.agent_id, c.n, 0 AS probe FROM ${page} CROSS JOIN LATERAL (
+          SELECT count(*) AS n FROM ${sessions}
+           WHERE ${and(
+             sql`agent_id = p.agent_id AND tenant_id IS NOT DISTINCT FROM p.tenant_id`,
+             from ? sql`started_at >= ${from.toISOString()}::timestamptz` : undefined,
+             sql`started_at <= ${now.toISOString()}::timestamptz`,
+             tenantCondition(sessions.tenantId, scope),
+           )}) c`,
     ),
     queryRows<CountRow>(
       db,
-      sql`SELECT tenant_id, agent_id, count(*) FILTER (WHERE NOT is_probe) AS n, count(*) FILTER (WHERE is_probe) AS probe FROM ${calls}
-        WHERE ${and(
-          sql`agent_id = ANY(${ids})`,
-          from ? sql`started_at_ms >= ${from.getTime()}::bigint` : undefined,
-          sql`started_at_ms <= ${now.getTime()}::bigint`,
-          tenantCondition(calls.tenantId, scope),
-        )} GROUP BY 1, 2`,
+      sql`SELECT p.tenant_id, p.agent_id, c.n, c.probe FROM ${page} CROSS JOIN LATERAL (
+          SELECT count(*) FILTER (WHERE NOT is_probe) AS n, count(*) FILTER (WHERE is_probe) AS probe FROM ${calls}
+           WHERE ${and(
+             sql`agent_id = p.agent_id AND tenant_id IS NOT DISTINCT FROM p.tenant_id`,
+             from ? sql`started_at_ms >= ${from.getTime()}::bigint` : undefined,
+             sql`started_at_ms <= ${now.getTime()}::bigint`,
+             tenantCondition(calls.tenantId, scope),
+           )}) c`,
     ),
   ]);
   const toMap = (rows: CountRow[]) => new Map<string, PageCount>(rows.map((r) => [pairKey(r.tenant_id, r.agent_id), { n: Number(r.n), probe: Number(r.probe) }]));
@@ -354,7 +360,7 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
       : await Promise.all([
           pageTotals(db, segments, args, agentIds),
           pageSketches(db, segments, args, agentIds),
-          pageCounts(db, args, agentIds, from, now),
+          pageCounts(db, args, pageKeys, from, now),
         ]);
   const byKey = new Map(totals.map((r) => [pairKey(r.tenant_id, r.agent_id), r]));
   const page = pageKeys.flatMap((k) => byKey.get(pairKey(k.tenant_id, k.agent_id)) ?? []);

@@ -197,4 +197,23 @@ describe("GET /api/agents: the fleet index", () => {
     const costs = page.agents.map((a) => a.cost_usd);
     expect(costs).toEqual([...costs].sort((x, y) => y - x));
   });
+
+  it("counts each (tenant, agent)'s own sessions and calls, probe calls apart", async () => {
+    const db = t.services.database.db;
+    const at = now - HOUR;
+    await db.execute(sql`INSERT INTO calls (room_sid, room_name, tenant_id, agent_id, is_probe, started_at_ms) VALUES
+      ('RM_cnt_1', 'cnt-room-1', 'acme', 'agent-a', false, ${at}::bigint),
+      ('RM_cnt_2', 'cnt-room-2', 'acme', 'agent-a', true, ${at}::bigint),
+      ('RM_cnt_3', 'cnt-room-3', 'globex', 'agent-a', false, ${at}::bigint),
+      ('RM_cnt_4', 'cnt-room-4', 'acme', 'agent-a', false, ${now - 3 * 24 * HOUR}::bigint)`);
+    await db.execute(sql`INSERT INTO sessions (id, tenant_id, agent_id, started_at, ended_at)
+      VALUES ('sess-g-cnt', 'globex', 'agent-a', ${new Date(at).toISOString()}::timestamptz, ${new Date(at).toISOString()}::timestamptz)`);
+    const ops = await index(OPS, "?sort=agent_id&limit=1000");
+    const pick = (tenant: string) => ops.agents.find((a) => a.tenant_id === tenant && a.agent_id === "agent-a");
+    expect(pick("acme")).toMatchObject({ sessions: 2, calls: 1, probe: { calls: 1 } });
+    expect(pick("globex")).toMatchObject({ sessions: 1, calls: 1, probe: { calls: 0 } });
+    // The week reaches the call of three days ago; a tenant key sees its own counts only.
+    const week = await index(ACME, "?period=week");
+    expect(week.agents.find((a) => a.agent_id === "agent-a")).toMatchObject({ sessions: 2, calls: 2, probe: { calls: 1 } });
+  });
 });
