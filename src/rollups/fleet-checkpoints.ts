@@ -33,7 +33,7 @@ export const CHECKPOINT_GRACE_MS = 15 * 60_000;
 
 /** The advisory lock key of checkpoint builds (exclusive) and late writers (shared): "voxc". */
 const CHECKPOINT_LOCK_KEY = 0x766f7863;
-/** A span this many days or fewer from a built one of the same length is stepped from it by day rows. */
+/** A span whose bounds are this many days in all from a built one's is stepped from it by day rows. */
 const STEP_MAX_DAYS = 45;
 /** Checkpoints older than this are dropped when a new one is built (windows reach back 30 days). */
 const KEEP_DAYS = 40;
@@ -124,22 +124,27 @@ function dayStep(x: number, y: number): SQL[] {
 }
 
 /**
- * Builds the span [from, at) under the exclusive lock: stepped from the nearest built span of the same
- * length (S(f, a) = S(f', a') + days [a', a) - days [f', f)), else from the month rows (unbounded
- * spans) or the day rows of the span.
+ * Builds the span [from, at) under the exclusive lock: stepped from the nearest built span, by the days
+ * both bounds move (S(f, a) = S(f', a') + days [a', a) - days [f', f)), else from the month rows
+ * (unbounded spans) or the day rows of the span. Any bounded span steps to any other: the ranking's
+ * span and the page's (a day shorter, src/fleet/window.ts) are one day apart, not a rebuild apart.
  */
 async function buildCheckpoint(tx: Db, from: number | null, at: number): Promise<void> {
-  const sameLength = from === null ? sql`from_at = '-infinity'::timestamptz` : sql`from_at > '-infinity'::timestamptz AND at - from_at = ${`${at - from} milliseconds`}::interval`;
+  const bounded = from !== null;
+  const distance = sql`abs(extract(epoch FROM at - ${iso(at)}::timestamptz))${
+    from === null ? sql`` : sql` + abs(extract(epoch FROM from_at - ${iso(from)}::timestamptz))`
+  }`;
   const built = await queryRows<{ from_ms: string | null; at: Date | string }>(
     tx,
     sql`SELECT CASE WHEN from_at = '-infinity'::timestamptz THEN NULL ELSE (extract(epoch FROM from_at) * 1000)::bigint END AS from_ms, at
-          FROM fleet_index_checkpoints WHERE ${sameLength}
-         ORDER BY abs(extract(epoch FROM at - ${iso(at)}::timestamptz)), at LIMIT 1`,
+          FROM fleet_index_checkpoints WHERE from_at ${sql.raw(bounded ? ">" : "=")} '-infinity'::timestamptz
+         ORDER BY ${distance}, at, from_at LIMIT 1`,
   );
   const near = built[0] === undefined ? null : { from: built[0].from_ms === null ? null : Number(built[0].from_ms), at: new Date(built[0].at).getTime() };
-  if (near !== null && near.at === at) return;
+  if (near !== null && near.at === at && near.from === from) return;
+  const stepMs = near === null ? Number.POSITIVE_INFINITY : Math.abs(near.at - at) + (from !== null && near.from !== null ? Math.abs(near.from - from) : 0);
   let parts: SQL[];
-  if (near !== null && Math.abs(near.at - at) <= STEP_MAX_DAYS * DAY_MS) {
+  if (near !== null && stepMs <= STEP_MAX_DAYS * DAY_MS) {
     parts = [
       sql`SELECT tenant_id, agent_id, ${SPAN_SUMS} FROM fleet_index_agent_checkpoints
             WHERE from_at = ${fromSql(near.from)} AND at = ${iso(near.at)}::timestamptz`,
