@@ -1,0 +1,2 @@
+DROP INDEX "fleet_index_agent_rollups_daily_rank_idx";--> statement-breakpoint
+CREATE INDEX "fleet_index_agent_rollups_daily_rank_idx" ON "fleet_index_agent_rollups_daily" USING btree ("bucket","tenant_id","agent_id","cost_usd","requests","turns","probe_turns","probe_requests","errors","rated_price_usd");
