@@ -11,7 +11,7 @@ import { type AgentAcc, AgentRollupBatch, emptyAgentAcc, FLEET_MODALITIES, type 
 import { mergeStoredSketch } from "../rollups/sketch-json.js";
 import { summarize } from "../stats/summary.js";
 import { ROSTER_AGEING_SECONDS } from "./presence.js";
-import { ensureCheckpoints } from "../rollups/fleet-checkpoints.js";
+import { ensureCheckpoints, spanRowsSql } from "../rollups/fleet-checkpoints.js";
 import { closedMonthSketches, type SketchRow } from "./month-sketches.js";
 import { checkpointSpans, type RankTerm, rankTerms } from "./rank-plan.js";
 import { rankSources } from "./rank-sources.js";
@@ -63,10 +63,6 @@ function range(time: AnyPgColumn | SQL, seg: Segment, asMs = false): SQL | undef
   const v = (d: Date) => (asMs ? sql`${d.getTime()}::bigint` : sql`${d.toISOString()}::timestamptz`);
   return and(seg.from ? sql`${time} >= ${v(seg.from)}` : undefined, seg.toInclusive ? sql`${time} <= ${v(seg.to)}` : sql`${time} < ${v(seg.to)}`);
 }
-
-/** A running-totals span's rows (src/rollups/fleet-checkpoints.ts). */
-const spanIs = (seg: { from: Date | null; to: Date }) =>
-  sql`${checkpoints.fromAt} = ${seg.from === null ? sql`'-infinity'::timestamptz` : sql`${seg.from.toISOString()}::timestamptz`} AND ${checkpoints.at} = ${seg.to.toISOString()}::timestamptz`;
 
 /** The same turn-probe rule as the rollups (src/rollups/fleet-index.ts). */
 const TURN_PROBE = sql.raw(`(EXISTS (SELECT 1 FROM calls c WHERE turns.room_name IS NOT NULL AND c.room_name = turns.room_name AND c.is_probe
@@ -121,7 +117,7 @@ function totalsUnion(segments: PageSegment[], scope: TenantScope, ids: string[])
   for (const seg of segments) {
     if (seg.source === "span") {
       parts.push(sql`SELECT tenant_id, agent_id, ${sums}, ${nul} FROM ${checkpoints}
-        WHERE ${and(spanIs(seg), only(checkpoints.agentId), tenantCondition(checkpoints.tenantId, scope))}`);
+        WHERE ${and(spanRowsSql(seg.from, seg.to), only(checkpoints.agentId), tenantCondition(checkpoints.tenantId, scope))}`);
     } else if (seg.source === "raw") {
       parts.push(sql`SELECT tenant_id, agent_id, 1::bigint AS requests, is_probe::int::bigint AS probe_requests,
           (status = 'error' AND NOT is_probe)::int::bigint AS errors, coalesce(cost_usd, 0) AS cost, coalesce(rated_price_usd, 0) AS rated,

@@ -1,6 +1,7 @@
 import { and, type SQL, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, requests, turns } from "../db/schema/index.js";
+import { spanRowsSql } from "../rollups/fleet-checkpoints.js";
 import type { RankTerm } from "./rank-plan.js";
 
 /** The sort value each source contributes (src/fleet/index-queries.ts RANK_VALUE). */
@@ -28,8 +29,7 @@ export function rankSources(terms: RankTerm[], scope: TenantScope, rank: RankVal
       return [
         sql`SELECT tenant_id, agent_id, ${signed(rank.rollup)} AS v, ${signed("row_count::float8")} AS n FROM ${checkpoints}
           WHERE ${and(
-            term.from ? sql`from_at = ${iso(term.from)}` : sql`from_at = '-infinity'::timestamptz`,
-            sql`at = ${iso(term.at)}`,
+            spanRowsSql(term.from, term.at),
             tenantCondition(checkpoints.tenantId, scope),
           )}`,
       ];

@@ -2,6 +2,7 @@ import { and, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
 import { fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollupsDaily as daily } from "../db/schema/index.js";
+import { spanRowsSql } from "../rollups/fleet-checkpoints.js";
 import { SKETCHES, storedSketch, textArray } from "../rollups/fleet-index.js";
 import { mergeStoredSketch } from "../rollups/sketch-json.js";
 import { atReportedPrecision, emptySketch, type LatencySketch } from "../stats/summary.js";
@@ -14,7 +15,6 @@ interface SpanRow extends SketchRow {
 }
 
 const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
-const fromSql = (from: Date | null) => (from === null ? sql`'-infinity'::timestamptz` : sql`${from.toISOString()}::timestamptz`);
 
 /**
  * The sketches of the page's agents over a running-totals span of whole days [from, to): one cached
@@ -31,7 +31,7 @@ export async function spanSketches(db: Db, scope: TenantScope, agentIds: string[
     sql`SELECT tenant_id, agent_id, row_count AS n, sketched_rows, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist
           FROM ${checkpoints}
          WHERE ${and(
-           sql`from_at = ${fromSql(from)} AND at = ${to.toISOString()}::timestamptz`,
+           spanRowsSql(from, to),
            sql`agent_id = ANY(${textArray(agentIds)})`,
            tenantCondition(checkpoints.tenantId, scope),
          )}`,
@@ -45,7 +45,7 @@ export async function spanSketches(db: Db, scope: TenantScope, agentIds: string[
           response_hist = v.response_hist, sketched_rows = v.n
      FROM json_to_recordset(${JSON.stringify(built)}::json)
           AS v(tenant_id text, agent_id text, n bigint, stt_ttfb_hist jsonb, llm_ttfb_hist jsonb, tts_ttfb_hist jsonb, response_hist jsonb)
-    WHERE c.from_at = ${fromSql(from)} AND c.at = ${to.toISOString()}::timestamptz
+    WHERE ${spanRowsSql(from, to, "c")}
       AND c.tenant_id IS NOT DISTINCT FROM v.tenant_id AND c.agent_id = v.agent_id AND c.row_count = v.n`);
   return [...rows.filter(isFresh), ...built];
 }

@@ -43,6 +43,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 /** The SQL of a span's lower bound. */
 const fromSql = (ms: number | null) => (ms === null ? sql`'-infinity'::timestamptz` : sql`${iso(ms)}::timestamptz`);
 
+/** The rows of the span [from, at) (from null: unbounded) in fleet_index_agent_checkpoints, `alias.` prefixed when given. */
+export function spanRowsSql(from: Date | null, at: Date, alias?: string): SQL {
+  const col = (name: string) => sql.raw(alias ? `${alias}.${name}` : name);
+  return sql`${col("from_at")} = ${fromSql(from === null ? null : from.getTime())} AND ${col("at")} = ${at.toISOString()}::timestamptz`;
+}
+
 /** A span row's sums, in one order everywhere: the ranking's three, then the page's other totals. */
 const SPAN_SUM_COLUMNS = ["requests", "cost_usd", "row_count", "probe_requests", "errors", "rated_price_usd", "turns", "probe_turns"] as const;
 const SPAN_SUMS = sql.raw(SPAN_SUM_COLUMNS.join(", "));
