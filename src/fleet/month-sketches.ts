@@ -75,31 +75,41 @@ async function mergeMonthsFromDays(db: Db, scope: TenantScope, stale: MonthRow[]
          )}
            AND (stt_ttfb_hist IS NOT NULL OR llm_ttfb_hist IS NOT NULL OR tts_ttfb_hist IS NOT NULL OR response_hist IS NOT NULL)`,
   );
+  return mergeSketchRows(
+    stale.map((r) => ({ bucket: new Date(r.bucket).toISOString(), tenant_id: r.tenant_id, agent_id: r.agent_id, n: r.n })),
+    (r) => keyOf(r.bucket, r.tenant_id, r.agent_id),
+    days.map((d) => ({ key: keyOf(d.month, d.tenant_id, d.agent_id), row: d })),
+  );
+}
+
+/** The four stored sketches of a row. */
+export type StoredSketches = { [K in (typeof SKETCHES)[number]]: unknown };
+
+/**
+ * Each target with its four sketches merged from the stored rows of its key (rows of other keys are
+ * skipped: a cache that is fresh, or another tenant's agent of the same id), each stored through
+ * `store` (default: as merged).
+ */
+export function mergeSketchRows<T>(
+  targets: T[],
+  keyOf: (t: T) => string,
+  rows: Iterable<{ key: string; row: StoredSketches }>,
+  store: (s: LatencySketch) => LatencySketch = (s) => s,
+): (T & StoredSketches)[] {
   const acc = new Map<string, Record<(typeof SKETCHES)[number], LatencySketch>>();
-  for (const r of stale) {
-    acc.set(keyOf(r.bucket, r.tenant_id, r.agent_id), {
-      stt_ttfb_hist: emptySketch(),
-      llm_ttfb_hist: emptySketch(),
-      tts_ttfb_hist: emptySketch(),
-      response_hist: emptySketch(),
-    });
+  for (const t of targets) acc.set(keyOf(t), { stt_ttfb_hist: emptySketch(), llm_ttfb_hist: emptySketch(), tts_ttfb_hist: emptySketch(), response_hist: emptySketch() });
+  for (const { key, row } of rows) {
+    const a = acc.get(key);
+    if (a) for (const c of SKETCHES) mergeStoredSketch(a[c], row[c]);
   }
-  for (const d of days) {
-    const a = acc.get(keyOf(d.month, d.tenant_id, d.agent_id));
-    if (!a) continue; // a month whose cache is fresh, or another tenant's agent of the same id
-    for (const c of SKETCHES) mergeStoredSketch(a[c], d[c]);
-  }
-  return stale.map((r) => {
-    const a = acc.get(keyOf(r.bucket, r.tenant_id, r.agent_id));
+  return targets.map((t) => {
+    const a = acc.get(keyOf(t));
     return {
-      bucket: new Date(r.bucket).toISOString(),
-      tenant_id: r.tenant_id,
-      agent_id: r.agent_id,
-      n: r.n,
-      stt_ttfb_hist: a ? storedSketch(a.stt_ttfb_hist) : null,
-      llm_ttfb_hist: a ? storedSketch(a.llm_ttfb_hist) : null,
-      tts_ttfb_hist: a ? storedSketch(a.tts_ttfb_hist) : null,
-      response_hist: a ? storedSketch(a.response_hist) : null,
+      ...t,
+      stt_ttfb_hist: a ? storedSketch(store(a.stt_ttfb_hist)) : null,
+      llm_ttfb_hist: a ? storedSketch(store(a.llm_ttfb_hist)) : null,
+      tts_ttfb_hist: a ? storedSketch(store(a.tts_ttfb_hist)) : null,
+      response_hist: a ? storedSketch(store(a.response_hist)) : null,
     };
   });
 }

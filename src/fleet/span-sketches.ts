@@ -3,10 +3,9 @@ import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
 import { fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollupsDaily as daily } from "../db/schema/index.js";
 import { spanRowsSql } from "../rollups/fleet-checkpoints.js";
-import { SKETCHES, storedSketch, textArray } from "../rollups/fleet-index.js";
-import { mergeStoredSketch } from "../rollups/sketch-json.js";
-import { atReportedPrecision, emptySketch, type LatencySketch } from "../stats/summary.js";
-import { closedMonthSketches, type SketchRow } from "./month-sketches.js";
+import { textArray } from "../rollups/fleet-index.js";
+import { atReportedPrecision } from "../stats/summary.js";
+import { closedMonthSketches, mergeSketchRows, type SketchRow } from "./month-sketches.js";
 import { monthsOfDays } from "./window.js";
 
 interface SpanRow extends SketchRow {
@@ -73,30 +72,10 @@ async function mergeSpanFromRollups(db: Db, scope: TenantScope, stale: SpanRow[]
           ),
     ),
   );
-  const acc = new Map<string, Record<(typeof SKETCHES)[number], LatencySketch>>();
-  for (const r of stale) {
-    acc.set(pairKey(r.tenant_id, r.agent_id), {
-      stt_ttfb_hist: emptySketch(),
-      llm_ttfb_hist: emptySketch(),
-      tts_ttfb_hist: emptySketch(),
-      response_hist: emptySketch(),
-    });
-  }
-  for (const r of parts.flat()) {
-    const a = acc.get(pairKey(r.tenant_id, r.agent_id));
-    if (!a) continue; // an agent whose cache is fresh, or another tenant's agent of the same id
-    for (const c of SKETCHES) mergeStoredSketch(a[c], r[c]);
-  }
-  return stale.map((r) => {
-    const a = acc.get(pairKey(r.tenant_id, r.agent_id));
-    return {
-      tenant_id: r.tenant_id,
-      agent_id: r.agent_id,
-      n: r.n,
-      stt_ttfb_hist: a ? storedSketch(atReportedPrecision(a.stt_ttfb_hist)) : null,
-      llm_ttfb_hist: a ? storedSketch(atReportedPrecision(a.llm_ttfb_hist)) : null,
-      tts_ttfb_hist: a ? storedSketch(atReportedPrecision(a.tts_ttfb_hist)) : null,
-      response_hist: a ? storedSketch(atReportedPrecision(a.response_hist)) : null,
-    };
-  });
+  return mergeSketchRows(
+    stale.map((r) => ({ tenant_id: r.tenant_id, agent_id: r.agent_id, n: r.n })),
+    (r) => pairKey(r.tenant_id, r.agent_id),
+    parts.flat().map((r) => ({ key: pairKey(r.tenant_id, r.agent_id), row: r })),
+    atReportedPrecision,
+  );
 }
