@@ -7,12 +7,12 @@ import { agentPresence, calls, fleetIndexAgentCheckpoints as checkpoints, fleetI
 import { moneyNumber } from "../money.js";
 import { costsQuery } from "../reports/query.js";
 import type { Period } from "../reports/window.js";
-import { type AgentAcc, AgentRollupBatch, emptyAgentAcc, FLEET_MODALITIES, type FleetModality, mergeAgentAcc, textArray } from "../rollups/fleet-index.js";
+import { type AgentAcc, AgentRollupBatch, emptyAgentAcc, FLEET_MODALITIES, type FleetModality, agentPairKey, mergeAgentAcc, textArray } from "../rollups/fleet-index.js";
 import { mergeStoredSketch } from "../rollups/sketch-json.js";
 import { summarize } from "../stats/summary.js";
 import { ROSTER_AGEING_SECONDS } from "./presence.js";
 import { ensureCheckpoints, spanRowsSql } from "../rollups/fleet-checkpoints.js";
-import { closedMonthSketches, type SketchRow } from "./month-sketches.js";
+import { closedMonthSketches, HAS_SKETCH, type SketchRow } from "./month-sketches.js";
 import { checkpointSpans, type RankTerm, rankTerms } from "./rank-plan.js";
 import { rankSources } from "./rank-sources.js";
 import { spanSketches } from "./span-sketches.js";
@@ -158,8 +158,6 @@ function rankedAgents(terms: RankTerm[], scope: TenantScope, sort: SortKey): SQL
       ON p.agent_id = w.agent_id AND coalesce(p.tenant_id, '') = coalesce(w.tenant_id, '') AND (p.tenant_id IS NULL) = (w.tenant_id IS NULL)`;
 }
 
-const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
-
 /** The page's agents' totals over the window (one row per agent). */
 function pageTotals(db: Db, segments: PageSegment[], scope: TenantScope, agentIds: string[]) {
   return queryRows<TotalsRow & { agent_id: string }>(
@@ -193,7 +191,7 @@ async function pageSketches(db: Db, segments: PageSegment[], scope: TenantScope,
       const t = ROLLUP_TABLES[seg.source];
       rollupParts.push(sql`SELECT tenant_id, agent_id, stt_ttfb_hist, llm_ttfb_hist, tts_ttfb_hist, response_hist FROM ${t}
         WHERE ${and(sql`agent_id = ANY(${ids})`, range(t.bucket, seg), tenantCondition(t.tenantId, scope))}
-          AND (stt_ttfb_hist IS NOT NULL OR llm_ttfb_hist IS NOT NULL OR tts_ttfb_hist IS NOT NULL OR response_hist IS NOT NULL)`);
+          AND ${HAS_SKETCH}`);
     }
   }
   const [rolled, months, raw, rawT] = await Promise.all([
@@ -216,7 +214,7 @@ async function pageSketches(db: Db, segments: PageSegment[], scope: TenantScope,
   const batch = new AgentRollupBatch(() => 0);
   const out = new Map<string, AgentAcc>();
   const accOf = (tenantId: string | null, agentId: string) => {
-    const k = pairKey(tenantId, agentId);
+    const k = agentPairKey(tenantId, agentId);
     let a = out.get(k);
     if (!a) {
       a = emptyAgentAcc(new Date(0), tenantId, agentId);
@@ -275,31 +273,24 @@ interface CountRow {
  */
 async function pageCounts(db: Db, scope: TenantScope, pairs: { tenant_id: string | null; agent_id: string }[], from: Date | null, now: Date) {
   const page = sql`json_to_recordset(${JSON.stringify(pairs.map((p) => ({ tenant_id: p.tenant_id, agent_id: p.agent_id })))}::json) AS p(tenant_id text, agent_id text)`;
-  const [sess, cls] = await Promise.all([
-    queryRows<CountRow>(
-      db,
-      sql`SELECT p.tenant_id, p.agent_id, c.n, 0 AS probe FROM ${page} CROSS JOIN LATERAL (
-          SELECT count(*) AS n FROM ${sessions}
-           WHERE ${and(
-             sql`agent_id = p.agent_id AND tenant_id IS NOT DISTINCT FROM p.tenant_id`,
-             from ? sql`started_at >= ${from.toISOString()}::timestamptz` : undefined,
-             sql`started_at <= ${now.toISOString()}::timestamptz`,
-             tenantCondition(sessions.tenantId, scope),
-           )}) c`,
-    ),
+  /** Each pair's `counts` (n, probe) over the rows of `table` started in the window. */
+  const perPair = (table: typeof sessions | typeof calls, counts: SQL, start: SQL, v: (d: Date) => SQL) =>
     queryRows<CountRow>(
       db,
       sql`SELECT p.tenant_id, p.agent_id, c.n, c.probe FROM ${page} CROSS JOIN LATERAL (
-          SELECT count(*) FILTER (WHERE NOT is_probe) AS n, count(*) FILTER (WHERE is_probe) AS probe FROM ${calls}
+          SELECT ${counts} FROM ${table}
            WHERE ${and(
              sql`agent_id = p.agent_id AND tenant_id IS NOT DISTINCT FROM p.tenant_id`,
-             from ? sql`started_at_ms >= ${from.getTime()}::bigint` : undefined,
-             sql`started_at_ms <= ${now.getTime()}::bigint`,
-             tenantCondition(calls.tenantId, scope),
+             from ? sql`${start} >= ${v(from)}` : undefined,
+             sql`${start} <= ${v(now)}`,
+             tenantCondition(table.tenantId, scope),
            )}) c`,
-    ),
+    );
+  const [sess, cls] = await Promise.all([
+    perPair(sessions, sql`count(*) AS n, 0 AS probe`, sql`started_at`, (d) => sql`${d.toISOString()}::timestamptz`),
+    perPair(calls, sql`count(*) FILTER (WHERE NOT is_probe) AS n, count(*) FILTER (WHERE is_probe) AS probe`, sql`started_at_ms`, (d) => sql`${d.getTime()}::bigint`),
   ]);
-  const toMap = (rows: CountRow[]) => new Map<string, PageCount>(rows.map((r) => [pairKey(r.tenant_id, r.agent_id), { n: Number(r.n), probe: Number(r.probe) }]));
+  const toMap = (rows: CountRow[]) => new Map<string, PageCount>(rows.map((r) => [agentPairKey(r.tenant_id, r.agent_id), { n: Number(r.n), probe: Number(r.probe) }]));
   return { sessions: toMap(sess), calls: toMap(cls) };
 }
 
@@ -358,10 +349,10 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
           pageSketches(db, segments, args, agentIds),
           pageCounts(db, args, pageKeys, from, now),
         ]);
-  const byKey = new Map(totals.map((r) => [pairKey(r.tenant_id, r.agent_id), r]));
-  const page = pageKeys.flatMap((k) => byKey.get(pairKey(k.tenant_id, k.agent_id)) ?? []);
+  const byKey = new Map(totals.map((r) => [agentPairKey(r.tenant_id, r.agent_id), r]));
+  const page = pageKeys.flatMap((k) => byKey.get(agentPairKey(k.tenant_id, k.agent_id)) ?? []);
   const agents = page.map((r) => {
-    const k = pairKey(r.tenant_id, r.agent_id);
+    const k = agentPairKey(r.tenant_id, r.agent_id);
     const s = sketches.get(k);
     const requestsN = Number(r.requests);
     const probeRequests = Number(r.probe_requests);

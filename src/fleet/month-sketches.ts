@@ -2,7 +2,7 @@ import { and, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
 import { fleetIndexAgentRollupsDaily as daily, fleetIndexAgentRollupsMonthly as monthly } from "../db/schema/index.js";
-import { SKETCHES, storedSketch, textArray } from "../rollups/fleet-index.js";
+import { agentPairKey, SKETCHES, storedSketch, textArray } from "../rollups/fleet-index.js";
 import { mergeStoredSketch } from "../rollups/sketch-json.js";
 import { emptySketch, type LatencySketch } from "../stats/summary.js";
 
@@ -16,14 +16,16 @@ export interface SketchRow {
   response_hist: unknown;
 }
 
+/** A rollup row with at least one sketch: the only rows a sketch read needs. */
+export const HAS_SKETCH = sql.raw(`(${SKETCHES.map((c) => `${c} IS NOT NULL`).join(" OR ")})`);
+
 interface MonthRow extends SketchRow {
   bucket: Date | string;
   n: string;
   sketched_rows: string | null;
 }
 
-const keyOf = (bucket: Date | string, tenantId: string | null, agentId: string) =>
-  `${new Date(bucket).getTime()}\u0000${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
+const keyOf = (bucket: Date | string, tenantId: string | null, agentId: string) => `${new Date(bucket).getTime()}\u0000${agentPairKey(tenantId, agentId)}`;
 
 /**
  * The sketches of the page's agents for whole closed months [from, to): one row per agent and month
@@ -73,7 +75,7 @@ async function mergeMonthsFromDays(db: Db, scope: TenantScope, stale: MonthRow[]
            sql`bucket >= ${first.toISOString()}::timestamptz AND bucket < ${last.toISOString()}::timestamptz + interval '1 month'`,
            tenantCondition(daily.tenantId, scope),
          )}
-           AND (stt_ttfb_hist IS NOT NULL OR llm_ttfb_hist IS NOT NULL OR tts_ttfb_hist IS NOT NULL OR response_hist IS NOT NULL)`,
+           AND ${HAS_SKETCH}`,
   );
   return mergeSketchRows(
     stale.map((r) => ({ bucket: new Date(r.bucket).toISOString(), tenant_id: r.tenant_id, agent_id: r.agent_id, n: r.n })),

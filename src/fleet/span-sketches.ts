@@ -3,17 +3,15 @@ import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
 import { fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollupsDaily as daily } from "../db/schema/index.js";
 import { spanRowsSql } from "../rollups/fleet-checkpoints.js";
-import { textArray } from "../rollups/fleet-index.js";
+import { agentPairKey, textArray } from "../rollups/fleet-index.js";
 import { atReportedPrecision } from "../stats/summary.js";
-import { closedMonthSketches, mergeSketchRows, type SketchRow } from "./month-sketches.js";
+import { closedMonthSketches, HAS_SKETCH, mergeSketchRows, type SketchRow } from "./month-sketches.js";
 import { monthsOfDays } from "./window.js";
 
 interface SpanRow extends SketchRow {
   n: string;
   sketched_rows: string | null;
 }
-
-const pairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
 
 /**
  * The sketches of the page's agents over a running-totals span of whole days [from, to): one cached
@@ -68,14 +66,14 @@ async function mergeSpanFromRollups(db: Db, scope: TenantScope, stale: SpanRow[]
                    sql`bucket < ${seg.to.toISOString()}::timestamptz`,
                    tenantCondition(daily.tenantId, scope),
                  )}
-                   AND (stt_ttfb_hist IS NOT NULL OR llm_ttfb_hist IS NOT NULL OR tts_ttfb_hist IS NOT NULL OR response_hist IS NOT NULL)`,
+                   AND ${HAS_SKETCH}`,
           ),
     ),
   );
   return mergeSketchRows(
     stale.map((r) => ({ tenant_id: r.tenant_id, agent_id: r.agent_id, n: r.n })),
-    (r) => pairKey(r.tenant_id, r.agent_id),
-    parts.flat().map((r) => ({ key: pairKey(r.tenant_id, r.agent_id), row: r })),
+    (r) => agentPairKey(r.tenant_id, r.agent_id),
+    parts.flat().map((r) => ({ key: agentPairKey(r.tenant_id, r.agent_id), row: r })),
     atReportedPrecision,
   );
 }

@@ -84,9 +84,11 @@ export function emptyAgentAcc(bucket: Date, tenantId: string | null, agentId: st
   };
 }
 
-/** Key string; sorting these is the lock order (NUL never occurs in Postgres text). */
-const keyOf = (bucketMs: number, tenantId: string | null, agentId: string) =>
-  `${String(bucketMs).padStart(15, "0")}\u0000${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
+/** A (tenant, agent) pair as a map key (NUL never occurs in Postgres text; "=" tells a tenant from none). */
+export const agentPairKey = (tenantId: string | null, agentId: string) => `${tenantId === null ? "" : `=${tenantId}`}\u0000${agentId}`;
+
+/** Key string; sorting these is the lock order. */
+const keyOf = (bucketMs: number, tenantId: string | null, agentId: string) => `${String(bucketMs).padStart(15, "0")}\u0000${agentPairKey(tenantId, agentId)}`;
 
 /** Per-agent accumulators at one grain, filled from request rows and turns. */
 export class AgentRollupBatch {
