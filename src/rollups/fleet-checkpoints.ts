@@ -56,8 +56,7 @@ const sumsOf = (prefix: string) => sql.raw(SPAN_SUM_COLUMNS.map((c) => `sum(${pr
 /** A rollup row's sums in SPAN_SUM_COLUMNS order (row_count = requests + turns + probe_turns), negated when `sign` is -1. */
 function rollupSums(sign: 1 | -1): SQL {
   const s = sign === 1 ? "" : "-";
-  const expr = { row_count: "(requests + turns + probe_turns)" } as Partial<Record<(typeof SPAN_SUM_COLUMNS)[number], string>>;
-  return sql.raw(SPAN_SUM_COLUMNS.map((c) => `${s}${expr[c] ?? c} AS ${c}`).join(", "));
+  return sql.raw(SPAN_SUM_COLUMNS.map((c) => `${s}${c === "row_count" ? "(requests + turns + probe_turns)" : c} AS ${c}`).join(", "));
 }
 
 /**
