@@ -3,7 +3,8 @@
  * period, against a database kept by `npm run bench:agents -- --keep`: execution time per statement,
  * and with --plans the plans themselves. Migrates the database first; --rebuild then rebuilds the
  * per-agent rollups over the data (a database seeded before a new grain existed).
- *   npm run bench:agents:explain -- <url> [--rebuild] [--plans] [--period month] [--runs 3]
+ * --timing-off measures without per-node timing (EXPLAIN ANALYZE's clock reads double a 10k-row plan's time here).
+ *   npm run bench:agents:explain -- <url> [--rebuild] [--plans] [--timing-off] [--period month] [--runs 3]
  */
 import { type SQL, sql } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
       for (let r = 0; r < runs; r++) {
         const rows = await db.transaction(async (tx) => {
           for (const set of sets) await tx.execute(set);
-          return queryRows<{ "QUERY PLAN": string }>(tx, sql`EXPLAIN (ANALYZE, BUFFERS) ${q}`);
+          return queryRows<{ "QUERY PLAN": string }>(tx, sql`EXPLAIN (ANALYZE, BUFFERS${sql.raw(flag("--timing-off") ? ", TIMING OFF" : "")}) ${q}`);
         });
         plan = rows.map((x) => x["QUERY PLAN"]);
         const planning = plan.find((l) => l.startsWith("Planning Time"))?.replace(/Planning Time: /, "") ?? "?";

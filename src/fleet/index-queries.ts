@@ -222,7 +222,9 @@ async function pageSketches(db: Db, segments: PageSegment[], scope: TenantScope,
     }
     return a;
   };
-  for (const r of [...rolled, ...months.flat()]) {
+  // Span and month caches first: their samples are stored sorted, so the few the rollup rows add
+  // after them are merged in rather than the whole sketch sorted again (summary.ts ascending).
+  for (const r of [...months.flat(), ...rolled]) {
     const a = accOf(r.tenant_id, r.agent_id);
     mergeStoredSketch(a.ttfb.stt, r.stt_ttfb_hist);
     mergeStoredSketch(a.ttfb.llm, r.llm_ttfb_hist);

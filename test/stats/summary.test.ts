@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { sketchFromJson } from "../../src/rollups/sketch-json.js";
-import { atReportedPrecision, EXACT_SAMPLE_LIMIT, emptySketch, isExact, mergeSketch, quantile, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
+import { ascending, atReportedPrecision, EXACT_SAMPLE_LIMIT, emptySketch, isExact, mergeSketch, quantile, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
 
 /** The nearest-rank q-quantile: the ⌈q × n⌉-th smallest sample. */
 const nearestRank = (samples: number[], q: number) => [...samples].sort((a, b) => a - b)[Math.max(1, Math.ceil(q * samples.length)) - 1];
@@ -81,5 +81,31 @@ describe("atReportedPrecision (the span cache's samples)", () => {
       const viaCache = summarize(mergeSketch(atReportedPrecision(sketchOf(cached)), sketchOf(fresh)));
       expect(viaCache).toEqual(exact);
     }
+  });
+});
+
+describe("ascending (the sort behind every exact quantile)", () => {
+  const sortedCopy = (xs: number[]) => [...xs].sort((a, b) => a - b);
+  it("orders already sorted samples, a sorted run with a short tail, and shuffled samples alike", () => {
+    const run = Array.from({ length: 300 }, (_, i) => i * 1.5);
+    const cases = [
+      run,
+      [...run, 7.25, 0.5, 449.9, 1000, -1],
+      [...run.slice(0, 10), ...[...run.slice(10)].reverse()],
+      Array.from({ length: 257 }, (_, i) => (i * 7919) % 257),
+      [],
+      [3],
+      [2, 2, 1, 1],
+    ];
+    for (const xs of cases) expect(Array.from(ascending(xs))).toEqual(sortedCopy(xs));
+  });
+
+  it("gives the same quantiles for a sorted cache with samples merged after it as for the samples in any order", () => {
+    const cached = atReportedPrecision(sketchOf(Array.from({ length: 400 }, (_, i) => 50 + ((i * 37) % 400) * 1.37)));
+    expect(cached.samples).toEqual(sortedCopy(cached.samples ?? []));
+    const later = [1, 999.99, 120.5, 120.5, 3000];
+    const merged = mergeSketch(mergeSketch(emptySketch(), cached), sketchOf(later));
+    const shuffled = sketchOf([...later, ...[...(cached.samples ?? [])].reverse()]);
+    expect(summarize(merged)).toEqual(summarize(shuffled));
   });
 });
