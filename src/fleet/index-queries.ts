@@ -143,19 +143,17 @@ function presenceFrom(scope: TenantScope, extra?: SQL): SQL {
 
 /**
  * Every agent of the window with its sort value and last heartbeat: the ranking's sources (running
- * totals, a day of rows and the edges: src/fleet/rank-plan.ts) summed per agent, then FULL JOINed to
- * presence (one row per tenant and agent), so the 10k presence rows are hashed once by the join
- * rather than fed through the aggregate. The join key spells out NULL tenants (IS NOT DISTINCT FROM
- * cannot drive a hash or merge join, which FULL JOIN needs).
+ * totals, a day of rows and the edges: src/fleet/rank-plan.ts) and the presence rows (one per tenant
+ * and agent; last_seen_at is never null) in one aggregate per agent. An agent is listed when its rows
+ * add up to some (n > 0) or it has a heartbeat; one heard only by heartbeat, or whose signed terms
+ * cancel, ranks at 0. One hash aggregate over the 10k presence rows too costs less than hashing them
+ * again for a FULL JOIN with the summed sources (period=all at 10M rows: 11 against 15 ms, psql).
  */
 function rankedAgents(terms: RankTerm[], scope: TenantScope, sort: SortKey): SQL {
-  const summed = sql`SELECT tenant_id, agent_id, sum(v) AS v FROM (${rankSources(terms, scope, RANK_VALUE[sort])}) r
-    GROUP BY tenant_id, agent_id HAVING sum(n) > 0`;
-  return sql`SELECT coalesce(w.tenant_id, p.tenant_id) AS tenant_id, coalesce(w.agent_id, p.agent_id) AS agent_id,
-      coalesce(w.v, 0) AS v, p.last_seen_at
-    FROM (${summed}) w
-    FULL JOIN (SELECT tenant_id, agent_id, last_seen_at ${presenceFrom(scope)}) p
-      ON p.agent_id = w.agent_id AND coalesce(p.tenant_id, '') = coalesce(w.tenant_id, '') AND (p.tenant_id IS NULL) = (w.tenant_id IS NULL)`;
+  return sql`SELECT tenant_id, agent_id, CASE WHEN sum(n) > 0 THEN sum(v) ELSE 0 END AS v, max(last_seen_at) AS last_seen_at
+    FROM (SELECT tenant_id, agent_id, v, n, NULL::timestamptz AS last_seen_at FROM (${rankSources(terms, scope, RANK_VALUE[sort])}) s
+          UNION ALL SELECT tenant_id, agent_id, NULL::float8, NULL::float8, last_seen_at ${presenceFrom(scope)}) r
+    GROUP BY tenant_id, agent_id HAVING sum(n) > 0 OR max(last_seen_at) IS NOT NULL`;
 }
 
 /** The page's agents' totals over the window (one row per agent). */
