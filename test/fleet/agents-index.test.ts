@@ -198,6 +198,24 @@ describe("GET /api/agents: the fleet index", () => {
     expect(costs).toEqual([...costs].sort((x, y) => y - x));
   });
 
+  it("ranks costs past the ranking's integer fast path (≥ $900M per rollup row) without an error, in order", async () => {
+    // A record costs at most $1e9; an agent's rollup rows sum past the bigint range of 1e-10 units ($922M).
+    await post("/v1/ingest", GLOBEX, [
+      rec({ agent_id: "big-1", cost_usd: 950_000_000, timestamp: new Date(now - MIN).toISOString() }),
+      rec({ agent_id: "big-2", cost_usd: 1_000_000_000, timestamp: new Date(now - MIN).toISOString() }),
+      rec({ agent_id: "big-2", cost_usd: 1_000_000_000, timestamp: new Date(now - 2 * MIN).toISOString() }),
+      rec({ agent_id: "big-3", cost_usd: 899_999_999.5, timestamp: new Date(now - MIN).toISOString() }),
+    ]);
+    const res = await t.call("GET", "/api/agents?period=today", { key: GLOBEX });
+    expect(res.status).toBe(200);
+    const page = (await res.json()) as { agents: { agent_id: string; cost_usd: number }[] };
+    expect(page.agents.slice(0, 3).map((a) => [a.agent_id, a.cost_usd])).toEqual([
+      ["big-2", 2_000_000_000],
+      ["big-1", 950_000_000],
+      ["big-3", 899_999_999.5],
+    ]);
+  });
+
   it("counts each (tenant, agent)'s own sessions and calls, probe calls apart", async () => {
     const db = t.services.database.db;
     const at = now - HOUR;
