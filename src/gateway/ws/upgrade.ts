@@ -31,6 +31,19 @@ export function chooseSubprotocol(offered: Set<string>): string | false {
   return false;
 }
 
+/**
+ * node-server's upgradeWebSocket adds its own 'message' listener to the accepted socket right after
+ * onOpen returns. The relay listens on the raw socket and passes no onMessage, so that listener only
+ * costs every frame a second listener call and an array: drop what was added after this call, once
+ * node-server's synchronous setup has run (a microtask later, before any frame can arrive).
+ */
+export function dropAdapterMessageListeners(ws: WebSocket): void {
+  const keep = new Set(ws.listeners("message"));
+  queueMicrotask(() => {
+    for (const listener of ws.listeners("message")) if (!keep.has(listener)) ws.off("message", listener as (...args: unknown[]) => void);
+  });
+}
+
 /** How long shutdown waits for clients to answer a 1001 close before cutting their sockets. */
 export const CLOSE_GRACE_MS = 3_000;
 
