@@ -8,7 +8,8 @@
  *     frame's `Results` (round trip per frame); p50/p99 through a relay minus direct, rounds
  *     interleaved (every other round in reverse order).
  *   - CPU per frame of each serving process (utime + stime from /proc, summed over its streams:
- *     upgrade and close included), and the stub's beside it.
+ *     upgrade and close included), and the stub's beside it. User time is the relay's own work;
+ *     system time is mostly the loopback socket syscalls, which swing with the machine's load.
  *   - unit accuracy: each Voxgate stream ends with CloseStream; the audio_seconds recorded for it
  *     (its rows summed) against the stub's truth (the bytes it received, as its Metadata.duration).
  * BENCH_RELAY_NODE_ARGS: node flags for the relays (Voxgate, its base, the floor), space-separated,
@@ -93,13 +94,13 @@ const stats = (xs: number[]) => {
   return { p50: percentile(s, 0.5), p99: percentile(s, 0.99), n: s.length };
 };
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
-function cpuSeconds(pid: number | undefined): number {
+/** CPU seconds a process has used so far (user, system), from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid: number | undefined): { user: number; system: number } {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100)
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }; // utime, stime in USER_HZ (100)
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, system: Number.NaN };
   }
 }
 
@@ -115,8 +116,12 @@ interface Target {
 
 interface Tally {
   rtts: number[];
-  /** CPU seconds of the serving process, and of the stub, during this target's streams. */
-  cpu: number;
+  /**
+   * CPU seconds of the serving process (user: its JavaScript, ws and V8; system: the socket syscalls,
+   * which vary with the machine's load), and of the stub, during this target's streams.
+   */
+  user: number;
+  system: number;
   stubCpu: number;
   frames: number;
   accuracy: Array<{ recorded: number; truth: number }>;
@@ -172,7 +177,7 @@ async function main() {
     // Warm-up: JIT, connections, the routing table.
     for (const t of all) await stream(t.url, t.headers, 500);
 
-    const tally = new Map<string, Tally>(all.map((t) => [t.name, { rtts: [], cpu: 0, stubCpu: 0, frames: 0, accuracy: [] }]));
+    const tally = new Map<string, Tally>(all.map((t) => [t.name, { rtts: [], user: 0, system: 0, stubCpu: 0, frames: 0, accuracy: [] }]));
     const perStream = Math.ceil(FRAMES / (ROUNDS * STREAMS_PER_ROUND));
     // Every other round runs the targets in reverse order (the one measured second tends to gain).
     const roundOrder = (r: number) => (r % 2 === 0 ? all : [...all].reverse());
@@ -183,8 +188,11 @@ async function main() {
           const cpu0 = cpuSeconds(t.pid);
           const stub0 = cpuSeconds(stub.child.pid);
           const v = await stream(t.url, t.headers, perStream);
-          x.cpu += cpuSeconds(t.pid) - cpu0;
-          x.stubCpu += cpuSeconds(stub.child.pid) - stub0;
+          const cpu1 = cpuSeconds(t.pid);
+          const stub1 = cpuSeconds(stub.child.pid);
+          x.user += cpu1.user - cpu0.user;
+          x.system += cpu1.system - cpu0.system;
+          x.stubCpu += stub1.user + stub1.system - stub0.user - stub0.system;
           x.frames += v.rtts.length;
           x.rtts.push(...v.rtts);
           if (!t.dbUrl) continue;
@@ -198,15 +206,16 @@ async function main() {
     const us = (seconds: number, frames: number) => ((seconds * 1e6) / frames).toFixed(1);
     console.log(`bench:gateway-ws — ${new Date().toISOString()}, load before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
     console.log(`Deepgram live relay, ${perStream * ROUNDS * STREAMS_PER_ROUND} frames of 100 ms linear16 per target, one in flight per stream, ${ROUNDS} interleaved rounds of ${STREAMS_PER_ROUND} streams:`);
-    const added: Record<string, { p50: number; cpuUs: number }> = {};
+    const added: Record<string, { p50: number; cpuUs: number; userUs: number }> = {};
     for (const t of all) {
       const x = tally.get(t.name) as Tally;
       const s = stats(x.rtts);
-      const cpuUs = (x.cpu * 1e6) / x.frames;
-      added[t.name] = { p50: s.p50 - d.p50, cpuUs };
+      const cpuUs = ((x.user + x.system) * 1e6) / x.frames;
+      const userUs = (x.user * 1e6) / x.frames;
+      added[t.name] = { p50: s.p50 - d.p50, cpuUs, userUs };
       const plus = t.name === "direct" ? "" : ` (added p50 ${(s.p50 - d.p50).toFixed(3)} ms, p99 ${(s.p99 - d.p99).toFixed(3)} ms)`;
       const who = t.name === "direct" ? "the stub" : "its process";
-      console.log(`  ${t.name}: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms per frame${plus}; CPU ${cpuUs.toFixed(1)} µs per frame in ${who}, stub ${us(x.stubCpu, x.frames)} µs`);
+      console.log(`  ${t.name}: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms per frame${plus}; CPU ${cpuUs.toFixed(1)} µs per frame in ${who} (user ${userUs.toFixed(1)}, system ${us(x.system, x.frames)}), stub ${us(x.stubCpu, x.frames)} µs`);
       if (x.accuracy.length === 0) continue;
       const worst = Math.max(...x.accuracy.map((a) => Math.abs(a.recorded - a.truth) / a.truth));
       const recorded = x.accuracy.reduce((a, y) => a + y.recorded, 0);
@@ -216,10 +225,10 @@ async function main() {
     const v = added.voxgate;
     const f = added.floor;
     if (v && f) {
-      console.log(`  voxgate added p50 ${v.p50.toFixed(3)} ms (target ≤ 0.2 ms); the floor adds ${f.p50.toFixed(3)} ms: Voxgate's own ${(v.p50 - f.p50).toFixed(3)} ms, ${(v.cpuUs - f.cpuUs).toFixed(1)} µs CPU per frame over the floor's`);
+      console.log(`  voxgate added p50 ${v.p50.toFixed(3)} ms (target ≤ 0.2 ms); the floor adds ${f.p50.toFixed(3)} ms: Voxgate's own ${(v.p50 - f.p50).toFixed(3)} ms, ${(v.cpuUs - f.cpuUs).toFixed(1)} µs CPU per frame over the floor's (user ${(v.userUs - f.userUs).toFixed(1)} µs)`);
     }
     const b = added["voxgate@base"];
-    if (v && b) console.log(`  voxgate vs voxgate@base: added p50 ${(v.p50 - b.p50).toFixed(3)} ms, CPU ${(v.cpuUs - b.cpuUs).toFixed(1)} µs per frame`);
+    if (v && b) console.log(`  voxgate vs voxgate@base: added p50 ${(v.p50 - b.p50).toFixed(3)} ms, CPU ${(v.cpuUs - b.cpuUs).toFixed(1)} µs per frame (user ${(v.userUs - b.userUs).toFixed(1)} µs)`);
   } finally {
     for (const s of servers) await s.stop();
     floor.child.kill("SIGTERM");
