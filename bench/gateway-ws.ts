@@ -1,24 +1,35 @@
 /**
  * bench:gateway-ws — WebSocket STT relay: the same loopback Deepgram stub (its own process) streamed
- * to directly and through Voxgate (`voxgate serve` on Postgres, recording on), in one run.
+ * to directly, through a bare `ws` relay (bench/gateway-ws-floor.ts, the floor: what Node and `ws`
+ * cost on this machine) and through Voxgate (`voxgate serve` on Postgres, recording on), in one run;
+ * with BENCH_BASE_DIST=<dir> also through a second Voxgate built from another commit (A/B: `git
+ * worktree add --detach <dir> <commit>`, link node_modules, `npx tsc -p tsconfig.build.json`).
  *   - added ms per frame: each stream sends 100 ms linear16 frames one at a time and waits for the
- *     frame's `Results` (round trip per frame); p50/p99 through Voxgate minus direct, rounds interleaved.
+ *     frame's `Results` (round trip per frame); p50/p99 through a relay minus direct, rounds
+ *     interleaved (every other round in reverse order).
+ *   - CPU per frame of each serving process (utime + stime from /proc, summed over its streams:
+ *     upgrade and close included), and the stub's beside it. User time is the relay's own work;
+ *     system time is mostly the loopback socket syscalls, which swing with the machine's load.
  *   - unit accuracy: each Voxgate stream ends with CloseStream; the audio_seconds recorded for it
  *     (its rows summed) against the stub's truth (the bytes it received, as its Metadata.duration).
+ * BENCH_RELAY_NODE_ARGS: node flags for the relays (Voxgate, its base, the floor), space-separated,
+ * e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (each writes its profile there on exit).
  * Target (issue 11): relay ≤ 0.2 ms per frame at p50.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import pg from "pg";
 import { WebSocket } from "ws";
-import { createBenchDatabase, ROOT, startServer } from "./support.js";
+import { type BenchServer, cliEntry, createBenchDatabase, percentile, ROOT, startServer } from "./support.js";
 
-const FRAMES = Number(process.env.BENCH_FRAMES ?? 3000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const FRAMES = Number(process.env.BENCH_FRAMES ?? 12_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const STREAMS_PER_ROUND = Number(process.env.BENCH_STREAMS ?? 2);
+const BASE_DIST = process.env.BENCH_BASE_DIST;
+const RELAY_NODE_ARGS = (process.env.BENCH_RELAY_NODE_ARGS ?? "").split(" ").filter(Boolean);
 const KEY = "bench-gateway-ws-key-0123456789abcdef";
 const PROVIDER_KEY = "dg-bench-provider-key-0123456789";
 const QUERY = "model=nova-3&encoding=linear16&sample_rate=16000&channels=1";
@@ -78,11 +89,43 @@ function stream(url: string, headers: Record<string, string>, frames: number): P
   });
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return { p50: percentile(s, 0.5), p99: percentile(s, 0.99), n: s.length };
 };
+
+/** CPU seconds a process has used so far (user, system), from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid: number | undefined): { user: number; system: number } {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }; // utime, stime in USER_HZ (100)
+  } catch {
+    return { user: Number.NaN, system: Number.NaN };
+  }
+}
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  /** The process serving the client's socket (the stub itself for direct). */
+  pid: number | undefined;
+  /** The database a Voxgate records into: its streams' audio_seconds are checked against the stub. */
+  dbUrl: string | null;
+}
+
+interface Tally {
+  rtts: number[];
+  /**
+   * CPU seconds of the serving process (user: its JavaScript, ws and V8; system: the socket syscalls,
+   * which vary with the machine's load), and of the stub, during this target's streams.
+   */
+  user: number;
+  system: number;
+  stubCpu: number;
+  frames: number;
+  accuracy: Array<{ recorded: number; truth: number }>;
+}
 
 async function recordedSeconds(dbUrl: string, requestId: string): Promise<number> {
   const c = new pg.Client({ connectionString: dbUrl });
@@ -112,43 +155,86 @@ async function main() {
     configPath,
     `auth:\n  api_keys: [${KEY}]\nproviders:\n  deepgram: { api_key: "${PROVIDER_KEY}", base_url: "http://${stubOrigin}/v1" }\nmodels:\n  stt:\n    deepgram/nova-3: { provider: deepgram, model: nova-3 }\nworkers: { enabled: false }\n`,
   );
+  const env = { VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" };
   const db = await createBenchDatabase("gateway_ws");
-  const voxgate = await startServer({ DATABASE_URL: db.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" });
-  const direct = { url: `ws://${stubOrigin}/v1/listen?${QUERY}`, headers: { authorization: `Token ${PROVIDER_KEY}` } };
-  const through = { url: `${voxgate.baseUrl.replace("http://", "ws://")}/deepgram/v1/listen?${QUERY}`, headers: { authorization: `Token ${KEY}` } };
+  const baseDb = BASE_DIST ? await createBenchDatabase("gateway_ws_base") : null;
+  const servers: BenchServer[] = [];
+  const floor = await spawnWithPort([...RELAY_NODE_ARGS, "--import", "tsx", join(ROOT, "bench/gateway-ws-floor.ts"), `ws://${stubOrigin}`, PROVIDER_KEY]);
+  const wsOrigin = (s: BenchServer) => s.baseUrl.replace("http://", "ws://");
+  const through = { headers: { authorization: `Token ${KEY}` }, path: `/deepgram/v1/listen?${QUERY}` };
   const loadBefore = loadavg();
   try {
+    const voxgate = await startServer({ ...env, DATABASE_URL: db.url }, [...RELAY_NODE_ARGS, ...cliEntry()]);
+    servers.push(voxgate);
+    const base = BASE_DIST && baseDb ? await startServer({ ...env, DATABASE_URL: baseDb.url }, [...RELAY_NODE_ARGS, join(BASE_DIST, "dist/cli/main.js")]) : null;
+    if (base) servers.push(base);
+    const all: Target[] = [
+      { name: "direct", url: `ws://${stubOrigin}/v1/listen?${QUERY}`, headers: { authorization: `Token ${PROVIDER_KEY}` }, pid: stub.child.pid, dbUrl: null },
+      { name: "floor", url: `ws://127.0.0.1:${floor.port}${through.path}`, headers: through.headers, pid: floor.child.pid, dbUrl: null },
+      { name: "voxgate", url: `${wsOrigin(voxgate)}${through.path}`, headers: through.headers, pid: voxgate.child.pid, dbUrl: db.url },
+      ...(base && baseDb ? [{ name: "voxgate@base", url: `${wsOrigin(base)}${through.path}`, headers: through.headers, pid: base.child.pid, dbUrl: baseDb.url }] : []),
+    ];
     // Warm-up: JIT, connections, the routing table.
-    await stream(direct.url, direct.headers, 300);
-    await stream(through.url, through.headers, 300);
+    for (const t of all) await stream(t.url, t.headers, 500);
 
-    const rtt = { direct: [] as number[], voxgate: [] as number[] };
-    const accuracy: Array<{ recorded: number; truth: number }> = [];
+    const tally = new Map<string, Tally>(all.map((t) => [t.name, { rtts: [], user: 0, system: 0, stubCpu: 0, frames: 0, accuracy: [] }]));
     const perStream = Math.ceil(FRAMES / (ROUNDS * STREAMS_PER_ROUND));
+    // Every other round runs the targets in reverse order (the one measured second tends to gain).
+    const roundOrder = (r: number) => (r % 2 === 0 ? all : [...all].reverse());
     for (let r = 0; r < ROUNDS; r++) {
-      for (let s = 0; s < STREAMS_PER_ROUND; s++) {
-        rtt.direct.push(...(await stream(direct.url, direct.headers, perStream)).rtts);
-        const v = await stream(through.url, through.headers, perStream);
-        rtt.voxgate.push(...v.rtts);
-        if (!v.requestId) throw new Error("no X-Voxgate-Request-Id on the upgrade");
-        accuracy.push({ recorded: await recordedSeconds(db.url, v.requestId), truth: v.metadataDuration ?? v.sentSeconds });
+      for (const t of roundOrder(r)) {
+        const x = tally.get(t.name) as Tally;
+        for (let s = 0; s < STREAMS_PER_ROUND; s++) {
+          const cpu0 = cpuSeconds(t.pid);
+          const stub0 = cpuSeconds(stub.child.pid);
+          const v = await stream(t.url, t.headers, perStream);
+          const cpu1 = cpuSeconds(t.pid);
+          const stub1 = cpuSeconds(stub.child.pid);
+          x.user += cpu1.user - cpu0.user;
+          x.system += cpu1.system - cpu0.system;
+          x.stubCpu += stub1.user + stub1.system - stub0.user - stub0.system;
+          x.frames += v.rtts.length;
+          x.rtts.push(...v.rtts);
+          if (!t.dbUrl) continue;
+          if (!v.requestId) throw new Error(`${t.name}: no X-Voxgate-Request-Id on the upgrade`);
+          x.accuracy.push({ recorded: await recordedSeconds(t.dbUrl, v.requestId), truth: v.metadataDuration ?? v.sentSeconds });
+        }
       }
     }
-    const d = stats(rtt.direct);
-    const v = stats(rtt.voxgate);
-    const worst = Math.max(...accuracy.map((a) => Math.abs(a.recorded - a.truth) / a.truth));
-    const totalRecorded = accuracy.reduce((a, x) => a + x.recorded, 0);
-    const totalTruth = accuracy.reduce((a, x) => a + x.truth, 0);
+
+    const d = stats(tally.get("direct")?.rtts ?? []);
+    const us = (seconds: number, frames: number) => ((seconds * 1e6) / frames).toFixed(1);
     console.log(`bench:gateway-ws — ${new Date().toISOString()}, load before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-    console.log(`Deepgram live relay, ${d.n} + ${v.n} frames of 100 ms linear16, one in flight per stream, ${ROUNDS} interleaved rounds of ${STREAMS_PER_ROUND} streams:`);
-    console.log(`  direct:  p50 ${d.p50.toFixed(3)} ms, p99 ${d.p99.toFixed(3)} ms per frame (round trip to its Results)`);
-    console.log(`  voxgate: p50 ${v.p50.toFixed(3)} ms, p99 ${v.p99.toFixed(3)} ms per frame`);
-    console.log(`  added per frame: p50 ${(v.p50 - d.p50).toFixed(3)} ms (target ≤ 0.2 ms; ratio ${(v.p50 / d.p50).toFixed(2)}× direct), p99 ${(v.p99 - d.p99).toFixed(3)} ms`);
-    console.log(`  unit accuracy: ${accuracy.length} streams, recorded ${totalRecorded.toFixed(3)} s vs stub truth ${totalTruth.toFixed(3)} s; worst stream error ${(worst * 100).toFixed(4)} %`);
+    console.log(`Deepgram live relay, ${perStream * ROUNDS * STREAMS_PER_ROUND} frames of 100 ms linear16 per target, one in flight per stream, ${ROUNDS} interleaved rounds of ${STREAMS_PER_ROUND} streams:`);
+    const added: Record<string, { p50: number; cpuUs: number; userUs: number }> = {};
+    for (const t of all) {
+      const x = tally.get(t.name) as Tally;
+      const s = stats(x.rtts);
+      const cpuUs = ((x.user + x.system) * 1e6) / x.frames;
+      const userUs = (x.user * 1e6) / x.frames;
+      added[t.name] = { p50: s.p50 - d.p50, cpuUs, userUs };
+      const plus = t.name === "direct" ? "" : ` (added p50 ${(s.p50 - d.p50).toFixed(3)} ms, p99 ${(s.p99 - d.p99).toFixed(3)} ms)`;
+      const who = t.name === "direct" ? "the stub" : "its process";
+      console.log(`  ${t.name}: p50 ${s.p50.toFixed(3)} ms, p99 ${s.p99.toFixed(3)} ms per frame${plus}; CPU ${cpuUs.toFixed(1)} µs per frame in ${who} (user ${userUs.toFixed(1)}, system ${us(x.system, x.frames)}), stub ${us(x.stubCpu, x.frames)} µs`);
+      if (x.accuracy.length === 0) continue;
+      const worst = Math.max(...x.accuracy.map((a) => Math.abs(a.recorded - a.truth) / a.truth));
+      const recorded = x.accuracy.reduce((a, y) => a + y.recorded, 0);
+      const truth = x.accuracy.reduce((a, y) => a + y.truth, 0);
+      console.log(`    unit accuracy: ${x.accuracy.length} streams, recorded ${recorded.toFixed(3)} s vs stub truth ${truth.toFixed(3)} s; worst stream error ${(worst * 100).toFixed(4)} %`);
+    }
+    const v = added.voxgate;
+    const f = added.floor;
+    if (v && f) {
+      console.log(`  voxgate added p50 ${v.p50.toFixed(3)} ms (target ≤ 0.2 ms); the floor adds ${f.p50.toFixed(3)} ms: Voxgate's own ${(v.p50 - f.p50).toFixed(3)} ms, ${(v.cpuUs - f.cpuUs).toFixed(1)} µs CPU per frame over the floor's (user ${(v.userUs - f.userUs).toFixed(1)} µs)`);
+    }
+    const b = added["voxgate@base"];
+    if (v && b) console.log(`  voxgate vs voxgate@base: added p50 ${(v.p50 - b.p50).toFixed(3)} ms, CPU ${(v.cpuUs - b.cpuUs).toFixed(1)} µs per frame (user ${(v.userUs - b.userUs).toFixed(1)} µs)`);
   } finally {
-    await voxgate.stop();
+    for (const s of servers) await s.stop();
+    floor.child.kill("SIGTERM");
     stub.child.kill("SIGTERM");
     await db.drop();
+    await baseDb?.drop();
   }
 }
 

@@ -148,6 +148,14 @@ describe("WebSocket relay", () => {
     expect((await done).endedBy).toBe("upstream");
   });
 
+  it("passes a text frame on unchecked: the vendor's 1007 for invalid UTF-8 comes back to the client", async () => {
+    const done = ended();
+    const ws = await open("/v1/listen?encoding=linear16&sample_rate=16000");
+    ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });
+    expect((await closed(ws)).code).toBe(1007);
+    expect(await done).toMatchObject({ endedBy: "upstream", closeCode: 1007 });
+  });
+
   it("answers a failed vendor handshake as HTTP before the upgrade, after trying the next target", async () => {
     stub.reset({ statuses: [429], retryAfter: "7" });
     const err = await open("/v1/listen").then(

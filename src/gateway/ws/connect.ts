@@ -1,5 +1,13 @@
 import { WebSocket } from "ws";
 
+/**
+ * The `ws` socket options of both sides of a relay. No compression: audio does not compress and
+ * frames pass as they came. No UTF-8 check of text frames: the relay passes them on unread (the
+ * side receiving them checks, and a 1007 close it sends comes back through the relay), and the few
+ * it reads it decodes leniently.
+ */
+export const RELAY_SOCKET_OPTIONS = { perMessageDeflate: false, skipUTF8Validation: true } as const;
+
 /** How long an upstream WebSocket handshake may take before the attempt counts as failed. */
 export const UPSTREAM_CONNECT_TIMEOUT_MS = 10_000;
 
@@ -46,15 +54,14 @@ export function retryAfterSeconds(value: string | string[] | undefined, now = Da
 /**
  * Opens an upstream WebSocket and resolves once it is open, paused (the relay resumes it once it
  * listens, so nothing the vendor sends first is lost); rejects with an UpstreamConnectError.
- * Compression is off: audio does not compress and the relay passes frames as they are.
  */
 export function connectUpstream(target: UpstreamTarget): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const timeoutMs = target.timeoutMs ?? UPSTREAM_CONNECT_TIMEOUT_MS;
     let settled = false;
     const ws = new WebSocket(target.url, target.protocols ?? [], {
+      ...RELAY_SOCKET_OPTIONS,
       headers: target.headers,
-      perMessageDeflate: false,
       followRedirects: false,
       handshakeTimeout: timeoutMs,
       maxPayload: 64 * 1024 * 1024,

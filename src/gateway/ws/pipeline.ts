@@ -12,7 +12,7 @@ import type { Gateway } from "../gateway.js";
 import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type Units, type UpstreamTarget } from "../protocol.js";
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
 import { relay } from "./relay.js";
-import { holdUpstream, isWebSocketUpgrade, upgradeRequired } from "./upgrade.js";
+import { dropAdapterMessageListeners, holdUpstream, isWebSocketUpgrade, upgradeRequired } from "./upgrade.js";
 import { subprotocolToken, type WsProtocol, type WsRoute, wsUrl } from "./ws-route.js";
 
 type Refusal = { status: number; code: GatewayErrorCode; message: string; retryAfterSeconds?: number | null };
@@ -98,7 +98,8 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
         const meter = route.meter(inbound, target);
         const stream = new StreamRecorder(ctx, attempt);
         // node-server's accepted socket is the `ws` server's WebSocket (createWebSocketServer).
-        relay(ws.raw as WebSocket, held.take(), {
+        const client = ws.raw as WebSocket;
+        relay(client, held.take(), {
           meter,
           checkpointMs: services.config.gateway.ws_checkpoint_interval_ms,
           onCheckpoint: (units) => stream.checkpoint(units),
@@ -112,6 +113,7 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
             stream.end(s.units);
           },
         });
+        dropAdapterMessageListeners(client);
       },
     };
     const upgraded = await upgradeWebSocket(c, events);

@@ -56,6 +56,10 @@ function reasonText(reason: Buffer | Uint8Array | string): string {
   return Buffer.byteLength(text) <= 123 ? text : "";
 }
 
+/** send() options per frame kind, shared: ws copies them, so one object each serves every frame. */
+const AS_BINARY = { binary: true } as const;
+const AS_TEXT = { binary: false } as const;
+
 /** ws hands a message over as one Buffer (binaryType nodebuffer), or as fragments/ArrayBuffer if configured otherwise. */
 function asBuffer(data: unknown): Buffer {
   if (Buffer.isBuffer(data)) return data;
@@ -112,22 +116,23 @@ export function relay(client: WebSocket, upstream: WebSocket, opts: RelayOptions
     finish("overflow", CLOSE_OVERFLOW);
   };
 
+  const meter = opts.meter;
   client.on("message", (data, isBinary) => {
     const frame = asBuffer(data);
     framesIn++;
-    if (opts.meter.client(frame, isBinary) && workAt === null) workAt = performance.now();
+    if (meter.client(frame, isBinary) && workAt === null) workAt = performance.now();
     if (upstream.readyState !== WebSocket.OPEN) return;
     if (upstream.bufferedAmount > MAX_BUFFERED_BYTES) return overflow();
     // Frames go on as the bytes that came (no decode, no copy); only a rewritten text frame is re-encoded.
-    upstream.send(rewrite && !isBinary ? rewrite(frame.toString("utf8")) : frame, { binary: isBinary });
+    upstream.send(rewrite && !isBinary ? rewrite(frame.toString("utf8")) : frame, isBinary ? AS_BINARY : AS_TEXT);
   });
 
   upstream.on("message", (data, isBinary) => {
     const frame = asBuffer(data);
     framesOut++;
-    if (opts.meter.upstream(frame, isBinary) && firstByteAt === null && workAt !== null) firstByteAt = performance.now();
+    if (meter.upstream(frame, isBinary) && firstByteAt === null && workAt !== null) firstByteAt = performance.now();
     if (client.readyState !== WebSocket.OPEN) return;
-    client.send(frame, { binary: isBinary });
+    client.send(frame, isBinary ? AS_BINARY : AS_TEXT);
   });
 
   client.on("close", (code, reason) => {

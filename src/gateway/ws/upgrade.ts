@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { type WebSocket, WebSocketServer } from "ws";
 import { DomainError } from "../../errors.js";
 import { errorBody, httpStatus } from "../../http/errors.js";
-import { connectUpstream, UpstreamConnectError, type UpstreamTarget } from "./connect.js";
+import { connectUpstream, RELAY_SOCKET_OPTIONS, UpstreamConnectError, type UpstreamTarget } from "./connect.js";
 
 /** Largest client frame the gateway accepts on a relayed WebSocket (a vendor's own limit is lower). */
 export const MAX_CLIENT_FRAME_BYTES = 16 * 1024 * 1024;
@@ -12,7 +12,7 @@ const HANDSHAKE_GRACE_MS = 10_000;
 
 /** The `ws` server node-server v2 hands upgrades to (it must be created with noServer). */
 export function createWebSocketServer(): WebSocketServer {
-  return new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES, perMessageDeflate: false, handleProtocols: chooseSubprotocol });
+  return new WebSocketServer({ ...RELAY_SOCKET_OPTIONS, noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES, handleProtocols: chooseSubprotocol });
 }
 
 /**
@@ -29,6 +29,19 @@ export function chooseSubprotocol(offered: Set<string>): string | false {
     return p;
   }
   return false;
+}
+
+/**
+ * node-server's upgradeWebSocket adds its own 'message' listener to the accepted socket right after
+ * onOpen returns. The relay listens on the raw socket and passes no onMessage, so that listener only
+ * costs every frame a second listener call and an array: drop what was added after this call, once
+ * node-server's synchronous setup has run (a microtask later, before any frame can arrive).
+ */
+export function dropAdapterMessageListeners(ws: WebSocket): void {
+  const keep = new Set(ws.listeners("message"));
+  queueMicrotask(() => {
+    for (const listener of ws.listeners("message")) if (!keep.has(listener)) ws.off("message", listener as (...args: unknown[]) => void);
+  });
 }
 
 /** How long shutdown waits for clients to answer a 1001 close before cutting their sockets. */
