@@ -190,7 +190,11 @@ export function readIncoming(incoming: IncomingMessage, limit: number): Buffer |
   // Whole: node's parser never buffers more than Content-Length (`complete` is set a tick later).
   if (declared === incoming.readableLength && !incoming.destroyed && !incoming.readableEnded && incoming.readableFlowing !== true) {
     // read() of a paused stream returns everything buffered as one Buffer (null when empty).
-    return (incoming.read() as Buffer | null) ?? Buffer.alloc(0);
+    const body = (incoming.read() as Buffer | null) ?? Buffer.alloc(0);
+    // The end of the message is parsed after this: flowing, the request still emits 'end' and
+    // 'close' (then destroyed), as when read by listeners; paused, it never would.
+    incoming.resume();
+    return body;
   }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -38,8 +38,10 @@ async function readThrough(parts: string[], gapMs: number, limit = 1024): Promis
   const got = new Promise<string>((resolve) => {
     seen = (req) => {
       const read = readIncoming(req, limit);
+      // A body read whole still lets the request end and close, as the listeners' path does.
+      const closed = new Promise((r) => req.once("close", r));
       void Promise.resolve(read).then(
-        (b) => resolve(`${read instanceof Promise ? "async" : "sync"}:${b.toString()}`),
+        (b) => void closed.then(() => resolve(`${read instanceof Promise ? "async" : "sync"}:${b.toString()}`)),
         (err: unknown) => resolve(err instanceof BodyTooLarge ? "too large" : String(err)),
       );
     };
