@@ -2,13 +2,19 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import type { Context } from "hono";
 
 /**
+ * An answer's headers as node's flat list (name, value, name, value, …), which writeHead takes as
+ * is: no per-call object of ~20 keys built and then walked again by node.
+ */
+export type HeaderList = (string | string[])[];
+
+/**
  * The client side of one gateway call, written the same way whether the app runs on a node socket
  * (the server: straight to the ServerResponse, no web streams on the hot path) or in-process
  * (app.request() in tests: a web Response).
  */
 export interface Outbound {
-  /** Sends status and headers, once. */
-  head(status: number, headers: Record<string, string | string[]>): void;
+  /** Sends status and headers (name, value, … without repeated names), once. */
+  head(status: number, headers: HeaderList): void;
   /** Writes a body chunk; false when the client is slow (await drained()). */
   write(chunk: Buffer): boolean;
   drained(): Promise<void>;
@@ -36,7 +42,7 @@ export class NodeOutbound implements Outbound {
     this.remoteAddress = req.socket.remoteAddress ?? null;
   }
   readonly remoteAddress: string | null;
-  head(status: number, headers: Record<string, string | string[]>): void {
+  head(status: number, headers: HeaderList): void {
     this.res.writeHead(status, headers);
   }
   write(chunk: Buffer): boolean {
@@ -79,9 +85,11 @@ export class WebOutbound implements Outbound {
     });
     this.resolve = resolve;
   }
-  head(status: number, headers: Record<string, string | string[]>): void {
+  head(status: number, headers: HeaderList): void {
     const h = new Headers();
-    for (const [k, v] of Object.entries(headers)) {
+    for (let i = 0; i < headers.length; i += 2) {
+      const k = headers[i] as string;
+      const v = headers[i + 1] as string | string[];
       if (Array.isArray(v)) for (const x of v) h.append(k, x);
       else h.set(k, v);
     }
@@ -172,10 +180,22 @@ export async function readBody(c: Context, node: NodeBindings | null, limit: num
 /**
  * A node request's body up to `limit` bytes (BodyTooLarge beyond, the rest left unread as with an
  * async iterator that stopped). Listeners, not `for await`: no async iterator and promise per chunk.
+ * A body node has already buffered whole (the usual case: it came in the headers' packet) is taken
+ * from the stream's buffer at once, without the listeners and the stream's ticks (≈ 9 µs of a
+ * call's ≈ 32 µs before the upstream dispatch at c=1, 2026-11-24).
  */
-export function readIncoming(incoming: IncomingMessage, limit: number): Promise<Buffer> {
+export function readIncoming(incoming: IncomingMessage, limit: number): Buffer | Promise<Buffer> {
   const declared = Number(incoming.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLarge());
+  // Whole: node's parser never buffers more than Content-Length (`complete` is set a tick later).
+  if (declared === incoming.readableLength && !incoming.destroyed && !incoming.readableEnded && incoming.readableFlowing !== true) {
+    // read() of a paused stream returns everything buffered as one Buffer (null when empty).
+    const body = (incoming.read() as Buffer | null) ?? Buffer.alloc(0);
+    // The end of the message is parsed after this: flowing, the request still emits 'end' and
+    // 'close' (then destroyed), as when read by listeners; paused, it never would.
+    incoming.resume();
+    return body;
+  }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

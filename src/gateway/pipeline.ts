@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Context } from "hono";
-import { admitCaller, planCall } from "./admit.js";
+import { admitKey, loopbackRefusal, planCall } from "./admit.js";
 import { BodyTooLarge, headersOf, nodeBindings, type Outbound, readBody } from "./exchange.js";
 import type { Gateway } from "./gateway.js";
 import { type Attempt, type CallContext, failureOf, recordAttempt } from "./attempt.js";
 import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
-import { answerError, answerHeaders, openOutbound, passthroughHeaders } from "./respond.js";
+import { answerError, openOutbound, relayHeaders } from "./respond.js";
 import { UpstreamAnswer } from "./upstream.js";
 
 /**
@@ -21,8 +21,8 @@ export interface ProxyInbound {
   headers: IncomingHttpHeaders;
   /** The raw query string, without "?". */
   query: string;
-  /** Reads the whole body, BodyTooLarge beyond `limit` bytes. */
-  readBody(limit: number): Promise<Buffer>;
+  /** Reads the whole body, BodyTooLarge beyond `limit` bytes (at once when it is already buffered). */
+  readBody(limit: number): Buffer | Promise<Buffer>;
 }
 
 /** The Hono handler of a proxied route: the request read from the Context, the answer written by proxyCall. */
@@ -56,14 +56,18 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
 
   const services = gw.services;
   const query = new URLSearchParams(req.query);
-  const caller = await admitCaller(gw, protocol, { headers, query, params, remoteAddress: out.remoteAddress });
+  // admitCaller's stages, with the key check awaited here (one tick fewer than awaiting admitCaller).
+  const refused = loopbackRefusal(gw, out.remoteAddress);
+  if (refused) return fail(refused.status, refused.code, refused.message);
+  const caller = admitKey(await gw.authenticate(protocol.credential(headers, query)), { headers, params });
   if (!caller.ok) return fail(caller.status, caller.code, caller.message);
   const encoding = headers["content-encoding"];
   if (encoding && encoding !== "identity") return fail(415, "invalid_request", `unsupported Content-Encoding: ${encoding}`);
 
   let body: Buffer;
   try {
-    body = await req.readBody(services.config.serve.body_limit_bytes);
+    const read = req.readBody(services.config.serve.body_limit_bytes);
+    body = read instanceof Promise ? await read : read;
   } catch (err) {
     if (err instanceof BodyTooLarge) return fail(413, "payload_too_large", `request body exceeds ${services.config.serve.body_limit_bytes} bytes`);
     throw err;
@@ -123,7 +127,7 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
       attempt.fallbackFrom = firstFailed.modelId;
     }
     try {
-      await relay(ctx, out, res, route, call, attempt, { ...extra, "x-voxgate-request-id": attempt.id });
+      await relay(ctx, out, res, route, call, attempt, extra);
     } finally {
       limit.grant.release();
     }
@@ -144,7 +148,7 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
 function relay(ctx: CallContext, out: Outbound, res: UpstreamAnswer, route: ProxyRoute, call: ParsedCall, attempt: Attempt, extra: Record<string, string>): Promise<void> {
   const meter = route.meter(call, attempt.target);
   meter.headers?.(res.statusCode, res.headers);
-  out.head(res.statusCode, answerHeaders(passthroughHeaders(res.headers), extra));
+  out.head(res.statusCode, relayHeaders(res.headers, extra, attempt.id));
   let ttfb: number | null = null;
   return new Promise<void>((resolve) => {
     res.stream({

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Context } from "hono";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { API_SECURITY_HEADERS } from "../http/security-headers.js";
-import { NodeOutbound, type Outbound, WebOutbound, type nodeBindings } from "./exchange.js";
+import { type HeaderList, NodeOutbound, type Outbound, WebOutbound, type nodeBindings } from "./exchange.js";
 import type { GatewayErrorCode, VendorProtocol } from "./protocol.js";
 
 /** An Outbound that also yields what the Hono handler returns once the call is over. */
@@ -23,30 +23,60 @@ export function openOutbound(_c: Context, node: ReturnType<typeof nodeBindings>)
 /** Upstream answer headers that are the connection's, not the answer's, or that must not reach the caller. */
 const DROPPED_UPSTREAM = new Set(["connection", "keep-alive", "transfer-encoding", "set-cookie", "proxy-authenticate", "trailer", "upgrade"]);
 
-export function passthroughHeaders(h: IncomingHttpHeaders): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const name in h) {
-    const v = h[name];
-    if (v === undefined || DROPPED_UPSTREAM.has(name)) continue;
-    out[name] = v;
+const SECURITY_NAMES = Object.keys(API_SECURITY_HEADERS);
+const isSecurityName = (name: string) => Object.hasOwn(API_SECURITY_HEADERS, name);
+
+/**
+ * An answer's headers: the given ones (`drop`: names left out), then Voxgate's (`extra`, then the
+ * request id), then the API security headers. A later group wins over an earlier one for the same
+ * name, the name keeping its first position: the same names, values and order as assigning the
+ * three groups into one object in turn.
+ */
+export function answerHeaders(base: Readonly<Record<string, string | string[] | undefined>>, extra: Readonly<Record<string, string>>, requestId: string, drop?: ReadonlySet<string>): HeaderList {
+  const out: HeaderList = [];
+  let clash = false;
+  for (const name in base) {
+    const v = base[name];
+    if (v === undefined || drop?.has(name)) continue;
+    if (isSecurityName(name) || name === "x-voxgate-request-id" || Object.hasOwn(extra, name)) {
+      clash = true;
+      out.push(name, overridden(name, v, extra, requestId));
+    } else out.push(name, v);
   }
+  for (const name in extra) if (isSecurityName(name)) clash = true;
+  if (!clash) {
+    // The usual case: no name in common, so every later header is new.
+    for (const name in extra) if (name !== "x-voxgate-request-id") out.push(name, extra[name] as string);
+    out.push("x-voxgate-request-id", requestId);
+    for (let i = 0; i < SECURITY_NAMES.length; i++) {
+      const name = SECURITY_NAMES[i] as string;
+      out.push(name, API_SECURITY_HEADERS[name] as string);
+    }
+    return out;
+  }
+  const seen = new Set<string>();
+  for (let i = 0; i < out.length; i += 2) seen.add(out[i] as string);
+  const add = (name: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    out.push(name, overridden(name, "", extra, requestId));
+  };
+  for (const name in extra) add(name);
+  add("x-voxgate-request-id");
+  for (const name of SECURITY_NAMES) add(name);
   return out;
 }
 
-/** An answer's headers: the given ones, Voxgate's (request id, warnings) and the API security headers. */
-export function answerHeaders(base: Record<string, string | string[]>, extra: Record<string, string>): Record<string, string | string[]> {
-  // Assignment in a loop, not `{ ...base, ...extra, ...API_SECURITY_HEADERS }` (same keys, order and
-  // precedence): spreading objects with per-call keys was the gateway's largest own cost per call.
-  const out: Record<string, string | string[]> = {};
-  for (const name in base) out[name] = base[name] as string | string[];
-  for (const name in extra) out[name] = extra[name] as string;
-  for (let i = 0; i < SECURITY_NAMES.length; i++) {
-    const name = SECURITY_NAMES[i] as string;
-    out[name] = API_SECURITY_HEADERS[name] as string;
-  }
-  return out;
+function overridden(name: string, v: string | string[], extra: Readonly<Record<string, string>>, requestId: string): string | string[] {
+  if (isSecurityName(name)) return API_SECURITY_HEADERS[name] as string;
+  if (name === "x-voxgate-request-id") return requestId;
+  return Object.hasOwn(extra, name) ? (extra[name] as string) : v;
 }
-const SECURITY_NAMES = Object.keys(API_SECURITY_HEADERS);
+
+/** The upstream answer's headers as relayed to the caller (connection headers and cookies dropped). */
+export function relayHeaders(upstream: IncomingHttpHeaders, extra: Readonly<Record<string, string>>, requestId: string): HeaderList {
+  return answerHeaders(upstream, extra, requestId, DROPPED_UPSTREAM);
+}
 
 /** Sends a gateway error in the vendor's own error shape; the returned value is ignored. */
 export function answerError(
@@ -61,7 +91,7 @@ export function answerError(
 ): undefined {
   const e = protocol.errorBody(status, code, message, details);
   const body = Buffer.from(e.body);
-  out.head(status, answerHeaders({ "content-type": e.contentType, "content-length": String(body.byteLength) }, { ...extra, "x-voxgate-request-id": requestId }));
+  out.head(status, answerHeaders({ "content-type": e.contentType, "content-length": String(body.byteLength) }, extra, requestId));
   out.write(body);
   out.end();
   return undefined;

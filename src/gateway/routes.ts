@@ -60,7 +60,7 @@ async function handleLocal(protocol: VendorProtocol, route: LocalRoute, c: Conte
     const inbound: InboundRequest = { method: c.req.method, path: route.path, params, query, headers, body: Buffer.alloc(0) };
     const a = route.answer({ inbound, routable });
     const body = typeof a.body === "string" ? Buffer.from(a.body) : a.body;
-    out.head(a.status, answerHeaders({ ...a.headers, "content-length": String(body.byteLength) }, { "x-voxgate-request-id": requestId }));
+    out.head(a.status, answerHeaders({ ...a.headers, "content-length": String(body.byteLength) }, {}, requestId));
     out.write(body);
     out.end();
   }
