@@ -17,13 +17,13 @@
  * Target (issue 11): relay ≤ 0.2 ms per frame at p50.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import pg from "pg";
 import { WebSocket } from "ws";
-import { type BenchServer, cliEntry, createBenchDatabase, percentile, ROOT, startServer } from "./support.js";
+import { type BenchServer, cliEntry, cpuTimes, createBenchDatabase, percentile, ROOT, startServer } from "./support.js";
 
 const FRAMES = Number(process.env.BENCH_FRAMES ?? 12_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -93,16 +93,6 @@ const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return { p50: percentile(s, 0.5), p99: percentile(s, 0.99), n: s.length };
 };
-
-/** CPU seconds a process has used so far (user, system), from /proc (Linux); NaN elsewhere. */
-function cpuSeconds(pid: number | undefined): { user: number; system: number } {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }; // utime, stime in USER_HZ (100)
-  } catch {
-    return { user: Number.NaN, system: Number.NaN };
-  }
-}
 
 interface Target {
   name: string;
@@ -185,11 +175,11 @@ async function main() {
       for (const t of roundOrder(r)) {
         const x = tally.get(t.name) as Tally;
         for (let s = 0; s < STREAMS_PER_ROUND; s++) {
-          const cpu0 = cpuSeconds(t.pid);
-          const stub0 = cpuSeconds(stub.child.pid);
+          const cpu0 = cpuTimes(t.pid);
+          const stub0 = cpuTimes(stub.child.pid);
           const v = await stream(t.url, t.headers, perStream);
-          const cpu1 = cpuSeconds(t.pid);
-          const stub1 = cpuSeconds(stub.child.pid);
+          const cpu1 = cpuTimes(t.pid);
+          const stub1 = cpuTimes(stub.child.pid);
           x.user += cpu1.user - cpu0.user;
           x.system += cpu1.system - cpu0.system;
           x.stubCpu += stub1.user + stub1.system - stub0.user - stub0.system;

@@ -14,14 +14,14 @@
  * `git archive <commit> | tar -x -C <dir>`, link node_modules, `npx tsc -p tsconfig.build.json`).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 import pg from "pg";
 import { Pool } from "undici";
-import { ADMIN_URL, createBenchDatabase, fmt, ROOT, startServer } from "./support.js";
+import { ADMIN_URL, cpuTimes, createBenchDatabase, fmt, percentile, ROOT, startServer } from "./support.js";
 
 const C1_REQUESTS = Number(process.env.BENCH_C1_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -75,7 +75,6 @@ async function startPortkey(): Promise<{ child: ChildProcess; port: number }> {
 
 const BASE_DIST = process.env.BENCH_BASE_DIST;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
 
 /** Sequential calls on one keep-alive connection; per-call wall time in ms. */
 async function sequential(t: Target, body: string, n: number, untilFirstToken: boolean): Promise<number[]> {
@@ -106,14 +105,10 @@ async function sequential(t: Target, body: string, n: number, untilFirstToken: b
   return times;
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+/** CPU seconds (user + system) a process has used so far; NaN off Linux. */
 function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in USER_HZ (100)
-  } catch {
-    return Number.NaN;
-  }
+  const t = cpuTimes(pid);
+  return t.user + t.system;
 }
 
 /**

@@ -86,6 +86,16 @@ export function rssOf(pid: number | undefined): number {
   }
 }
 
+/** CPU seconds a process has used so far (user, system), from /proc (Linux); NaN elsewhere. */
+export function cpuTimes(pid: number | undefined): { user: number; system: number } {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 }; // utime, stime in USER_HZ (100)
+  } catch {
+    return { user: Number.NaN, system: Number.NaN };
+  }
+}
+
 export const fmt = (n: number, digits = 1) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
 
 /** Nearest-rank percentile of an ascending array (the collector's own definition, docs/api). */
