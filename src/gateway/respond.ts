@@ -30,47 +30,40 @@ const isSecurityName = (name: string) => Object.hasOwn(API_SECURITY_HEADERS, nam
  * An answer's headers: the given ones (`drop`: names left out), then Voxgate's (`extra`, then the
  * request id), then the API security headers. A later group wins over an earlier one for the same
  * name, the name keeping its first position: the same names, values and order as assigning the
- * three groups into one object in turn.
+ * three groups into one object in turn, which is what a clash (rare) does; otherwise every group's
+ * names are new and are appended as they come.
  */
 export function answerHeaders(base: Readonly<Record<string, string | string[] | undefined>>, extra: Readonly<Record<string, string>>, requestId: string, drop?: ReadonlySet<string>): HeaderList {
   const out: HeaderList = [];
-  let clash = false;
   for (const name in base) {
     const v = base[name];
     if (v === undefined || drop?.has(name)) continue;
-    if (isSecurityName(name) || name === "x-voxgate-request-id" || Object.hasOwn(extra, name)) {
-      clash = true;
-      out.push(name, overridden(name, v, extra, requestId));
-    } else out.push(name, v);
+    if (isSecurityName(name) || name === "x-voxgate-request-id" || Object.hasOwn(extra, name)) return mergedHeaders(base, extra, requestId, drop);
+    out.push(name, v);
   }
-  for (const name in extra) if (isSecurityName(name)) clash = true;
-  if (!clash) {
-    // The usual case: no name in common, so every later header is new.
-    for (const name in extra) if (name !== "x-voxgate-request-id") out.push(name, extra[name] as string);
-    out.push("x-voxgate-request-id", requestId);
-    for (let i = 0; i < SECURITY_NAMES.length; i++) {
-      const name = SECURITY_NAMES[i] as string;
-      out.push(name, API_SECURITY_HEADERS[name] as string);
-    }
-    return out;
+  for (const name in extra) {
+    if (isSecurityName(name)) return mergedHeaders(base, extra, requestId, drop);
+    if (name !== "x-voxgate-request-id") out.push(name, extra[name] as string);
   }
-  const seen = new Set<string>();
-  for (let i = 0; i < out.length; i += 2) seen.add(out[i] as string);
-  const add = (name: string) => {
-    if (seen.has(name)) return;
-    seen.add(name);
-    out.push(name, overridden(name, "", extra, requestId));
-  };
-  for (const name in extra) add(name);
-  add("x-voxgate-request-id");
-  for (const name of SECURITY_NAMES) add(name);
+  out.push("x-voxgate-request-id", requestId);
+  for (let i = 0; i < SECURITY_NAMES.length; i++) {
+    const name = SECURITY_NAMES[i] as string;
+    out.push(name, API_SECURITY_HEADERS[name] as string);
+  }
   return out;
 }
 
-function overridden(name: string, v: string | string[], extra: Readonly<Record<string, string>>, requestId: string): string | string[] {
-  if (isSecurityName(name)) return API_SECURITY_HEADERS[name] as string;
-  if (name === "x-voxgate-request-id") return requestId;
-  return Object.hasOwn(extra, name) ? (extra[name] as string) : v;
+/** answerHeaders when a name is in two groups: the groups assigned into one object in turn. */
+function mergedHeaders(base: Readonly<Record<string, string | string[] | undefined>>, extra: Readonly<Record<string, string>>, requestId: string, drop?: ReadonlySet<string>): HeaderList {
+  const merged: Record<string, string | string[]> = {};
+  for (const name in base) {
+    const v = base[name];
+    if (v !== undefined && !drop?.has(name)) merged[name] = v;
+  }
+  Object.assign(merged, extra, { "x-voxgate-request-id": requestId }, API_SECURITY_HEADERS);
+  const out: HeaderList = [];
+  for (const name in merged) out.push(name, merged[name] as string | string[]);
+  return out;
 }
 
 /** The upstream answer's headers as relayed to the caller (connection headers and cookies dropped). */
