@@ -4,6 +4,8 @@
  */
 import { openaiChatStub } from "../test/support/stubs/openai-chat.js";
 
-const stub = await openaiChatStub().start();
+const stub = openaiChatStub();
+stub.keepHits = false; // nobody reads them here; kept, they grow the stub's heap and GC over the run
+await stub.start();
 process.stdout.write(`${stub.port}\n`);
 process.on("SIGTERM", () => void stub.close().then(() => process.exit(0)));

@@ -143,11 +143,17 @@ interface Throughput {
   genCpuMsPerCall: number;
   /** Postgres backends' CPU per call (ms), for a target that records into Postgres. */
   dbCpuMsPerCall: number | null;
+  /** The stub vendor's CPU per call (ms): it shares the 2 cores with every peer. */
+  stubCpuMsPerCall: number;
 }
+
+/** The stub's pid, set once it is spawned: its CPU per call is reported beside each peer's. */
+let stubPid: number | undefined;
 
 /** Requests/s at c=64, and the CPU the serving process (and its Postgres) spent per call (ms; records written after the run included). */
 async function throughput(t: Target, seconds = C64_SECONDS): Promise<Throughput> {
   const cpu0 = cpuSeconds(t.pid);
+  const stub0 = cpuSeconds(stubPid);
   const db0 = await backendCpu(t.dbUrl);
   const gen0 = process.cpuUsage();
   const r = await autocannon({
@@ -164,7 +170,8 @@ async function throughput(t: Target, seconds = C64_SECONDS): Promise<Throughput>
   const cpuMsPerCall = ((cpuSeconds(t.pid) - cpu0) * 1000) / r.requests.total;
   const dbCpuMsPerCall = t.dbUrl ? (backendCpuSpent(db0, await backendCpu(t.dbUrl)) * 1000) / r.requests.total : null;
   const genCpuMsPerCall = (gen.user + gen.system) / 1000 / r.requests.total;
-  return { rps: r.requests.average, cpuMsPerCall, dbCpuMsPerCall, genCpuMsPerCall };
+  const stubCpuMsPerCall = ((cpuSeconds(stubPid) - stub0) * 1000) / r.requests.total;
+  return { rps: r.requests.average, cpuMsPerCall, dbCpuMsPerCall, genCpuMsPerCall, stubCpuMsPerCall };
 }
 
 /** wrk's request (POST, body, headers) as its Lua script; values are JSON strings, which are valid Lua strings here (ASCII, no escapes but \"). */
@@ -184,6 +191,7 @@ function wrkScript(dir: string, t: Target): string {
  */
 async function wrkThroughput(t: Target, script: string, seconds = C64_SECONDS): Promise<Throughput> {
   const cpu0 = cpuSeconds(t.pid);
+  const stub0 = cpuSeconds(stubPid);
   const db0 = await backendCpu(t.dbUrl);
   const args = ["-c", "wrk \"$@\"; s=$?; cat /proc/$$/stat; exit $s", "sh", `-t${WRK_THREADS}`, "-c64", `-d${seconds}s`, "--timeout", "10s", "-s", script, t.origin + t.path];
   const out = await new Promise<string>((resolve, reject) => {
@@ -207,7 +215,8 @@ async function wrkThroughput(t: Target, script: string, seconds = C64_SECONDS): 
   await new Promise((res) => setTimeout(res, 600)); // the recorder's next flush (every 200 ms)
   const cpuMsPerCall = ((cpuSeconds(t.pid) - cpu0) * 1000) / total;
   const dbCpuMsPerCall = t.dbUrl ? (backendCpuSpent(db0, await backendCpu(t.dbUrl)) * 1000) / total : null;
-  return { rps, cpuMsPerCall, dbCpuMsPerCall, genCpuMsPerCall };
+  const stubCpuMsPerCall = ((cpuSeconds(stubPid) - stub0) * 1000) / total;
+  return { rps, cpuMsPerCall, dbCpuMsPerCall, genCpuMsPerCall, stubCpuMsPerCall };
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -222,6 +231,7 @@ async function attempt<T>(f: () => Promise<T>): Promise<Outcome<T>> {
 async function main() {
   const stub = await spawnWithPort(["--import", "tsx", join(ROOT, "bench/gateway-stub.ts")]);
   const stubOrigin = `http://127.0.0.1:${stub.port}`;
+  stubPid = stub.child.pid;
   const dir = mkdtempSync(join(tmpdir(), "voxgate-bench-gw-"));
   const configPath = join(dir, "voxgate.yaml");
   writeFileSync(
@@ -323,7 +333,7 @@ async function main() {
       for (const t of all) {
         const o = results[t.name];
         const db = o?.ok && o.value.dbCpuMsPerCall !== null ? ` + ${o.value.dbCpuMsPerCall.toFixed(3)} ms in Postgres (the records)` : "";
-        const gen = o?.ok ? `; ${label} ${o.value.genCpuMsPerCall.toFixed(3)} ms` : "";
+        const gen = o?.ok ? `; ${label} ${o.value.genCpuMsPerCall.toFixed(3)} ms, stub ${o.value.stubCpuMsPerCall.toFixed(3)} ms` : "";
         console.log(`  ${t.name}: ${o?.ok ? `${fmt(o.value.rps, 0)} req/s, ${o.value.cpuMsPerCall.toFixed(3)} ms CPU per call in its process${db}${gen}` : `FAILED ${o?.error}`}`);
       }
       const ratio = (a: string, b: string) => {

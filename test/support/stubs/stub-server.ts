@@ -36,6 +36,11 @@ export type StubHandler = (req: IncomingMessage, res: ServerResponse, hit: StubH
  */
 export class StubServer {
   readonly hits: StubHit[] = [];
+  /**
+   * Whether hits are kept. bench:gateway's stub answers millions of requests in one run: kept hits
+   * grow its heap, and its old-generation GC (CPU on the cores the peers share) grows with them.
+   */
+  keepHits = true;
   /** Answers the client (the gateway) cut off before they ended: an aborted upstream. */
   abortedAnswers = 0;
   private steps: StubStep[] = [];
@@ -61,7 +66,7 @@ export class StubServer {
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
         const hit: StubHit = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
-        this.hits.push(hit);
+        if (this.keepHits) this.hits.push(hit);
         res.once("close", () => {
           if (!res.writableFinished) this.abortedAnswers++;
         });
