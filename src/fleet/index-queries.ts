@@ -4,6 +4,7 @@ import { z } from "zod";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
 import { agentPresence, calls, fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, fleetIndexAgentRollupsMonthly, requests, sessions, turns } from "../db/schema/index.js";
+import { RANK_EXPR } from "../db/schema/fleet-index-agent-rollups.js";
 import { moneyNumber } from "../money.js";
 import { costsQuery } from "../reports/query.js";
 import type { Period } from "../reports/window.js";
@@ -91,15 +92,13 @@ type SortKey = FleetIndexArgs["sort"];
  * What each source contributes to the ranking: the sort column only (`agent_id` sorts on the key),
  * as float8, whose sum() keeps its state by value: a numeric sum allocates a digit accumulator per
  * agent and was most of the ranking (10k agents: ~25-38 ms of numeric sums against ~13-17 ms in
- * float8, psql \timing at 10M rows). Cost is ranked in units of 1e-10 USD (the money column's scale),
- * so every term is a whole number and the sums are exact below 2^53 units (≈ $900k per agent and
- * window); above that two totals equal to the tenth decimal may rank either way. A source that adds
- * nothing gives NULL (sum() skips it). The page shows the exact numeric totals (statement 2).
- * numeric → float8 goes through the number's text in Postgres; numeric → bigint does not, so a row
- * below $900M (bigint holds 1e-10 units up to $922M; a record is at most $1e9, a rollup row may sum
- * past it) converts through bigint, same value: the ranking 10-17 % faster (A/B, 15 pairs per period).
+ * float8, psql \timing at 10M rows). Cost is ranked in units of 1e-10 USD (RANK_EXPR.costUnits, also
+ * stored in the rank indexes), so every term is a whole number and the sums are exact below 2^53 units
+ * (≈ $900k per agent and window); above that two totals equal to the tenth decimal may rank either way.
+ * A source that adds nothing gives NULL (sum() skips it). The page shows the exact numeric totals
+ * (statement 2).
  */
-const COST_UNITS = "CASE WHEN cost_usd < 900000000 THEN (cost_usd * 10000000000)::bigint::float8 ELSE (cost_usd * 10000000000)::float8 END";
+const COST_UNITS = RANK_EXPR.costUnits;
 const RANK_VALUE: Record<SortKey, { raw: string; rollup: string; none: string }> = {
   cost: { raw: COST_UNITS, rollup: COST_UNITS, none: "NULL::float8" },
   requests: { raw: "1::float8", rollup: "requests::float8", none: "NULL::float8" },

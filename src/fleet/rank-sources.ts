@@ -1,6 +1,7 @@
 import { and, type SQL, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, requests, turns } from "../db/schema/index.js";
+import { RANK_EXPR } from "../db/schema/fleet-index-agent-rollups.js";
 import { spanRowsSql } from "../rollups/fleet-checkpoints.js";
 import type { RankTerm } from "./rank-plan.js";
 
@@ -27,7 +28,7 @@ export function rankSources(terms: RankTerm[], scope: TenantScope, rank: RankVal
     const one = sql.raw(term.sign === 1 ? "1::float8" : "-1::float8");
     if (term.kind === "checkpoint") {
       return [
-        sql`SELECT tenant_id, agent_id, ${signed(rank.rollup)} AS v, ${signed("row_count::float8")} AS n FROM ${checkpoints}
+        sql`SELECT tenant_id, agent_id, ${signed(rank.rollup)} AS v, ${signed(RANK_EXPR.spanRows)} AS n FROM ${checkpoints}
           WHERE ${and(
             spanRowsSql(term.from, term.at),
             tenantCondition(checkpoints.tenantId, scope),
@@ -37,7 +38,7 @@ export function rankSources(terms: RankTerm[], scope: TenantScope, rank: RankVal
     if (term.kind === "hour" || term.kind === "day") {
       const t = term.kind === "hour" ? fleetIndexAgentRollups : fleetIndexAgentRollupsDaily;
       const where = and(term.from ? sql`bucket >= ${iso(term.from)}` : undefined, sql`bucket < ${iso(term.to)}`, tenantCondition(t.tenantId, scope));
-      return [sql`SELECT tenant_id, agent_id, ${signed(rank.rollup)} AS v, ${signed("(requests + turns + probe_turns)::float8")} AS n FROM ${t} WHERE ${where}`];
+      return [sql`SELECT tenant_id, agent_id, ${signed(rank.rollup)} AS v, ${signed(RANK_EXPR.rollupRows)} AS n FROM ${t} WHERE ${where}`];
     }
     const range = (col: SQL, v: (d: Date) => SQL) =>
       sql`${col} ${sql.raw(term.fromInclusive ? ">=" : ">")} ${v(term.from)} AND ${col} ${sql.raw(term.toInclusive ? "<=" : "<")} ${v(term.to)}`;

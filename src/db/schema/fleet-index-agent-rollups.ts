@@ -1,5 +1,24 @@
+import { sql } from "drizzle-orm";
 import { bigint, index, jsonb, pgTable, text, unique } from "drizzle-orm/pg-core";
 import { money, tstz } from "./columns.js";
+
+/**
+ * What the fleet index's ranking computes per row (src/fleet/index-queries.ts, rank-sources.ts), as SQL
+ * over a rollup or span row's own columns. The rank indexes keep these as expressions, and an index-only
+ * scan hands the stored value over where the query has the identical expression (the text below is the
+ * one both use), instead of computing it per row: numeric → bigint → float8 for cost is most of a row's
+ * cost in the ranking (statement 19.7 → 17.7 ms for `today`, 16.4 → 13.2 ms for `all`, 10k agents).
+ * Cost is ranked in whole units of 1e-10 USD: exact float8 sums below 2^53 units; numeric → bigint is
+ * arithmetic where numeric → float8 prints and parses the number, so a row below $900M goes through
+ * bigint (which would overflow at $922M) and larger rows take the float8 cast.
+ */
+export const RANK_EXPR = {
+  costUnits: "CASE WHEN cost_usd < 900000000 THEN (cost_usd * 10000000000)::bigint::float8 ELSE (cost_usd * 10000000000)::float8 END",
+  /** A rollup row's rows: requests and attributed turns, probe included. */
+  rollupRows: "(requests + turns + probe_turns)::float8",
+  /** A span row's rows (src/db/schema/fleet-index-checkpoints.ts). */
+  spanRows: "row_count::float8",
+} as const;
 
 // Per-agent aggregates for GET /api/agents (src/fleet/index-queries.ts), the same two grains as the
 // request rollups, plus calendar-month sums. One row per (bucket, tenant, agent): every modality's TTFB
@@ -50,6 +69,7 @@ export const fleetIndexAgentRollupsDaily = pgTable("fleet_index_agent_rollups_da
   // turns and probe_turns too: the ranking's row count (src/fleet/rank-sources.ts) reads them; and the
   // page's other sums, which running-totals spans are built from (src/rollups/fleet-checkpoints.ts):
   // without them a span built from 30 days of day rows read 280k heap rows (2.8 s instead of ~0.7).
+  // Then the ranking's computed values (RANK_EXPR), read from the index instead of computed per row.
   index("fleet_index_agent_rollups_daily_rank_idx").on(
     t.bucket,
     t.tenantId,
@@ -61,6 +81,8 @@ export const fleetIndexAgentRollupsDaily = pgTable("fleet_index_agent_rollups_da
     t.probeRequests,
     t.errors,
     t.ratedPriceUsd,
+    sql.raw(`(${RANK_EXPR.costUnits})`),
+    sql.raw(`(${RANK_EXPR.rollupRows})`),
   ),
 ]);
 
