@@ -3,7 +3,7 @@ import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
 import { fleetIndexAgentRollupsDaily as daily, fleetIndexAgentRollupsMonthly as monthly } from "../db/schema/index.js";
 import { agentPairKey, SKETCHES, storedSketch, textArray } from "../rollups/fleet-index.js";
-import { mergeStoredSketch } from "../rollups/sketch-json.js";
+import { mergeStoredSketch, packedSketch } from "../rollups/sketch-json.js";
 import { emptySketch, type LatencySketch } from "../stats/summary.js";
 
 /** A per-agent row of the four latency sketches (stored JSON, or null when empty). */
@@ -90,13 +90,13 @@ export type StoredSketches = { [K in (typeof SKETCHES)[number]]: unknown };
 /**
  * Each target with its four sketches merged from the stored rows of its key (rows of other keys are
  * skipped: a cache that is fresh, or another tenant's agent of the same id), each stored through
- * `store` (default: as merged).
+ * `store` (default: packedSketch, the cache form).
  */
 export function mergeSketchRows<T>(
   targets: T[],
   keyOf: (t: T) => string,
   rows: Iterable<{ key: string; row: StoredSketches }>,
-  store: (s: LatencySketch) => LatencySketch = (s) => s,
+  store: (s: LatencySketch) => object = packedSketch,
 ): (T & StoredSketches)[] {
   const acc = new Map<string, Record<(typeof SKETCHES)[number], LatencySketch>>();
   for (const t of targets) acc.set(keyOf(t), { stt_ttfb_hist: emptySketch(), llm_ttfb_hist: emptySketch(), tts_ttfb_hist: emptySketch(), response_hist: emptySketch() });
@@ -104,14 +104,15 @@ export function mergeSketchRows<T>(
     const a = acc.get(key);
     if (a) for (const c of SKETCHES) mergeStoredSketch(a[c], row[c]);
   }
+  const stored = (s: LatencySketch) => (storedSketch(s) === null ? null : store(s));
   return targets.map((t) => {
     const a = acc.get(keyOf(t));
     return {
       ...t,
-      stt_ttfb_hist: a ? storedSketch(store(a.stt_ttfb_hist)) : null,
-      llm_ttfb_hist: a ? storedSketch(store(a.llm_ttfb_hist)) : null,
-      tts_ttfb_hist: a ? storedSketch(store(a.tts_ttfb_hist)) : null,
-      response_hist: a ? storedSketch(store(a.response_hist)) : null,
+      stt_ttfb_hist: a ? stored(a.stt_ttfb_hist) : null,
+      llm_ttfb_hist: a ? stored(a.llm_ttfb_hist) : null,
+      tts_ttfb_hist: a ? stored(a.tts_ttfb_hist) : null,
+      response_hist: a ? stored(a.response_hist) : null,
     };
   });
 }

@@ -22,9 +22,11 @@ export function mergeStoredSketch(into: LatencySketch, value: unknown): void {
   const num = (v: unknown, dflt: number) => (typeof v === "number" && Number.isFinite(v) ? v : dflt);
   const count = num(o.count, 0);
   if (count <= 0) return;
-  const samples = storedSamples(o.samples, count);
+  const packed = o.packed_samples !== undefined;
+  const samples = packed ? unpackSamples(o.packed_samples, count) : storedSamples(o.samples, count);
   if (into.samples && samples && into.count + count <= EXACT_SAMPLE_LIMIT) {
-    if (into.samples.length === 0) into.samples = samples.slice();
+    // Unpacked samples are a fresh array: taken as they are, not copied.
+    if (into.samples.length === 0) into.samples = packed ? samples : samples.slice();
     else for (const v of samples) into.samples.push(v);
   } else into.samples = null;
   into.count += count;
@@ -46,6 +48,36 @@ export function mergeStoredSketch(into: LatencySketch, value: unknown): void {
 export function storedSamples(value: unknown, count: number): number[] | null {
   if (!Array.isArray(value) || value.length !== count) return null;
   return value.every((v) => typeof v === "number" && Number.isFinite(v)) ? (value as number[]) : null;
+}
+
+/**
+ * A sketch as a cache stores it (the span and month sketch caches of GET /api/agents, written and read
+ * by Node only, never merged in SQL): its exact samples as one base64 string of little-endian float64s
+ * (`packed_samples`) instead of a JSON array. A page of `period=all` reads 400 cached sketches of ~340
+ * samples each: parsing the arrays was most of Node's time there (a 342-sample sketch: JSON 13.7 µs,
+ * packed 5.5 µs, buckets included), and Postgres no longer prints ~140k jsonb numbers per page.
+ */
+export function packedSketch(sketch: LatencySketch): Omit<LatencySketch, "samples"> & { packed_samples?: string } {
+  const { samples, ...rest } = sketch;
+  if (!samples) return rest;
+  return { ...rest, packed_samples: Buffer.from(Float64Array.from(samples).buffer).toString("base64") };
+}
+
+/** packed_samples back to numbers when complete (as many finite values as the count), else null. */
+export function unpackSamples(value: unknown, count: number): number[] | null {
+  if (typeof value !== "string") return null;
+  const bytes = Buffer.from(value, "base64");
+  if (bytes.length !== count * 8) return null;
+  // Copied into an aligned buffer: a decoded Buffer may sit at any offset of Node's pool.
+  const floats = new Float64Array(count);
+  new Uint8Array(floats.buffer).set(bytes);
+  const out = new Array<number>(count);
+  for (let i = 0; i < count; i++) {
+    const v = floats[i] as number;
+    if (!Number.isFinite(v)) return null;
+    out[i] = v;
+  }
+  return out;
 }
 
 /**

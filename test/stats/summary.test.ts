@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sketchFromJson } from "../../src/rollups/sketch-json.js";
+import { mergeStoredSketch, packedSketch, sketchFromJson } from "../../src/rollups/sketch-json.js";
 import { ascending, atReportedPrecision, EXACT_SAMPLE_LIMIT, emptySketch, isExact, mergeSketch, quantile, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
 
 /** The nearest-rank q-quantile: the ⌈q × n⌉-th smallest sample. */
@@ -107,5 +107,46 @@ describe("ascending (the sort behind every exact quantile)", () => {
     const merged = mergeSketch(mergeSketch(emptySketch(), cached), sketchOf(later));
     const shuffled = sketchOf([...later, ...[...(cached.samples ?? [])].reverse()]);
     expect(summarize(merged)).toEqual(summarize(shuffled));
+  });
+});
+
+describe("packedSketch (the caches' stored form)", () => {
+  const values = [700, 0.25, 1100.37, 900, 1e6, 3.5, 42, 42];
+  it("round-trips through JSON to the same sketch and the same summaries", () => {
+    const s = sketchOf(values);
+    const back = sketchFromJson(JSON.parse(JSON.stringify(packedSketch(s))));
+    expect(back.samples).toEqual(s.samples);
+    expect(back.buckets).toEqual(s.buckets);
+    expect(summarize(back)).toEqual(summarize(s));
+  });
+  it("merges like the plain stored sketch, exact while within the bound", () => {
+    const a = sketchOf([1, 2, 3]);
+    const b = sketchOf(values);
+    const plain = emptySketch();
+    mergeStoredSketch(plain, JSON.stringify(a));
+    mergeStoredSketch(plain, JSON.stringify(b));
+    const packed = emptySketch();
+    mergeStoredSketch(packed, JSON.stringify(packedSketch(a)));
+    mergeStoredSketch(packed, JSON.stringify(packedSketch(b)));
+    expect(packed).toEqual(plain);
+    expect(isExact(packed)).toBe(true);
+  });
+  it("a sketch past the bound has no samples to pack and merges from its buckets", () => {
+    const big = sketchOf(Array.from({ length: EXACT_SAMPLE_LIMIT + 5 }, (_, i) => i + 1));
+    expect(packedSketch(big)).not.toHaveProperty("packed_samples");
+    const into = sketchOf([5]);
+    mergeStoredSketch(into, packedSketch(big));
+    expect(isExact(into)).toBe(false);
+    expect(into.count).toBe(EXACT_SAMPLE_LIMIT + 6);
+  });
+  it("a damaged or short packed string is not trusted as exact", () => {
+    const s = sketchOf([10, 20, 30]);
+    const p = packedSketch(s);
+    for (const bad of ["", "not base64!", Buffer.from(new Float64Array([10, 20]).buffer).toString("base64"), Buffer.from(new Float64Array([10, Number.NaN, 30]).buffer).toString("base64")]) {
+      const back = sketchFromJson({ ...p, packed_samples: bad });
+      expect(isExact(back)).toBe(false);
+      expect(back.count).toBe(3);
+      expect(Math.abs(quantile(back, 0.5) - 20) / 20).toBeLessThanOrEqual(0.0101);
+    }
   });
 });
