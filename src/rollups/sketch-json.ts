@@ -1,10 +1,11 @@
 import { type SQL, sql } from "drizzle-orm";
-import { EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/summary.js";
+import { bucketsComplete, bucketsOf, completeBuckets, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/summary.js";
 
 /** Reads a stored sketch back; anything malformed counts as empty rather than failing a report. */
 export function sketchFromJson(value: unknown): LatencySketch {
   const sketch = emptySketch();
   mergeStoredSketch(sketch, value);
+  completeBuckets(sketch); // the whole sketch, buckets included, not a page's partial merge
   return sketch;
 }
 
@@ -12,7 +13,9 @@ export function sketchFromJson(value: unknown): LatencySketch {
  * mergeSketch(into, sketchFromJson(value)) without building the intermediate sketch, for an
  * accumulator the caller owns (its samples array is its own: they are appended in place). A fleet-index
  * page merges one stored sketch per agent, day and modality, most of them empty or of a few samples:
- * the copies (a concatenated array per merge) and throwaway objects were most of its Node CPU.
+ * the copies (a concatenated array per merge) and throwaway objects were most of its Node CPU. While
+ * the merge stays exact the stored buckets are not added (summary.ts LatencySketch): `into`'s are
+ * rebuilt from its samples if it ever leaves exactness.
  */
 export function mergeStoredSketch(into: LatencySketch, value: unknown): void {
   if (value === null || value === undefined) return;
@@ -25,22 +28,30 @@ export function mergeStoredSketch(into: LatencySketch, value: unknown): void {
   const packed = o.packed_samples !== undefined;
   const samples = packed ? unpackSamples(o.packed_samples, count) : storedSamples(o.samples, count);
   if (into.samples && samples && into.count + count <= EXACT_SAMPLE_LIMIT) {
+    // Exact: the samples are the answer; the buckets are left out (summary.ts LatencySketch).
     // Unpacked samples are a fresh array: taken as they are, not copied.
     if (into.samples.length === 0) into.samples = packed ? samples : samples.slice();
     else for (const v of samples) into.samples.push(v);
-  } else into.samples = null;
+  } else {
+    completeBuckets(into);
+    into.samples = null;
+    // An exact stored sketch's buckets may be partial (a cache stores none): counted from its samples.
+    if (samples) addBuckets(into, bucketsOf(samples));
+    else if (o.buckets && typeof o.buckets === "object") addBuckets(into, o.buckets as Record<string, unknown>);
+    else addBuckets(into, unpackBuckets(o.packed_buckets));
+  }
   into.count += count;
   into.sum += num(o.sum, 0);
   into.min = Math.min(into.min, num(o.min, Number.POSITIVE_INFINITY));
   into.max = Math.max(into.max, num(o.max, Number.NEGATIVE_INFINITY));
   into.zeros += num(o.zeros, 0);
-  if (o.buckets && typeof o.buckets === "object") {
-    // for…in, not Object.entries: no [key, value] array per bucket (~90 per stored sketch).
-    const buckets = o.buckets as Record<string, unknown>;
-    for (const k in buckets) {
-      const n = buckets[k];
-      if (typeof n === "number") into.buckets[k] = (into.buckets[k] ?? 0) + n;
-    }
+}
+
+function addBuckets(into: LatencySketch, buckets: Record<string, unknown>): void {
+  // for…in, not Object.entries: no [key, value] array per bucket (~90 per stored sketch).
+  for (const k in buckets) {
+    const n = buckets[k];
+    if (typeof n === "number") into.buckets[k] = (into.buckets[k] ?? 0) + n;
   }
 }
 
@@ -53,24 +64,48 @@ export function storedSamples(value: unknown, count: number): number[] | null {
 /**
  * A sketch as a cache stores it (the span and month sketch caches of GET /api/agents, written and read
  * by Node only, never merged in SQL): its exact samples as one base64 string of little-endian float64s
- * (`packed_samples`) instead of a JSON array. A page of `period=all` reads 400 cached sketches of ~340
- * samples each: parsing the arrays was most of Node's time there (a 342-sample sketch: JSON 13.7 µs,
- * packed 5.5 µs, buckets included), and Postgres no longer prints ~140k jsonb numbers per page.
+ * (`packed_samples`) instead of a JSON array, and no buckets (summary.ts LatencySketch: an exact
+ * sketch's samples give them back). A page of `period=all` reads 400 cached sketches of ~340 samples:
+ * parsing and merging them was most of Node's time there (a 342-sample sketch: JSON 13.7 µs to parse,
+ * packed without buckets ~3 µs), and Postgres no longer prints ~170k jsonb numbers per page.
  */
-export function packedSketch(sketch: LatencySketch): Omit<LatencySketch, "samples"> & { packed_samples?: string } {
-  const { samples, ...rest } = sketch;
-  if (!samples) return rest;
-  return { ...rest, packed_samples: Buffer.from(Float64Array.from(samples).buffer).toString("base64") };
+export function packedSketch(sketch: LatencySketch): Partial<LatencySketch> & { packed_samples?: string; packed_buckets?: string } {
+  const { samples, buckets, ...rest } = sketch;
+  if (!samples) return { ...rest, buckets };
+  // The buckets go packed too and complete (a page's merge may have left them partial), read only if
+  // the samples ever fail to decode: an exact merge never needs them (summary.ts LatencySketch).
+  const full = bucketsComplete(sketch) ? buckets : bucketsOf(samples);
+  const pairs: number[] = [];
+  for (const k in full) pairs.push(Number(k), full[k] as number);
+  return { ...rest, packed_samples: pack(samples), packed_buckets: pack(pairs) };
+}
+
+const pack = (values: readonly number[]) => Buffer.from(Float64Array.from(values).buffer).toString("base64");
+
+/** A packed string's float64s, or null when it is not one. */
+function unpack(value: unknown): Float64Array | null {
+  if (typeof value !== "string") return null;
+  const bytes = Buffer.from(value, "base64");
+  if (bytes.length % 8 !== 0) return null;
+  // Copied into an aligned buffer: a decoded Buffer may sit at any offset of Node's pool.
+  const floats = new Float64Array(bytes.length / 8);
+  new Uint8Array(floats.buffer).set(bytes);
+  return floats;
+}
+
+/** packed_buckets back to a bucket record (pairs of index and count). */
+function unpackBuckets(value: unknown): Record<string, number> {
+  const pairs = unpack(value);
+  const out: Record<string, number> = {};
+  if (!pairs) return out;
+  for (let i = 0; i + 1 < pairs.length; i += 2) out[String(pairs[i])] = pairs[i + 1] as number;
+  return out;
 }
 
 /** packed_samples back to numbers when complete (as many finite values as the count), else null. */
 export function unpackSamples(value: unknown, count: number): number[] | null {
-  if (typeof value !== "string") return null;
-  const bytes = Buffer.from(value, "base64");
-  if (bytes.length !== count * 8) return null;
-  // Copied into an aligned buffer: a decoded Buffer may sit at any offset of Node's pool.
-  const floats = new Float64Array(count);
-  new Uint8Array(floats.buffer).set(bytes);
+  const floats = unpack(value);
+  if (!floats || floats.length !== count) return null;
   const out = new Array<number>(count);
   for (let i = 0; i < count; i++) {
     const v = floats[i] as number;

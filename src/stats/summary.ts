@@ -18,7 +18,16 @@ export const SKETCH_RELATIVE_ACCURACY = 0.01;
 const GAMMA = (1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY);
 const LOG_GAMMA = Math.log(GAMMA);
 
-/** JSON-serialisable sketch: bucket index → count; zero (and negative) values counted apart. */
+/**
+ * JSON-serialisable sketch: bucket index → count; zero (and negative) values counted apart.
+ * While a sketch is exact its samples are the truth and its buckets may be partial: the fleet index's
+ * caches store none (src/rollups/sketch-json.ts packedSketch) and its page merges skip them
+ * (mergeStoredSketch), since decoding and adding ~85 buckets per stored sketch was a third of a page's
+ * Node time and an exact answer never reads them. A sketch that stops being exact first gets its
+ * buckets back from its samples (completeBuckets), so an inexact sketch's buckets are always
+ * complete. Rollup rows are written from addSample/mergeSketch, which keep them complete: SQL merges
+ * them (mergeSketchSql).
+ */
 export interface LatencySketch {
   count: number;
   sum: number;
@@ -57,14 +66,17 @@ function bucketValue(index: number): number {
 /** Adds one sample (ms). Non-finite values are ignored; values ≤ 1e-9 count as zero. */
 export function addSample(sketch: LatencySketch, value: number): void {
   if (!Number.isFinite(value)) return;
+  if (sketch.samples) {
+    if (sketch.count < EXACT_SAMPLE_LIMIT) sketch.samples.push(value);
+    else {
+      completeBuckets(sketch);
+      sketch.samples = null;
+    }
+  }
   sketch.count += 1;
   sketch.sum += value;
   if (value < sketch.min) sketch.min = value;
   if (value > sketch.max) sketch.max = value;
-  if (sketch.samples) {
-    if (sketch.count <= EXACT_SAMPLE_LIMIT) sketch.samples.push(value);
-    else sketch.samples = null;
-  }
   if (value <= 1e-9) {
     sketch.zeros += 1;
     return;
@@ -81,14 +93,49 @@ export function sketchOf(samples: Iterable<number>): LatencySketch {
 
 /** Merges b into a (rollup buckets of any window combine exactly; raw samples while within the bound). */
 export function mergeSketch(a: LatencySketch, b: LatencySketch): LatencySketch {
-  a.samples = a.samples && b.samples && a.count + b.count <= EXACT_SAMPLE_LIMIT ? a.samples.concat(b.samples) : null;
+  if (a.samples && b.samples && a.count + b.count <= EXACT_SAMPLE_LIMIT) {
+    a.samples = a.samples.concat(b.samples);
+    addBuckets(a.buckets, b.buckets);
+  } else {
+    // Leaving (or past) exactness: both sides' buckets must be complete from here on.
+    completeBuckets(a);
+    a.samples = null;
+    addBuckets(a.buckets, b.samples && !bucketsComplete(b) ? bucketsOf(b.samples) : b.buckets);
+  }
   a.count += b.count;
   a.sum += b.sum;
   a.min = Math.min(a.min, b.min);
   a.max = Math.max(a.max, b.max);
   a.zeros += b.zeros;
-  for (const [k, n] of Object.entries(b.buckets)) a.buckets[k] = (a.buckets[k] ?? 0) + n;
   return a;
+}
+
+function addBuckets(into: Record<string, number>, from: Record<string, number>): void {
+  // for…in, not Object.entries: no [key, value] array per bucket.
+  for (const k in from) into[k] = (into[k] ?? 0) + (from[k] as number);
+}
+
+/** The buckets addSample would have counted for `samples` (zeros are counted apart, in `zeros`). */
+export function bucketsOf(samples: readonly number[]): Record<string, number> {
+  const buckets: Record<string, number> = {};
+  for (const v of samples) {
+    if (v <= 1e-9) continue;
+    const key = String(bucketIndex(v));
+    buckets[key] = (buckets[key] ?? 0) + 1;
+  }
+  return buckets;
+}
+
+/** True when every sample is counted in `zeros` or a bucket (always, once a sketch is inexact). */
+export function bucketsComplete(sketch: LatencySketch): boolean {
+  let n = sketch.zeros;
+  for (const k in sketch.buckets) n += sketch.buckets[k] as number;
+  return n === sketch.count;
+}
+
+/** Rebuilds an exact sketch's partial buckets from its samples (before it drops them). */
+export function completeBuckets(sketch: LatencySketch): void {
+  if (sketch.samples && !bucketsComplete(sketch)) sketch.buckets = bucketsOf(sketch.samples);
 }
 
 /** True when the sketch still holds every sample (answers are exact). */

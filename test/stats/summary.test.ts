@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { mergeStoredSketch, packedSketch, sketchFromJson } from "../../src/rollups/sketch-json.js";
-import { ascending, atReportedPrecision, EXACT_SAMPLE_LIMIT, emptySketch, isExact, mergeSketch, quantile, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
+import { addSample, ascending, atReportedPrecision, EXACT_SAMPLE_LIMIT, emptySketch, isExact, mergeSketch, quantile, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
 
 /** The nearest-rank q-quantile: the ⌈q × n⌉-th smallest sample. */
 const nearestRank = (samples: number[], q: number) => [...samples].sort((a, b) => a - b)[Math.max(1, Math.ceil(q * samples.length)) - 1];
@@ -116,8 +116,34 @@ describe("packedSketch (the caches' stored form)", () => {
     const s = sketchOf(values);
     const back = sketchFromJson(JSON.parse(JSON.stringify(packedSketch(s))));
     expect(back.samples).toEqual(s.samples);
-    expect(back.buckets).toEqual(s.buckets);
     expect(summarize(back)).toEqual(summarize(s));
+    // Exact, it carries no buckets; pushed past the bound, it gets exactly the original's.
+    const big = sketchOf(Array.from({ length: EXACT_SAMPLE_LIMIT }, (_, i) => i + 0.5));
+    const viaPacked = sketchOf([]);
+    mergeStoredSketch(viaPacked, packedSketch(s));
+    mergeStoredSketch(viaPacked, big);
+    expect(viaPacked).toEqual(mergeSketch(sketchOf(values), big));
+  });
+  it("an exact merge leaves buckets out, and leaving exactness brings them back complete, on every path", () => {
+    const small = sketchOf([1, 2, 3, 0]);
+    const acc = emptySketch();
+    mergeStoredSketch(acc, packedSketch(small));
+    mergeStoredSketch(acc, JSON.stringify(sketchOf([4, 5])));
+    expect(acc.buckets).toEqual({}); // partial while exact
+    const rest = Array.from({ length: EXACT_SAMPLE_LIMIT }, (_, i) => 10 + i);
+    const all = [1, 2, 3, 0, 4, 5, ...rest];
+    // mergeSketch, addSample and mergeStoredSketch each complete it when the sketch leaves exactness.
+    const a = structuredClone(acc);
+    mergeSketch(a, sketchOf(rest));
+    const b = structuredClone(acc);
+    for (const v of rest) addSample(b, v);
+    const c = structuredClone(acc);
+    mergeStoredSketch(c, JSON.stringify(sketchOf(rest)));
+    for (const x of [a, b, c]) {
+      expect(isExact(x)).toBe(false);
+      expect(x.buckets).toEqual(sketchOf(all).buckets);
+      expect(summarize(x)).toEqual(summarize(sketchOf(all)));
+    }
   });
   it("merges like the plain stored sketch, exact while within the bound", () => {
     const a = sketchOf([1, 2, 3]);
