@@ -68,6 +68,8 @@ export function storedSamples(value: unknown, count: number): number[] | null {
  * sketch's samples give them back). A page of `period=all` reads 400 cached sketches of ~340 samples:
  * parsing and merging them was most of Node's time there (a 342-sample sketch: JSON 13.7 µs to parse,
  * packed without buckets ~3 µs), and Postgres no longer prints ~170k jsonb numbers per page.
+ * A replica older than this form reads such a cache as a sketch without samples or buckets (its p95
+ * clamped to min/max) until it is upgraded: the collector's replicas are upgraded together.
  */
 export function packedSketch(sketch: LatencySketch): Partial<LatencySketch> & { packed_samples?: string; packed_buckets?: string } {
   const { samples, buckets, ...rest } = sketch;
