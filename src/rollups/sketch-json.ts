@@ -35,9 +35,10 @@ export function mergeStoredSketch(into: LatencySketch, value: unknown): void {
   } else {
     completeBuckets(into);
     into.samples = null;
-    // An exact stored sketch's buckets may be partial (a cache stores none): counted from its samples.
-    if (samples) addBuckets(into, bucketsOf(samples));
-    else if (o.buckets && typeof o.buckets === "object") addBuckets(into, o.buckets as Record<string, unknown>);
+    // Stored buckets are complete (rollup rows; packedSketch writes none for an exact sketch); a packed
+    // cache's are counted from its samples, or unpacked if its samples did not decode.
+    if (o.buckets && typeof o.buckets === "object") addBuckets(into, o.buckets as Record<string, unknown>);
+    else if (samples) addBuckets(into, bucketsOf(samples));
     else addBuckets(into, unpackBuckets(o.packed_buckets));
   }
   into.count += count;
