@@ -75,7 +75,6 @@ async function startPortkey(): Promise<{ child: ChildProcess; port: number }> {
 
 const BASE_DIST = process.env.BENCH_BASE_DIST;
 
-
 /** Sequential calls on one keep-alive connection; per-call wall time in ms. */
 async function sequential(t: Target, body: string, n: number, untilFirstToken: boolean): Promise<number[]> {
   const pool = new Pool(t.origin, { connections: 1, pipelining: 1 });
@@ -150,11 +149,29 @@ interface Throughput {
 /** The stub's pid, set once it is spawned: its CPU per call is reported beside each peer's. */
 let stubPid: number | undefined;
 
-/** Requests/s at c=64, and the CPU the serving process (and its Postgres) spent per call (ms; records written after the run included). */
-async function throughput(t: Target, seconds = C64_SECONDS): Promise<Throughput> {
+type ServingCpu = Pick<Throughput, "cpuMsPerCall" | "dbCpuMsPerCall" | "stubCpuMsPerCall">;
+
+/**
+ * Starts counting the CPU of a peer's serving process, its Postgres backends and the stub; the
+ * returned function waits for the recorder's next flush (every 200 ms) and divides by the calls made.
+ */
+async function servingCpu(t: Target): Promise<(calls: number) => Promise<ServingCpu>> {
   const cpu0 = cpuSeconds(t.pid);
   const stub0 = cpuSeconds(stubPid);
   const db0 = await backendCpu(t.dbUrl);
+  return async (calls) => {
+    await new Promise((res) => setTimeout(res, 600));
+    return {
+      cpuMsPerCall: ((cpuSeconds(t.pid) - cpu0) * 1000) / calls,
+      dbCpuMsPerCall: t.dbUrl ? (backendCpuSpent(db0, await backendCpu(t.dbUrl)) * 1000) / calls : null,
+      stubCpuMsPerCall: ((cpuSeconds(stubPid) - stub0) * 1000) / calls,
+    };
+  };
+}
+
+/** Requests/s at c=64, and the CPU the serving process (and its Postgres) spent per call (ms; records written after the run included). */
+async function throughput(t: Target, seconds = C64_SECONDS): Promise<Throughput> {
+  const serving = await servingCpu(t);
   const gen0 = process.cpuUsage();
   const r = await autocannon({
     url: t.origin + t.path,
@@ -166,12 +183,8 @@ async function throughput(t: Target, seconds = C64_SECONDS): Promise<Throughput>
   });
   const gen = process.cpuUsage(gen0);
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${t.name}: ${r.non2xx} non-2xx, ${r.errors} errors at c=64`);
-  await new Promise((res) => setTimeout(res, 600)); // the recorder's next flush (every 200 ms)
-  const cpuMsPerCall = ((cpuSeconds(t.pid) - cpu0) * 1000) / r.requests.total;
-  const dbCpuMsPerCall = t.dbUrl ? (backendCpuSpent(db0, await backendCpu(t.dbUrl)) * 1000) / r.requests.total : null;
   const genCpuMsPerCall = (gen.user + gen.system) / 1000 / r.requests.total;
-  const stubCpuMsPerCall = ((cpuSeconds(stubPid) - stub0) * 1000) / r.requests.total;
-  return { rps: r.requests.average, cpuMsPerCall, dbCpuMsPerCall, genCpuMsPerCall, stubCpuMsPerCall };
+  return { rps: r.requests.average, genCpuMsPerCall, ...(await serving(r.requests.total)) };
 }
 
 /** wrk's request (POST, body, headers) as its Lua script; values are JSON strings, which are valid Lua strings here (ASCII, no escapes but \"). */
@@ -190,9 +203,7 @@ function wrkScript(dir: string, t: Target): string {
  * by the shell that waited for it). Any non-2xx answer or socket error fails the peer.
  */
 async function wrkThroughput(t: Target, script: string, seconds = C64_SECONDS): Promise<Throughput> {
-  const cpu0 = cpuSeconds(t.pid);
-  const stub0 = cpuSeconds(stubPid);
-  const db0 = await backendCpu(t.dbUrl);
+  const serving = await servingCpu(t);
   const args = ["-c", "wrk \"$@\"; s=$?; cat /proc/$$/stat; exit $s", "sh", `-t${WRK_THREADS}`, "-c64", `-d${seconds}s`, "--timeout", "10s", "-s", script, t.origin + t.path];
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn("sh", args, { stdio: ["ignore", "pipe", "inherit"] });
@@ -212,11 +223,7 @@ async function wrkThroughput(t: Target, script: string, seconds = C64_SECONDS): 
   const statLine = out.trim().split("\n").pop() ?? "";
   const f = statLine.split(") ")[1]?.split(" ") ?? [];
   const genCpuMsPerCall = ((Number(f[13]) + Number(f[14])) * 10) / total;
-  await new Promise((res) => setTimeout(res, 600)); // the recorder's next flush (every 200 ms)
-  const cpuMsPerCall = ((cpuSeconds(t.pid) - cpu0) * 1000) / total;
-  const dbCpuMsPerCall = t.dbUrl ? (backendCpuSpent(db0, await backendCpu(t.dbUrl)) * 1000) / total : null;
-  const stubCpuMsPerCall = ((cpuSeconds(stubPid) - stub0) * 1000) / total;
-  return { rps, cpuMsPerCall, dbCpuMsPerCall, genCpuMsPerCall, stubCpuMsPerCall };
+  return { rps, genCpuMsPerCall, ...(await serving(total)) };
 }
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };

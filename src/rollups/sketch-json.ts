@@ -1,5 +1,5 @@
 import { type SQL, sql } from "drizzle-orm";
-import { bucketsComplete, bucketsOf, completeBuckets, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/summary.js";
+import { addBuckets, bucketsComplete, bucketsOf, completeBuckets, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/summary.js";
 
 /** Reads a stored sketch back; anything malformed counts as empty rather than failing a report. */
 export function sketchFromJson(value: unknown): LatencySketch {
@@ -37,23 +37,15 @@ export function mergeStoredSketch(into: LatencySketch, value: unknown): void {
     into.samples = null;
     // Stored buckets are complete (rollup rows; packedSketch writes none for an exact sketch); a packed
     // cache's are counted from its samples, or unpacked if its samples did not decode.
-    if (o.buckets && typeof o.buckets === "object") addBuckets(into, o.buckets as Record<string, unknown>);
-    else if (samples) addBuckets(into, bucketsOf(samples));
-    else addBuckets(into, unpackBuckets(o.packed_buckets));
+    if (o.buckets && typeof o.buckets === "object") addBuckets(into.buckets, o.buckets as Record<string, unknown>);
+    else if (samples) addBuckets(into.buckets, bucketsOf(samples));
+    else addBuckets(into.buckets, unpackBuckets(o.packed_buckets));
   }
   into.count += count;
   into.sum += num(o.sum, 0);
   into.min = Math.min(into.min, num(o.min, Number.POSITIVE_INFINITY));
   into.max = Math.max(into.max, num(o.max, Number.NEGATIVE_INFINITY));
   into.zeros += num(o.zeros, 0);
-}
-
-function addBuckets(into: LatencySketch, buckets: Record<string, unknown>): void {
-  // for…in, not Object.entries: no [key, value] array per bucket (~90 per stored sketch).
-  for (const k in buckets) {
-    const n = buckets[k];
-    if (typeof n === "number") into.buckets[k] = (into.buckets[k] ?? 0) + n;
-  }
 }
 
 /** A stored sketch's raw samples when complete (every one a finite number, as many as its count), else null. */
@@ -65,8 +57,8 @@ export function storedSamples(value: unknown, count: number): number[] | null {
 /**
  * A sketch as a cache stores it (the span and month sketch caches of GET /api/agents, written and read
  * by Node only, never merged in SQL): its exact samples as one base64 string of little-endian float64s
- * (`packed_samples`) instead of a JSON array, and no buckets (summary.ts LatencySketch: an exact
- * sketch's samples give them back). A page of `period=all` reads 400 cached sketches of ~340 samples:
+ * (`packed_samples`) instead of a JSON array, and its buckets packed too (`packed_buckets`), read only
+ * if the samples fail to decode (summary.ts LatencySketch: an exact sketch's samples give them back). A page of `period=all` reads 400 cached sketches of ~340 samples:
  * parsing and merging them was most of Node's time there (a 342-sample sketch: JSON 13.7 µs to parse,
  * packed without buckets ~3 µs), and Postgres no longer prints ~170k jsonb numbers per page.
  * A replica older than this form reads such a cache as a sketch without samples or buckets (its p95
@@ -75,8 +67,7 @@ export function storedSamples(value: unknown, count: number): number[] | null {
 export function packedSketch(sketch: LatencySketch): Partial<LatencySketch> & { packed_samples?: string; packed_buckets?: string } {
   const { samples, buckets, ...rest } = sketch;
   if (!samples) return { ...rest, buckets };
-  // The buckets go packed too and complete (a page's merge may have left them partial), read only if
-  // the samples ever fail to decode: an exact merge never needs them (summary.ts LatencySketch).
+  // Complete: a page's merge may have left them partial.
   const full = bucketsComplete(sketch) ? buckets : bucketsOf(samples);
   const pairs: number[] = [];
   for (const k in full) pairs.push(Number(k), full[k] as number);
