@@ -3,7 +3,7 @@ import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { z } from "zod";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
-import { agentPresence, calls, fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, fleetIndexAgentRollupsMonthly, requests, sessions, turns } from "../db/schema/index.js";
+import { agentPresence, fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, fleetIndexAgentRollupsMonthly, requests, turns } from "../db/schema/index.js";
 import { RANK_EXPR } from "../db/schema/fleet-index-agent-rollups.js";
 import { moneyNumber } from "../money.js";
 import { costsQuery } from "../reports/query.js";
@@ -14,6 +14,7 @@ import { summarize } from "../stats/summary.js";
 import { ROSTER_AGEING_SECONDS } from "./presence.js";
 import { ensureCheckpoints, spanRowsSql } from "../rollups/fleet-checkpoints.js";
 import { closedMonthSketches, HAS_SKETCH, type SketchRow } from "./month-sketches.js";
+import { type PageCount, pageCounts } from "./page-counts.js";
 import { checkpointSpans, type RankTerm, rankTerms } from "./rank-plan.js";
 import { rankSources } from "./rank-sources.js";
 import { spanSketches } from "./span-sketches.js";
@@ -256,46 +257,6 @@ async function pageSketches(db: Db, segments: PageSegment[], scope: TenantScope,
   return out;
 }
 
-interface PageCount {
-  n: number;
-  probe: number;
-}
-
-interface CountRow {
-  tenant_id: string | null;
-  agent_id: string;
-  n: string;
-  probe: string;
-}
-
-/**
- * Sessions started and calls started in the window, for the page's (tenant, agent) pairs: one count
- * per pair over its agent's index range (index-only: tenant and probe are in the key), so nothing is
- * hashed. Grouping a year of a page's sessions (~100k) cost more than reading them (16 vs 10 ms).
- */
-async function pageCounts(db: Db, scope: TenantScope, pairs: { tenant_id: string | null; agent_id: string }[], from: Date | null, now: Date) {
-  const page = sql`json_to_recordset(${JSON.stringify(pairs.map((p) => ({ tenant_id: p.tenant_id, agent_id: p.agent_id })))}::json) AS p(tenant_id text, agent_id text)`;
-  /** Each pair's `counts` (n, probe) over the rows of `table` started in the window. */
-  const perPair = (table: typeof sessions | typeof calls, counts: SQL, start: SQL, v: (d: Date) => SQL) =>
-    queryRows<CountRow>(
-      db,
-      sql`SELECT p.tenant_id, p.agent_id, c.n, c.probe FROM ${page} CROSS JOIN LATERAL (
-          SELECT ${counts} FROM ${table}
-           WHERE ${and(
-             sql`agent_id = p.agent_id AND tenant_id IS NOT DISTINCT FROM p.tenant_id`,
-             from ? sql`${start} >= ${v(from)}` : undefined,
-             sql`${start} <= ${v(now)}`,
-             tenantCondition(table.tenantId, scope),
-           )}) c`,
-    );
-  const [sess, cls] = await Promise.all([
-    perPair(sessions, sql`count(*) AS n, 0 AS probe`, sql`started_at`, (d) => sql`${d.toISOString()}::timestamptz`),
-    perPair(calls, sql`count(*) FILTER (WHERE NOT is_probe) AS n, count(*) FILTER (WHERE is_probe) AS probe`, sql`started_at_ms`, (d) => sql`${d.getTime()}::bigint`),
-  ]);
-  const toMap = (rows: CountRow[]) => new Map<string, PageCount>(rows.map((r) => [agentPairKey(r.tenant_id, r.agent_id), { n: Number(r.n), probe: Number(r.probe) }]));
-  return { sessions: toMap(sess), calls: toMap(cls) };
-}
-
 const p95 = (s: Parameters<typeof summarize>[0]) => summarize(s)?.p95 ?? null;
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
@@ -349,7 +310,7 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
       : await Promise.all([
           pageTotals(db, segments, args, agentIds),
           pageSketches(db, segments, args, agentIds),
-          pageCounts(db, args, pageKeys, from, now),
+          pageCounts(db, args, pageKeys, segments, from, now),
         ]);
   const byKey = new Map(totals.map((r) => [agentPairKey(r.tenant_id, r.agent_id), r]));
   const page = pageKeys.flatMap((k) => byKey.get(agentPairKey(k.tenant_id, k.agent_id)) ?? []);

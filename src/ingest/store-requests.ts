@@ -154,7 +154,7 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
  * Name of the prepared statement below: its text is constant (tenant and payload are parameters), so
  * Postgres parses and plans the CTE once per connection, not once per batch. Bump on any text change.
  */
-const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v3";
+const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v4";
 
 /**
  * The insert, and the fold of newly inserted rows into their sessions (created on first sight).
@@ -162,7 +162,10 @@ const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v3";
  * a session's project is the first non-`default` project its records name; a new session without
  * a room in its records takes the room its turns or dead-air rows already named. Ids are unique per
  * tenant (the conflict targets include tenant_id, NULLS NOT DISTINCT): another tenant's request or
- * session with the same id is neither touched nor reported as a duplicate.
+ * session with the same id is neither touched nor reported as a duplicate. An upserted session that
+ * starts before today's UTC day bumps its agent's sessions version (the cached span counts of
+ * GET /api/agents are checked against it: src/db/schema/fleet-index-agent-session-versions.ts), in
+ * agent order so two batches lock the versions alike.
  */
 function insertWithSessions(tenantId: string | null, columns: readonly string[]) {
   return sql`
@@ -196,6 +199,13 @@ function insertWithSessions(tenantId: string | null, columns: readonly string[])
         project = CASE WHEN s.project = 'default' THEN excluded.project ELSE s.project END,
         agent_id = coalesce(s.agent_id, excluded.agent_id),
         updated_at = now()
+      RETURNING s.agent_id, s.started_at
+    ), bumped AS (
+      INSERT INTO fleet_index_agent_session_versions AS v (tenant_id, agent_id)
+      SELECT DISTINCT ${tenantId}::text, u.agent_id FROM upserted u
+       WHERE u.agent_id IS NOT NULL AND u.started_at < date_trunc('day', now(), 'UTC')
+       ORDER BY 2
+      ON CONFLICT (agent_id, tenant_id) DO UPDATE SET version = v.version + 1
     )
     SELECT id, is_probe FROM ins`;
 }

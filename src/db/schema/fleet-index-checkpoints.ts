@@ -53,6 +53,11 @@ export const fleetIndexAgentCheckpoints = pgTable(
     responseHist: jsonb(),
     /** The row count the cached sketches were merged at; null: none cached. */
     sketchedRows: bigint({ mode: "number" }),
+    // The agent's sessions started in the span, a cache like the sketches' (src/fleet/page-counts.ts):
+    // counted by the first page that shows the agent, valid while `sessions_version` equals the agent's
+    // version in fleet_index_agent_session_versions (0 when it has none). Builders and folds never write it.
+    sessions: bigint({ mode: "number" }),
+    sessionsVersion: bigint({ mode: "number" }),
   },
   // agent before tenant: a page reads its 100 agents of a span as 100 index probes; with tenant second
   // (unconstrained for an operator key) `agent_id = ANY(…)` was a filter over the span's 10k rows (18 ms).
