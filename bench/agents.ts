@@ -4,7 +4,9 @@
  * GET /api/costs for the same period (the rollup-served report the index mirrors) and the naive
  * answer, a raw-SQL aggregate over `requests` (per-agent sums, probe counts, nearest-rank p95 per
  * modality, top page by cost). Target: p95 < 50 ms with 10M request rows and 10k agents. The index's
- * queries are measured first, round-robin (one request of each per round), the baselines after them.
+ * queries are measured first, round-robin (one request of each per round), the baselines after them,
+ * each with this process's CPU per request (the server and its HTTP client both run here): on 2 cores
+ * Node's share competes with Postgres's, so it is part of every figure.
  *
  * Data: bench/generate.ts's bulk path (a year of request rows, INSERT … SELECT, rollups rebuilt by
  * rebuildRollups, which rebuilds the per-agent rollups in SQL the way ingest folds them), every row owned by
@@ -117,6 +119,8 @@ interface Row {
   p50: number;
   p95: number;
   load: string;
+  /** This process's CPU per request (server and its HTTP client: both run here), ms. */
+  cpuMs?: number;
 }
 
 /** A database kept by an earlier --keep run, migrated to this code's schema; its drop() leaves it. */
@@ -181,18 +185,24 @@ async function measure(rows: number) {
      */
     const httpRounds = async (paths: string[]): Promise<Map<string, Row>> => {
       const times = new Map<string, number[]>(paths.map((p) => [p, []]));
+      const cpu = new Map<string, number>(paths.map((p) => [p, 0]));
       for (let round = 0; round < WARMUP_ROUNDS + ITERATIONS; round++) {
         for (const path of paths) {
           const t0 = performance.now();
+          const c0 = process.cpuUsage();
           await fetchJson(path);
-          if (round >= WARMUP_ROUNDS) times.get(path)?.push(performance.now() - t0);
+          const c = process.cpuUsage(c0);
+          if (round >= WARMUP_ROUNDS) {
+            times.get(path)?.push(performance.now() - t0);
+            cpu.set(path, (cpu.get(path) ?? 0) + (c.user + c.system) / 1000);
+          }
         }
       }
       const at = load();
       return new Map(
         paths.map((p) => {
           const xs = (times.get(p) ?? []).sort((a, b) => a - b);
-          return [p, { label: `GET ${p}`, p50: percentile(xs, 0.5), p95: percentile(xs, 0.95), load: at }];
+          return [p, { label: `GET ${p}`, p50: percentile(xs, 0.5), p95: percentile(xs, 0.95), load: at, cpuMs: (cpu.get(p) ?? 0) / ITERATIONS }];
         }),
       );
     };
@@ -210,7 +220,9 @@ async function measure(rows: number) {
       console.log(
         `  ${r.label.padEnd(52)} p50 ${fmt(r.p50).padStart(8)} ms  p95 ${fmt(r.p95).padStart(8)} ms` +
           (vs ? `  p95 ÷ ${vs.label.startsWith("raw") ? "raw SQL" : "/api/costs"} ${fmt(r.p95 / vs.p95, 3)}` : "") +
-          `  (${fmt(r.p95 / TARGET_P95_MS, 2)}× target)  load ${r.load}`,
+          `  (${fmt(r.p95 / TARGET_P95_MS, 2)}× target)` +
+          (r.cpuMs === undefined ? "" : `  Node CPU ${fmt(r.cpuMs)} ms/request`) +
+          `  load ${r.load}`,
       );
 
     try {
