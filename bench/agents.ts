@@ -95,22 +95,30 @@ async function measureCheckpointBuilds(db: Db, fetchJson: (path: string) => Prom
     }
     return out.join(", ");
   };
-  const periods: Period[] = ["month", "week", "all"];
+  const periods: Period[] = ["today", "month", "week", "all"];
   await dropFrom("-infinity");
   const cold = await timed(periods);
   // Yesterday's spans (what yesterday's queries built), then today's dropped: the first query of a day.
   const now = Date.now();
-  const yesterday = periods.flatMap((p) => checkpointSpans(rankTerms(p, new Date(now - 86_400_000), now)));
-  await ensureCheckpoints(db, yesterday);
+  const spansAt = (ms: number) => periods.flatMap((p) => checkpointSpans(rankTerms(p, new Date(ms), now)));
+  await ensureCheckpoints(db, spansAt(now - 86_400_000));
   const today = new Date(Math.floor(now / 86_400_000) * 86_400_000);
   await dropFrom(today.toISOString());
   const newDay = await timed(periods);
   const n = (await db.execute(sql`SELECT count(*) AS n FROM fleet_index_agent_checkpoints WHERE at = ${today.toISOString()}::timestamptz`)) as unknown as {
     rows: { n: string }[];
   };
+  // The hour before's ranking spans (they start at the window's first hour), then this hour's dropped:
+  // the first query of an hour, stepped by an hour of hour rows.
+  await ensureCheckpoints(db, spansAt(now - 3_600_000));
+  for (const s of spansAt(now).filter((x) => x.from !== null && x.from.getTime() % 86_400_000 !== 0)) {
+    await db.execute(sql`DELETE FROM fleet_index_checkpoints WHERE from_at = ${s.from?.toISOString()}::timestamptz AND at = ${s.at.toISOString()}::timestamptz`);
+    await db.execute(sql`DELETE FROM fleet_index_agent_checkpoints WHERE from_at = ${s.from?.toISOString()}::timestamptz AND at = ${s.at.toISOString()}::timestamptz`);
+  }
+  const newHour = await timed(periods.filter((p) => p !== "all"));
   console.log(
     `  running totals: first queries with none built (ms): ${cold}; a new day's first queries (stepped from yesterday's): ${newDay} ` +
-      `(${fmt(Number(n.rows[0]?.n ?? 0), 0)} agent rows in today's spans)  load ${load()}`,
+      `(${fmt(Number(n.rows[0]?.n ?? 0), 0)} agent rows in today's spans); a new hour's (stepped from the hour before's): ${newHour}  load ${load()}`,
   );
 }
 

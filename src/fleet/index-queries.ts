@@ -149,11 +149,12 @@ function presenceFrom(scope: TenantScope, extra?: SQL): SQL {
  * totals, a day of rows and the edges: src/fleet/rank-plan.ts) and the presence rows (one per tenant
  * and agent; last_seen_at is never null) in one aggregate per agent. An agent is listed when its rows
  * add up to some (n > 0) or it has a heartbeat; one heard only by heartbeat, or whose signed terms
- * cancel, ranks at 0. One hash aggregate over the 10k presence rows too costs less than hashing them
+ * cancel, ranks at 0, and so does one whose only rows are raw turns (v NULL: it would rank first, DESC
+ * putting NULLs first). One hash aggregate over the 10k presence rows too costs less than hashing them
  * again for a FULL JOIN with the summed sources (period=all at 10M rows: 11 against 15 ms, psql).
  */
 function rankedAgents(terms: RankTerm[], scope: TenantScope, sort: SortKey): SQL {
-  return sql`SELECT tenant_id, agent_id, CASE WHEN sum(n) > 0 THEN sum(v) ELSE 0 END AS v, max(last_seen_at) AS last_seen_at
+  return sql`SELECT tenant_id, agent_id, CASE WHEN sum(n) > 0 THEN coalesce(sum(v), 0) ELSE 0 END AS v, max(last_seen_at) AS last_seen_at
     FROM (SELECT tenant_id, agent_id, v, n, NULL::timestamptz AS last_seen_at FROM (${rankSources(terms, scope, RANK_VALUE[sort])}) s
           UNION ALL SELECT tenant_id, agent_id, NULL::float8, NULL::float8, last_seen_at ${presenceFrom(scope)}) r
     GROUP BY tenant_id, agent_id HAVING sum(n) > 0 OR max(last_seen_at) IS NOT NULL`;

@@ -14,9 +14,6 @@ export type RankTerm =
   | { kind: "day"; sign: 1 | -1; from: Date | null; to: Date }
   | { kind: "raw"; sign: 1 | -1; from: Date; fromInclusive: boolean; to: Date; toInclusive: boolean };
 
-/** A window starting this few days before today reads day rows instead of two checkpoints. */
-const DAY_ROWS_MAX_DAYS = 2;
-
 const floorTo = (t: number, g: number) => Math.floor(t / g) * g;
 const ceilTo = (t: number, g: number) => Math.ceil(t / g) * g;
 
@@ -50,10 +47,13 @@ function startEdge(start: number): { from: number; terms: RankTerm[] } {
 
 /**
  * The ranking's terms for `period` ending at `now` (inclusive): the checkpoint of every row dated
- * from the window's first day boundary (or ever, for `all`) to today's start (yesterday's, in the grace
- * minutes after midnight), plus the day rows since, minus the raw rows dated after now inside today,
- * and the window's ≤ 12-hour start edge. So a window of any length reads one checkpoint row, one or two
- * day rows and at most 12 hour rows per agent: O(agents).
+ * from the window's first hour boundary (or ever, for `all`) to today's start (yesterday's, in the
+ * grace minutes after midnight), plus the day rows since, minus the raw rows dated after now inside
+ * today, plus the raw rows of the window's first partial hour. So a window of any length reads one
+ * checkpoint row, one or two day rows and an hour of raw rows per agent: O(agents). A bounded
+ * window's span starts at an hour, so it is built once an hour (stepped from the last one by an hour
+ * of hour rows: src/rollups/fleet-checkpoints.ts); the window's edge used to be up to 12 hours of
+ * hour rows per agent, ~11k rows of a 10k-agent ranking's ~39k (docs/PERFORMANCE.md).
  * `wallNowMs` is the real clock, which decides which checkpoints may exist (CHECKPOINT_GRACE_MS).
  */
 export function rankTerms(period: Period, now: Date, wallNowMs: number): RankTerm[] {
@@ -63,16 +63,20 @@ export function rankTerms(period: Period, now: Date, wallNowMs: number): RankTer
   const usable = (at: number) => at + CHECKPOINT_GRACE_MS <= wallNowMs;
   const base = usable(today) ? today : today - DAY_MS;
   const after: RankTerm = { kind: "raw", sign: -1, from: now, fromInclusive: false, to: new Date(tomorrow), toInclusive: false };
-  const edge = period === "all" ? null : startEdge(end - PERIOD_SECONDS[period] * 1000);
-  const from = edge?.from ?? null;
   const days = (a: number | null): RankTerm => ({ kind: "day", sign: 1, from: a === null ? null : new Date(a), to: new Date(tomorrow) });
-  // A near start, or a checkpoint that may not exist yet (a `now` ahead of the clock), reads the day
-  // rows from the start instead.
-  if (!usable(base) || (from !== null && (from >= base || today - from <= DAY_ROWS_MAX_DAYS * DAY_MS))) {
-    return [days(from), after, ...(edge?.terms ?? [])];
+  if (period === "all") {
+    if (!usable(base)) return [days(null), after];
+    return [{ kind: "checkpoint", sign: 1, from: null, at: new Date(base) }, days(base), after];
   }
-  const span: RankTerm = { kind: "checkpoint", sign: 1, from: from === null ? null : new Date(from), at: new Date(base) };
-  return [span, days(base), after, ...(edge?.terms ?? [])];
+  const start = end - PERIOD_SECONDS[period] * 1000;
+  const hour = ceilTo(start, HOUR_MS);
+  if (usable(base) && hour < base) {
+    return [...rawRange(1, start, hour), { kind: "checkpoint", sign: 1, from: new Date(hour), at: new Date(base) }, days(base), after];
+  }
+  // A span that may not exist yet (a `now` ahead of the clock), or none to read (the window starts
+  // after base, in the grace minutes): day rows from the start's day, with its ≤ 12-hour edge.
+  const edge = startEdge(start);
+  return [days(edge.from), after, ...edge.terms];
 }
 
 /** A checkpoint's span: rows dated in [from, at) (from null: before at). */

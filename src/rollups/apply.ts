@@ -240,5 +240,5 @@ export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<v
   const ctes = [first, ...rest].map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
   await executeNamed(tx, ROLLUPS_STATEMENT_NAME, sql`WITH ${sql.join(ctes, sql`, `)} ${last}`);
   // Rows dated before today may be before a fleet-index checkpoint: then it moves too (usually none).
-  await foldIntoCheckpoints(tx, fleet.byDay);
+  await foldIntoCheckpoints(tx, fleet.byHour);
 }

@@ -6,13 +6,14 @@ import type { AgentAcc } from "./fleet-index.js";
 
 /**
  * Per-agent running totals of the fleet index (src/db/schema/fleet-index-checkpoints.ts): for a span
- * [from, at) of UTC day starts (from -infinity: everything before `at`), each agent's sums of the rows
- * dated in it (requests, cost, row count for the ranking; probe requests, errors, rated price and turns
- * for the page). Built on demand (ensureCheckpoints) from the nearest built
- * span of the same length plus or minus the day rollups between, and kept exact afterwards by every
+ * [from, at) from a UTC hour start (-infinity: everything before `at`) to a UTC day start, each agent's
+ * sums of the rows dated in it (requests, cost, row count for the ranking; probe requests, errors,
+ * rated price and turns for the page). The ranking's spans start at its window's first whole hour
+ * (src/fleet/rank-plan.ts), the page's at a day. Built on demand (ensureCheckpoints) from the nearest
+ * built span plus or minus the hour and day rollups between, and kept exact afterwards by every
  * writer of rows dated inside a built span:
  *
- * - ingest and turn attribution fold their late rows in (foldIntoCheckpoints);
+ * - ingest and turn attribution fold their late rows in, an hour at a time (foldIntoCheckpoints);
  * - re-rating moves the cost and the rated price (adjustCheckpointMoney);
  * - a rebuild drops the checkpoints it may have changed (dropCheckpointsAfter).
  *
@@ -37,8 +38,14 @@ const CHECKPOINT_LOCK_KEY = 0x766f7863;
 const STEP_MAX_DAYS = 45;
 /** Checkpoints older than this are dropped when a new one is built (windows reach back 30 days). */
 const KEEP_DAYS = 40;
+/**
+ * A span starting inside a day (a ranking's: its window's first hour) is wanted for an hour at most;
+ * one built this long ago is dropped when another is built. No request reads for an hour.
+ */
+const HOUR_SPAN_KEEP_MS = 2 * 3_600_000;
 
 const dayStart = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
+const nextDayStart = (ms: number) => Math.ceil(ms / DAY_MS) * DAY_MS;
 const iso = (ms: number) => new Date(ms).toISOString();
 /** The SQL of a span's lower bound. */
 const fromSql = (ms: number | null) => (ms === null ? sql`'-infinity'::timestamptz` : sql`${iso(ms)}::timestamptz`);
@@ -60,8 +67,9 @@ function rollupSums(sign: 1 | -1): SQL {
 }
 
 /**
- * Folds per-agent day accumulators (one writer's rows) into every built span holding their day.
- * Only accumulators dated before today's start can be before a checkpoint; none, no statement.
+ * Folds per-agent hour accumulators (one writer's rows) into every built span holding their hour
+ * (spans start at an hour, so an hour is wholly in a span or out of it). Only accumulators dated
+ * before today's start can be before a checkpoint; none, no statement.
  */
 export async function foldIntoCheckpoints(tx: Db, accs: Iterable<AgentAcc>, wallNowMs = Date.now()): Promise<void> {
   const today = dayStart(wallNowMs);
@@ -117,24 +125,37 @@ export async function dropCheckpointsAfter(db: Db, from: Date): Promise<void> {
   });
 }
 
-/** Per-agent sums of day rollup rows in [from, to), negated when `sign` is -1. */
-function dayRows(from: number, to: number, sign: 1 | -1): SQL {
+/** Per-agent sums of the hour or day rollup rows in [from, to), negated when `sign` is -1. */
+function rollupRows(table: "fleet_index_agent_rollups" | "fleet_index_agent_rollups_daily", from: number, to: number, sign: 1 | -1): SQL {
   return sql`SELECT tenant_id, agent_id, ${rollupSums(sign)}
-    FROM fleet_index_agent_rollups_daily WHERE bucket >= ${iso(from)}::timestamptz AND bucket < ${iso(to)}::timestamptz`;
+    FROM ${sql.raw(table)} WHERE bucket >= ${iso(from)}::timestamptz AND bucket < ${iso(to)}::timestamptz`;
 }
 
-/** Day rows over [x, y) added, or over [y, x) subtracted, as a step from one bound to the other. */
-function dayStep(x: number, y: number): SQL[] {
-  return x < y ? [dayRows(x, y, 1)] : x > y ? [dayRows(y, x, -1)] : [];
+/** The rows dated in [from, to) (hour starts): whole days from the day rows, the hours around them from the hour rows. */
+function rowsBetween(from: number, to: number, sign: 1 | -1): SQL[] {
+  const d0 = nextDayStart(from);
+  const d1 = dayStart(to);
+  if (d0 >= d1) return [rollupRows("fleet_index_agent_rollups", from, to, sign)];
+  return [
+    ...(from < d0 ? [rollupRows("fleet_index_agent_rollups", from, d0, sign)] : []),
+    rollupRows("fleet_index_agent_rollups_daily", d0, d1, sign),
+    ...(d1 < to ? [rollupRows("fleet_index_agent_rollups", d1, to, sign)] : []),
+  ];
+}
+
+/** The rows over [x, y) added, or over [y, x) subtracted, as a step from one bound to the other. */
+function step(x: number, y: number): SQL[] {
+  return x < y ? rowsBetween(x, y, 1) : x > y ? rowsBetween(y, x, -1) : [];
 }
 
 /**
- * Builds the span [from, at) under the exclusive lock: stepped from the nearest built span, by the days
- * both bounds move (S(f, a) = S(f', a') + days [a', a) - days [f', f)), else from the month rows
- * (unbounded spans) or the day rows of the span. Any bounded span steps to any other: the ranking's
- * span and the page's (a day shorter, src/fleet/window.ts) are one day apart, not a rebuild apart.
+ * Builds the span [from, at) under the exclusive lock: stepped from the nearest built span, by the rows
+ * between both bounds' moves (S(f, a) = S(f', a') + rows [a', a) - rows [f', f)), else from the month
+ * rows (unbounded spans) or the day and hour rows of the span. Any bounded span steps to any other:
+ * the ranking's span of the hour steps from the hour before's by an hour of hour rows, and the page's
+ * (from a day start, src/fleet/window.ts) from the ranking's by less than a day of them.
  */
-async function buildCheckpoint(tx: Db, from: number | null, at: number): Promise<void> {
+async function buildCheckpoint(tx: Db, from: number | null, at: number, builtAt: number): Promise<void> {
   const bounded = from !== null;
   const distance = sql`abs(extract(epoch FROM at - ${iso(at)}::timestamptz))${
     from === null ? sql`` : sql` + abs(extract(epoch FROM from_at - ${iso(from)}::timestamptz))`
@@ -153,20 +174,20 @@ async function buildCheckpoint(tx: Db, from: number | null, at: number): Promise
     parts = [
       sql`SELECT tenant_id, agent_id, ${SPAN_SUMS} FROM fleet_index_agent_checkpoints
             WHERE from_at = ${fromSql(near.from)} AND at = ${iso(near.at)}::timestamptz`,
-      ...dayStep(near.at, at),
-      ...(from !== null && near.from !== null ? dayStep(from, near.from) : []),
+      ...step(near.at, at),
+      ...(from !== null && near.from !== null ? step(from, near.from) : []),
     ];
   } else if (from === null) {
     const month = monthStartMs(at);
     parts = [
       sql`SELECT tenant_id, agent_id, ${rollupSums(1)} FROM fleet_index_agent_rollups_monthly WHERE bucket < ${iso(month)}::timestamptz`,
-      dayRows(month, at, 1),
+      rollupRows("fleet_index_agent_rollups_daily", month, at, 1),
     ];
-  } else parts = [dayRows(from, at, 1)];
+  } else parts = rowsBetween(from, at, 1);
   await tx.execute(sql`INSERT INTO fleet_index_agent_checkpoints (from_at, at, tenant_id, agent_id, ${SPAN_SUMS})
     SELECT ${fromSql(from)}, ${iso(at)}::timestamptz, tenant_id, agent_id, ${sumsOf("")}
       FROM (${sql.join(parts, sql` UNION ALL `)}) s GROUP BY tenant_id, agent_id HAVING sum(row_count) > 0`);
-  await tx.execute(sql`INSERT INTO fleet_index_checkpoints (from_at, at) VALUES (${fromSql(from)}, ${iso(at)}::timestamptz)`);
+  await tx.execute(sql`INSERT INTO fleet_index_checkpoints (from_at, at, built_at) VALUES (${fromSql(from)}, ${iso(at)}::timestamptz, ${iso(builtAt)}::timestamptz)`);
 }
 
 /** A span as epoch ms (from null: unbounded). */
@@ -201,11 +222,19 @@ export async function ensureCheckpoints(db: Db, spans: { from: Date | null; at: 
   if (missing.length === 0) return;
   await db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${CHECKPOINT_LOCK_KEY})`);
-    for (const s of missing) await buildCheckpoint(tx, s.from, s.at);
-    const keepFrom = iso(dayStart(wallNowMs) - KEEP_DAYS * DAY_MS);
-    const keep = sql`${`{${wanted.map((s) => iso(s.at)).join(",")}}`}::timestamptz[]`;
-    await tx.execute(sql`DELETE FROM fleet_index_checkpoints WHERE at < ${keepFrom}::timestamptz AND NOT (at = ANY(${keep}))`);
-    await tx.execute(sql`DELETE FROM fleet_index_agent_checkpoints WHERE at < ${keepFrom}::timestamptz AND NOT (at = ANY(${keep}))`);
+    for (const s of missing) await buildCheckpoint(tx, s.from, s.at, wallNowMs);
+    // Spans ending long ago, and spans starting inside a day built long ago (a past hour's ranking),
+    // except the ones wanted now.
+    const fromList = `{${wanted.map((s) => (s.from === null ? "-infinity" : iso(s.from))).join(",")}}`;
+    const atList = `{${wanted.map((s) => iso(s.at)).join(",")}}`;
+    await tx.execute(sql`WITH stale AS (
+        DELETE FROM fleet_index_checkpoints
+         WHERE (at < ${iso(dayStart(wallNowMs) - KEEP_DAYS * DAY_MS)}::timestamptz
+                OR (from_at > '-infinity'::timestamptz AND extract(epoch FROM from_at)::bigint % 86400 <> 0
+                    AND built_at < ${iso(wallNowMs - HOUR_SPAN_KEEP_MS)}::timestamptz))
+           AND (from_at, at) NOT IN (SELECT * FROM unnest(${fromList}::timestamptz[], ${atList}::timestamptz[]))
+        RETURNING from_at, at)
+      DELETE FROM fleet_index_agent_checkpoints c USING stale k WHERE c.from_at = k.from_at AND c.at = k.at`);
     // Fresh statistics for the rows just written: planned without them, the ranking estimated a few
     // hundred rows per checkpoint instead of one per agent and went parallel (2-5x slower here).
     await tx.execute(sql`ANALYZE fleet_index_agent_checkpoints`);

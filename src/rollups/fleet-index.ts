@@ -29,7 +29,6 @@ export const FLEET_INDEX_GRAINS = [
   { table: "fleet_index_agent_rollups_daily", unit: "day", sketches: true, bucketOf: (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS },
   { table: "fleet_index_agent_rollups_monthly", unit: "month", sketches: false, bucketOf: monthStartMs },
 ] as const satisfies readonly { table: string; unit: string; sketches: boolean; bucketOf: BucketOf }[];
-type FleetGrain = (typeof FLEET_INDEX_GRAINS)[number];
 
 /** Modalities with a TTFB sketch column; a row of another modality counts but has no sketch. */
 export const FLEET_MODALITIES = ["stt", "llm", "tts"] as const;
@@ -209,36 +208,37 @@ function upsert(table: string, accs: AgentAcc[], withSketches: boolean): SQL {
 
 /**
  * Upserts one batch into every grain (hour, day, month: the one table order every writer follows).
- * Returns the day grain's accumulators: rows dated before today also move the fleet-index checkpoints.
+ * Returns the hour grain's accumulators: rows dated before today also move the fleet-index checkpoints,
+ * whose spans start at an hour.
  */
-async function write(tx: Db, fill: (b: AgentRollupBatch) => void, grains: readonly FleetGrain[] = FLEET_INDEX_GRAINS): Promise<AgentAcc[]> {
-  let byDay: AgentAcc[] = [];
-  for (const grain of grains) {
+async function write(tx: Db, fill: (b: AgentRollupBatch) => void): Promise<AgentAcc[]> {
+  let byHour: AgentAcc[] = [];
+  for (const grain of FLEET_INDEX_GRAINS) {
     const batch = new AgentRollupBatch(grain.bucketOf);
     fill(batch);
     const accs = batch.sorted();
-    if (grain.unit === "day") byDay = accs;
+    if (grain.unit === "hour") byHour = accs;
     if (accs.length > 0) await tx.execute(upsert(grain.table, accs, grain.sketches));
   }
-  return byDay;
+  return byHour;
 }
 
 /**
  * The upserts folding newly stored request rows (exactly those inserted) into the per-agent rollups,
  * one per grain in the one table order, each with constant text (an empty JSON array when no row
- * names an agent): applyRequestRollups runs them in its single named statement. Also returns the day
+ * names an agent): applyRequestRollups runs them in its single named statement. Also returns the hour
  * grain's accumulators, which it folds into the fleet-index checkpoints (foldIntoCheckpoints).
  */
-export function fleetIndexRequestUpserts(rows: RequestRow[]): { upserts: SQL[]; byDay: AgentAcc[] } {
-  let byDay: AgentAcc[] = [];
+export function fleetIndexRequestUpserts(rows: RequestRow[]): { upserts: SQL[]; byHour: AgentAcc[] } {
+  let byHour: AgentAcc[] = [];
   const upserts = FLEET_INDEX_GRAINS.map((grain) => {
     const batch = new AgentRollupBatch(grain.bucketOf);
     for (const r of rows) if (r.agent_id !== null && r.agent_id !== undefined) batch.addRequest(r);
     const accs = batch.sorted();
-    if (grain.unit === "day") byDay = accs;
+    if (grain.unit === "hour") byHour = accs;
     return upsert(grain.table, accs, grain.sketches);
   });
-  return { upserts, byDay };
+  return { upserts, byHour };
 }
 
 /**
@@ -282,11 +282,11 @@ export async function attachTurns(tx: Db, tenantId: string | null, which: { turn
      RETURNING t.caller_speak_start_ms AS start_ms, t.tenant_id, t.agent_id, t.response_speed_ms, ${TURN_PROBE} AS is_probe`,
   );
   if (rows.length === 0) return;
-  const byDay = await write(tx, (batch) => {
+  const byHour = await write(tx, (batch) => {
     for (const r of rows) batch.addTurn(toFold(r));
   });
   // Turns dated before a built checkpoint move it too (src/rollups/fleet-checkpoints.ts).
-  await foldIntoCheckpoints(tx, byDay);
+  await foldIntoCheckpoints(tx, byHour);
 }
 
 /**

@@ -4,16 +4,26 @@ import { describe, expect, it } from "vitest";
 import { queryRows } from "../../src/db/client.js";
 import { storeRequestRows } from "../../src/ingest/store-requests.js";
 import type { RequestRow } from "../../src/rollups/apply.js";
-import { DAY_MS } from "../../src/rollups/buckets.js";
+import { DAY_MS, HOUR_MS } from "../../src/rollups/buckets.js";
 import { dropCheckpointsAfter, ensureCheckpoints } from "../../src/rollups/fleet-checkpoints.js";
 import { useTestApp } from "../support/app.js";
 
 const TENANTS = [null, "acme"] as const;
 const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
-/** The checkpoint spans the test builds, rebuilds and checks: unbounded ones and 7- and 30-day ones. */
+/**
+ * The checkpoint spans the test builds, rebuilds and checks: unbounded ones, 7- and 30-day ones, and
+ * ones starting inside a day (a ranking's, from its window's first hour: late rows of that day fold
+ * in by the hour).
+ */
 const DAYS = [40, 30, 21, 14, 7, 3, 1].flatMap((d) => {
   const at = today - d * DAY_MS;
-  return [{ from: null, at: new Date(at) }, { from: new Date(at - 7 * DAY_MS), at: new Date(at) }, { from: new Date(at - 30 * DAY_MS), at: new Date(at) }];
+  return [
+    { from: null, at: new Date(at) },
+    { from: new Date(at - 7 * DAY_MS), at: new Date(at) },
+    { from: new Date(at - 30 * DAY_MS), at: new Date(at) },
+    { from: new Date(at - 7 * DAY_MS + ((d * 5) % 23) * HOUR_MS + HOUR_MS), at: new Date(at) },
+    { from: new Date(at - DAY_MS + 14 * HOUR_MS), at: new Date(at) },
+  ];
 });
 
 let seq = 0;
@@ -81,5 +91,28 @@ describe("fleet-index checkpoints under concurrent late writers", () => {
     expect(diff).toEqual([]);
     const built = await queryRows<{ n: string }>(db, sql`SELECT count(*) AS n FROM fleet_index_agent_checkpoints`);
     expect(Number(built[0]?.n)).toBeGreaterThan(DAYS.length * 9);
+  });
+
+  it("drop a span starting inside a day once it was built long ago, never one still wanted", async () => {
+    const db = t.services.database.db;
+    const at = new Date(today);
+    const hourSpan = (h: number) => ({ from: new Date(today - DAY_MS + h * HOUR_MS), at });
+    const spans = async () =>
+      (await queryRows<{ h: string }>(db, sql`SELECT extract(epoch FROM from_at - ${at.toISOString()}::timestamptz + interval '1 day')::bigint / 3600 AS h
+          FROM fleet_index_checkpoints WHERE at = ${at.toISOString()}::timestamptz AND from_at > '-infinity' ORDER BY 1`)).map((r) => Number(r.h));
+    const wall = today + 20 * HOUR_MS;
+    await ensureCheckpoints(db, [hourSpan(5)], wall - 3 * HOUR_MS);
+    await ensureCheckpoints(db, [hourSpan(6)], wall - 90 * 60_000);
+    await ensureCheckpoints(db, [hourSpan(7), { from: new Date(today - 7 * DAY_MS), at }], wall - 3 * HOUR_MS);
+    expect(await spans()).toEqual([-144, 5, 6, 7]);
+    // Built 3 hours ago: 5 goes; 6 (90 minutes) stays; 7 is wanted again; a day-start span stays.
+    await ensureCheckpoints(db, [hourSpan(7), hourSpan(8)], wall);
+    expect(await spans()).toEqual([-144, 6, 7, 8]);
+    const rows = await queryRows<{ n: string }>(
+      db,
+      sql`SELECT count(*) AS n FROM fleet_index_agent_checkpoints c
+           WHERE NOT EXISTS (SELECT 1 FROM fleet_index_checkpoints k WHERE k.from_at = c.from_at AND k.at = c.at)`,
+    );
+    expect(Number(rows[0]?.n)).toBe(0);
   });
 });

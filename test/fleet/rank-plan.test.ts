@@ -77,19 +77,19 @@ describe("rankTerms", () => {
     expect(checked).toBeGreaterThan(900);
   });
 
-  it("week and month read one checkpoint span, at most 12 hours of hour rows and today's day rows", () => {
+  it("today, week and month read one span from the window's first hour, today's day rows and an hour of raw rows", () => {
     const now = new Date("2026-11-23T20:15:30Z");
     const wall = now.getTime();
-    for (const period of ["week", "month"] as const) {
+    const starts = { today: "2026-11-22T21:00:00Z", week: "2026-11-16T21:00:00Z", month: "2026-10-24T21:00:00Z" };
+    for (const period of ["today", "week", "month"] as const) {
       const terms = rankTerms(period, now, wall);
-      expect(checkpointSpans(terms)).toEqual([{ from: new Date(period === "week" ? "2026-11-17T00:00:00Z" : "2026-10-25T00:00:00Z"), at: new Date("2026-11-23T00:00:00Z") }]);
-      const hours = terms.flatMap((t) => (t.kind === "hour" && t.from ? [(t.to.getTime() - t.from.getTime()) / HOUR_MS] : []));
-      expect(hours.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(12);
+      expect(checkpointSpans(terms)).toEqual([{ from: new Date(starts[period]), at: new Date("2026-11-23T00:00:00Z") }]);
+      expect(terms.filter((t) => t.kind === "hour")).toEqual([]);
       const days = terms.flatMap((t) => (t.kind === "day" && t.from ? [(t.to.getTime() - t.from.getTime()) / DAY_MS] : []));
       expect(days).toEqual([1]);
+      const raw = terms.flatMap((t) => (t.kind === "raw" && t.sign === 1 ? [t.to.getTime() - t.from.getTime()] : []));
+      expect(raw).toEqual([HOUR_MS - 15 * 60_000 - 30_000]);
     }
-    // today: no checkpoint, the day rows of yesterday and today.
-    expect(checkpointSpans(rankTerms("today", now, wall))).toEqual([]);
     expect(checkpointSpans(rankTerms("all", now, wall))).toEqual([{ from: null, at: new Date("2026-11-23T00:00:00Z") }]);
   });
 });

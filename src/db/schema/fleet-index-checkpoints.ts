@@ -4,9 +4,10 @@ import { money, tstz } from "./columns.js";
 import { RANK_EXPR } from "./fleet-index-agent-rollups.js";
 
 // Per-agent running totals of the fleet index (src/rollups/fleet-checkpoints.ts): the sums
-// of every request row and attributed turn dated in [from_at, at), UTC day starts (from_at -infinity:
-// everything before `at`). A rolling window's per-agent totals are then one such span plus today's day
-// rows and ≤ 12 edge hours: O(agents) rows a call instead of one day row per agent and day
+// of every request row and attributed turn dated in [from_at, at), from a UTC hour start (-infinity:
+// everything before `at`) to a UTC day start. A rolling window's per-agent totals are then one such span
+// plus today's day rows and the raw rows of its first partial hour: O(agents) rows a call instead of one
+// day row per agent and day
 // (docs/PERFORMANCE.md, fleet index). Built on demand for the spans a query needs; writers of rows
 // dated inside a built span fold their deltas in (or, for a rebuild, drop the spans), under the lock
 // described there.
