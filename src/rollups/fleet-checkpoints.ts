@@ -223,16 +223,16 @@ export async function ensureCheckpoints(db: Db, spans: { from: Date | null; at: 
   await db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${CHECKPOINT_LOCK_KEY})`);
     for (const s of missing) await buildCheckpoint(tx, s.from, s.at, wallNowMs);
-    // Spans ending long ago, and spans starting inside a day built long ago (a past hour's ranking),
-    // except the ones wanted now.
+    // Spans ending long ago (none ending where a wanted one does), and spans starting inside a day
+    // built long ago (a past hour's ranking), except the ones wanted now.
     const fromList = `{${wanted.map((s) => (s.from === null ? "-infinity" : iso(s.from))).join(",")}}`;
     const atList = `{${wanted.map((s) => iso(s.at)).join(",")}}`;
     await tx.execute(sql`WITH stale AS (
         DELETE FROM fleet_index_checkpoints
-         WHERE (at < ${iso(dayStart(wallNowMs) - KEEP_DAYS * DAY_MS)}::timestamptz
-                OR (from_at > '-infinity'::timestamptz AND extract(epoch FROM from_at)::bigint % 86400 <> 0
-                    AND built_at < ${iso(wallNowMs - HOUR_SPAN_KEEP_MS)}::timestamptz))
-           AND (from_at, at) NOT IN (SELECT * FROM unnest(${fromList}::timestamptz[], ${atList}::timestamptz[]))
+         WHERE (at < ${iso(dayStart(wallNowMs) - KEEP_DAYS * DAY_MS)}::timestamptz AND NOT (at = ANY(${atList}::timestamptz[])))
+            OR (from_at > '-infinity'::timestamptz AND extract(epoch FROM from_at)::bigint % 86400 <> 0
+                AND built_at < ${iso(wallNowMs - HOUR_SPAN_KEEP_MS)}::timestamptz
+                AND (from_at, at) NOT IN (SELECT * FROM unnest(${fromList}::timestamptz[], ${atList}::timestamptz[])))
         RETURNING from_at, at)
       DELETE FROM fleet_index_agent_checkpoints c USING stale k WHERE c.from_at = k.from_at AND c.at = k.at`);
     // Fresh statistics for the rows of a new day's spans: planned without them, the ranking estimated a
