@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import { type Db, queryRows } from "../db/client.js";
 import { formatMoney } from "../money.js";
-import { DAY_MS, monthStartMs } from "./buckets.js";
+import { DAY_MS, HOUR_MS, monthStartMs } from "./buckets.js";
 import type { AgentAcc } from "./fleet-index.js";
 
 /**
@@ -42,7 +42,7 @@ const KEEP_DAYS = 40;
  * A span starting inside a day (a ranking's: its window's first hour) is wanted for an hour at most;
  * one built this long ago is dropped when another is built. No request reads for an hour.
  */
-const HOUR_SPAN_KEEP_MS = 2 * 3_600_000;
+const HOUR_SPAN_KEEP_MS = 2 * HOUR_MS;
 
 const dayStart = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
 const nextDayStart = (ms: number) => Math.ceil(ms / DAY_MS) * DAY_MS;
