@@ -3,8 +3,8 @@ import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
 import { fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentRollupsDaily as daily } from "../db/schema/index.js";
 import { spanRowsSql } from "../rollups/fleet-checkpoints.js";
-import { agentPairKey, textArray } from "../rollups/fleet-index.js";
-import { packedSketch } from "../rollups/sketch-json.js";
+import { agentPairKey, SKETCHES, textArray } from "../rollups/fleet-index.js";
+import { decodeCachedSketch, packedSketch } from "../rollups/sketch-json.js";
 import { atReportedPrecision } from "../stats/summary.js";
 import { closedMonthSketches, HAS_SKETCH, mergeSketchRows, type SketchRow } from "./month-sketches.js";
 import { monthsOfDays } from "./window.js";
@@ -34,9 +34,14 @@ export async function spanSketches(db: Db, scope: TenantScope, agentIds: string[
            tenantCondition(checkpoints.tenantId, scope),
          )}`,
   );
-  const isFresh = (r: SpanRow) => r.sketched_rows !== null && r.sketched_rows === r.n;
-  const stale = rows.filter((r) => !isFresh(r));
-  if (stale.length === 0) return rows;
+  const fresh: SketchRow[] = [];
+  const stale: SpanRow[] = [];
+  for (const r of rows) {
+    const cached = r.sketched_rows !== null && r.sketched_rows === r.n ? decodedRow(r) : null;
+    if (cached) fresh.push(cached);
+    else stale.push(r);
+  }
+  if (stale.length === 0) return fresh;
   const built = await mergeSpanFromRollups(db, scope, stale, from, to);
   await db.execute(sql`UPDATE ${checkpoints} c
       SET stt_ttfb_hist = v.stt_ttfb_hist, llm_ttfb_hist = v.llm_ttfb_hist, tts_ttfb_hist = v.tts_ttfb_hist,
@@ -45,7 +50,18 @@ export async function spanSketches(db: Db, scope: TenantScope, agentIds: string[
           AS v(tenant_id text, agent_id text, n bigint, stt_ttfb_hist jsonb, llm_ttfb_hist jsonb, tts_ttfb_hist jsonb, response_hist jsonb)
     WHERE ${spanRowsSql(from, to, "c")}
       AND c.tenant_id IS NOT DISTINCT FROM v.tenant_id AND c.agent_id = v.agent_id AND c.row_count = v.n`);
-  return [...rows.filter(isFresh), ...built];
+  return [...fresh, ...built];
+}
+
+/** A cached row with its sketches decoded, or null when one does not decode (then it is merged again). */
+function decodedRow(r: SpanRow): SketchRow | null {
+  const out: SketchRow = { tenant_id: r.tenant_id, agent_id: r.agent_id, stt_ttfb_hist: null, llm_ttfb_hist: null, tts_ttfb_hist: null, response_hist: null };
+  for (const c of SKETCHES) {
+    const v = decodeCachedSketch(r[c]);
+    if (v === undefined) return null;
+    out[c] = v;
+  }
+  return out;
 }
 
 /**

@@ -1,6 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
 import { addBuckets, bucketsComplete, bucketsOf, completeBuckets, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/summary.js";
 
+/** Where decodeCachedSketch leaves the samples it decoded: a fresh, checked array mergeStoredSketch takes as it is. */
+const DECODED = Symbol("decoded samples");
+
 /** Reads a stored sketch back; anything malformed counts as empty rather than failing a report. */
 export function sketchFromJson(value: unknown): LatencySketch {
   const sketch = emptySketch();
@@ -25,8 +28,11 @@ export function mergeStoredSketch(into: LatencySketch, value: unknown): void {
   const num = (v: unknown, dflt: number) => (typeof v === "number" && Number.isFinite(v) ? v : dflt);
   const count = num(o.count, 0);
   if (count <= 0) return;
-  const packed = o.packed_samples !== undefined;
-  const samples = packed ? unpackSamples(o.packed_samples, count) : storedSamples(o.samples, count);
+  const decoded = (o as { [DECODED]?: number[] })[DECODED];
+  const packed = decoded !== undefined || o.packed_samples !== undefined || o.packed_centis !== undefined;
+  const samples =
+    decoded ??
+    (o.packed_centis !== undefined ? unpackCentis(o.packed_centis, count) : packed ? unpackSamples(o.packed_samples, count) : storedSamples(o.samples, count));
   if (into.samples && samples && into.count + count <= EXACT_SAMPLE_LIMIT) {
     // Exact: the samples are the answer; the buckets are left out (summary.ts LatencySketch).
     // Unpacked samples are a fresh array: taken as they are, not copied.
@@ -56,25 +62,57 @@ export function storedSamples(value: unknown, count: number): number[] | null {
 
 /**
  * A sketch as a cache stores it (the span and month sketch caches of GET /api/agents, written and read
- * by Node only, never merged in SQL): its exact samples as one base64 string of little-endian float64s
- * (`packed_samples`) instead of a JSON array, and its buckets packed too (`packed_buckets`), read only
- * if the samples fail to decode (summary.ts LatencySketch: an exact sketch's samples give them back). A page of `period=all` reads 400 cached sketches of ~340 samples:
- * parsing and merging them was most of Node's time there (a 342-sample sketch: JSON 13.7 µs to parse,
- * packed without buckets ~3 µs), and Postgres no longer prints ~170k jsonb numbers per page.
- * A replica older than this form reads such a cache as a sketch without samples or buckets (its p95
+ * by Node only, never merged in SQL). Exact samples at the reported precision (the span cache:
+ * atReportedPrecision) go as `packed_centis` (packCentis), with no buckets: their samples give them back
+ * (summary.ts LatencySketch). Other exact samples (the month caches keep full precision) go as one base64
+ * string of little-endian float64s (`packed_samples`) with their buckets packed too (`packed_buckets`),
+ * read only if the samples fail to decode. A page of `period=all` reads 400 cached sketches of ~340
+ * samples: as JSON arrays, parsing them was most of Node's time there (a 342-sample sketch: JSON 13.7 µs
+ * to parse, packed ~3 µs); as float64s with buckets, 2.2 MB of jsonb a page; as centis, ~0.35 MB.
+ * A replica older than a form reads such a cache as a sketch without samples or buckets (its p95
  * clamped to min/max) until it is upgraded: the collector's replicas are upgraded together.
  */
-export function packedSketch(sketch: LatencySketch): Partial<LatencySketch> & { packed_samples?: string; packed_buckets?: string } {
+export function packedSketch(sketch: LatencySketch): Partial<LatencySketch> & { packed_samples?: string; packed_centis?: string; packed_buckets?: string } {
   const { samples, buckets, ...rest } = sketch;
   if (!samples) return { ...rest, buckets };
   // Complete: a page's merge may have left them partial.
   const full = bucketsComplete(sketch) ? buckets : bucketsOf(samples);
   const pairs: number[] = [];
   for (const k in full) pairs.push(Number(k), full[k] as number);
-  return { ...rest, packed_samples: pack(samples), packed_buckets: pack(pairs) };
+  const centis = packCentis(samples);
+  return { ...rest, ...(centis === null ? { packed_samples: pack(samples), packed_buckets: pack(pairs) } : { packed_centis: centis }) };
 }
 
 const pack = (values: readonly number[]) => Buffer.from(Float64Array.from(values).buffer).toString("base64");
+
+/** Most centi-ms a uint32 holds (≈ 11.9 hours). */
+const MAX_CENTIS = 0xffff_ffff;
+
+/**
+ * Samples at the reported precision (each a whole number of 0.01 ms from 0 to MAX_CENTIS) as centi-ms,
+ * ~2 bytes a sample where a float64 takes 8. The `period=all` page's span caches were 2.2 MB of jsonb
+ * whose detoast, printing and parsing were most of that page's time (docs/PERFORMANCE.md). Null when
+ * any sample is not such a value.
+ */
+function packCentis(samples: readonly number[]): string | null {
+  // Each value as the zigzag LEB128 varint of its difference from the one before: the caches store
+  // their samples sorted, so most differences take 1-2 bytes instead of a float64's 8.
+  const out = Buffer.allocUnsafe(samples.length * 6);
+  let n = 0;
+  let prev = 0;
+  for (const v of samples) {
+    const c = Math.round(v * 100);
+    if (!(c >= 0 && c <= MAX_CENTIS && c / 100 === v)) return null;
+    let z = c >= prev ? (c - prev) * 2 : (prev - c) * 2 - 1;
+    prev = c;
+    while (z >= 0x80) {
+      out[n++] = (z % 0x80) | 0x80;
+      z = Math.floor(z / 0x80);
+    }
+    out[n++] = z;
+  }
+  return out.toString("base64", 0, n);
+}
 
 /** A packed string's float64s, or null when it is not one. */
 function unpack(value: unknown): Float64Array | null {
@@ -107,6 +145,45 @@ export function unpackSamples(value: unknown, count: number): number[] | null {
     out[i] = v;
   }
   return out;
+}
+
+/**
+ * A cached sketch as mergeStoredSketch reads it with its packed_centis decoded into `samples`, the value
+ * itself when it has none, or undefined when they do not decode. A centis cache carries no buckets to
+ * fall back on, so its reader treats such a row as stale and merges it again (src/fleet/span-sketches.ts).
+ */
+export function decodeCachedSketch(value: unknown): unknown {
+  const raw = typeof value === "string" ? (JSON.parse(value) as unknown) : value;
+  if (raw === null || typeof raw !== "object" || !("packed_centis" in raw)) return raw;
+  const o = raw as Record<string, unknown>;
+  const samples = unpackCentis(o.packed_centis, typeof o.count === "number" ? o.count : -1);
+  return samples === null ? undefined : { ...o, [DECODED]: samples };
+}
+
+/** packed_centis back to numbers when complete (exactly `count` values, each from 0 to MAX_CENTIS), else null. */
+function unpackCentis(value: unknown, count: number): number[] | null {
+  if (typeof value !== "string") return null;
+  if (!Number.isInteger(count) || count < 0) return null;
+  const bytes = Buffer.from(value, "base64");
+  const out = new Array<number>(count);
+  let i = 0;
+  let prev = 0;
+  for (let k = 0; k < count; k++) {
+    let z = 0;
+    let scale = 1;
+    for (;;) {
+      if (i >= bytes.length || scale > 2 ** 35) return null;
+      const b = bytes[i++] as number;
+      z += (b & 0x7f) * scale;
+      if (b < 0x80) break;
+      scale *= 0x80;
+    }
+    // Zigzag: even = +z/2, odd = -(z+1)/2.
+    prev += z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+    if (prev < 0 || prev > MAX_CENTIS) return null;
+    out[k] = prev / 100;
+  }
+  return i === bytes.length ? out : null;
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Period } from "../../src/reports/window.js";
 import type { RequestRow } from "../../src/rollups/apply.js";
 import { adjustRollupMoney, rollupSourceColumns } from "../../src/rollups/adjust.js";
 import { rebuildRollups } from "../../src/rollups/rebuild.js";
-import { sketchFromJson } from "../../src/rollups/sketch-json.js";
+import { decodeCachedSketch, sketchFromJson } from "../../src/rollups/sketch-json.js";
 import { summarize, summarizeSamples } from "../../src/stats/summary.js";
 import { useTestApp } from "../support/app.js";
 
@@ -273,6 +273,21 @@ describe("fleet index rollups equal raw aggregates", () => {
     expect(compared).toBeGreaterThan(100);
     expect(turnsSeen).toBeGreaterThan(100);
     expect(probeTurnsSeen).toBeGreaterThan(10);
+  });
+
+  it("a span sketch cache that does not decode is merged again, not read as empty", async () => {
+    // "gICA": three bytes that each announce another (never a complete value, whatever the count).
+    const db = t.services.database.db;
+    await compareAll();
+    const cols = ["stt_ttfb_hist", "llm_ttfb_hist", "tts_ttfb_hist", "response_hist"];
+    const cached = sql.raw(cols.map((c) => `${c} ? 'packed_centis'`).join(" OR "));
+    const damage = sql.raw(cols.map((c) => `${c} = CASE WHEN ${c} ? 'packed_centis' THEN jsonb_set(${c}, '{packed_centis}', '"gICA"') ELSE ${c} END`).join(", "));
+    const damaged = await queryRows<{ n: string }>(db, sql`WITH d AS (UPDATE fleet_index_agent_checkpoints SET ${damage} WHERE ${cached} RETURNING 1) SELECT count(*) AS n FROM d`);
+    expect(Number(damaged[0]?.n)).toBeGreaterThan(10);
+    await compareAll();
+    const rows = await queryRows<Record<string, unknown>>(db, sql`SELECT ${sql.raw(cols.join(", "))} FROM fleet_index_agent_checkpoints WHERE ${cached}`);
+    expect(rows.length).toBeGreaterThan(10);
+    for (const r of rows) for (const c of cols) expect(decodeCachedSketch(r[c]), c).not.toBeUndefined();
   });
 
   it("rebuildRollups reproduces what the write path maintained (per-agent tables)", async () => {

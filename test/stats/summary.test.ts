@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mergeStoredSketch, packedSketch, sketchFromJson } from "../../src/rollups/sketch-json.js";
+import { decodeCachedSketch, mergeStoredSketch, packedSketch, sketchFromJson } from "../../src/rollups/sketch-json.js";
 import { addSample, ascending, atReportedPrecision, EXACT_SAMPLE_LIMIT, emptySketch, isExact, mergeSketch, quantile, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
 
 /** The nearest-rank q-quantile: the ⌈q × n⌉-th smallest sample. */
@@ -166,13 +166,63 @@ describe("packedSketch (the caches' stored form)", () => {
     expect(into.count).toBe(EXACT_SAMPLE_LIMIT + 6);
   });
   it("a damaged or short packed string is not trusted as exact", () => {
-    const s = sketchOf([10, 20, 30]);
+    const s = sketchOf([10.001, 20.002, 30.003]); // finer than 0.01 ms: float64s, with buckets beside them
     const p = packedSketch(s);
+    expect(p).toHaveProperty("packed_buckets");
     for (const bad of ["", "not base64!", Buffer.from(new Float64Array([10, 20]).buffer).toString("base64"), Buffer.from(new Float64Array([10, Number.NaN, 30]).buffer).toString("base64")]) {
       const back = sketchFromJson({ ...p, packed_samples: bad });
       expect(isExact(back)).toBe(false);
       expect(back.count).toBe(3);
       expect(Math.abs(quantile(back, 0.5) - 20) / 20).toBeLessThanOrEqual(0.0101);
     }
+  });
+});
+
+describe("packed_centis (samples at the reported precision, the span cache's form)", () => {
+  const exactCopy = (value: unknown) => {
+    const into = emptySketch();
+    mergeStoredSketch(into, value);
+    return into;
+  };
+  it("round-trips every 0.01 ms value from 0 to ~11.9 hours, in any order, with no buckets stored", () => {
+    const values = [0, 0.01, 0.29, 1.15, 700, 900, 1100.37, 42, 42, 3000.5, 1e6, 42_949_672.95, 12.34, 0.07];
+    const s = sketchOf(values);
+    const p = packedSketch(s);
+    expect(p).toHaveProperty("packed_centis");
+    expect(p).not.toHaveProperty("packed_samples");
+    expect(p).not.toHaveProperty("packed_buckets");
+    const stored = JSON.parse(JSON.stringify(p));
+    for (const back of [exactCopy(stored), exactCopy(decodeCachedSketch(stored)), exactCopy(decodeCachedSketch(JSON.stringify(p)))]) {
+      expect(back.samples).toEqual(values);
+      expect(summarize(back)).toEqual(summarize(s));
+    }
+    // Sorted samples (the span cache stores them so) take ~2 bytes each.
+    const sorted = atReportedPrecision(sketchOf(Array.from({ length: 400 }, (_, i) => 80 + ((i * 7919) % 2000) * 1.37)));
+    const bytes = Buffer.from(String(packedSketch(sorted).packed_centis), "base64").length;
+    expect(bytes).toBeLessThanOrEqual(2 * 400);
+    expect(exactCopy(packedSketch(sorted)).samples).toEqual(sorted.samples);
+  });
+  it("is not used for a value it cannot hold exactly: finer than 0.01 ms, negative or past ~11.9 hours", () => {
+    for (const v of [0.001, 1 / 3, -5, 42_949_673, 1e12]) {
+      const p = packedSketch(sketchOf([100, v]));
+      expect(p, String(v)).not.toHaveProperty("packed_centis");
+      expect(exactCopy(p).samples).toEqual([100, v]);
+    }
+  });
+  it("a damaged, short or long string does not decode (its reader merges the cache again)", () => {
+    const p = JSON.parse(JSON.stringify(packedSketch(sketchOf([10, 20, 30]))));
+    expect(decodeCachedSketch(p)).not.toBeUndefined();
+    const two = packedSketch(sketchOf([10, 20])).packed_centis;
+    const four = packedSketch(sketchOf([10, 20, 30, 40])).packed_centis;
+    const unterminated = Buffer.from([0x80, 0x80, 0x80]).toString("base64");
+    const pastRange = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]).toString("base64");
+    for (const bad of ["", "not base64!", two, four, unterminated, pastRange, 42, null]) {
+      expect(decodeCachedSketch({ ...p, packed_centis: bad }), String(bad)).toBeUndefined();
+    }
+    expect(decodeCachedSketch({ ...p, count: 2.5 })).toBeUndefined();
+    // Other stored forms pass through as they are.
+    const plain = JSON.parse(JSON.stringify(sketchOf([1, 2])));
+    expect(decodeCachedSketch(plain)).toEqual(plain);
+    expect(decodeCachedSketch(null)).toBeNull();
   });
 });
