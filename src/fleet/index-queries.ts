@@ -263,21 +263,27 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
 
 /**
  * The page's keys ranked on the sort column alone, and the roster's counts: one row even when the page
- * is empty (offset past the end), so the counts still answer.
+ * is empty (offset past the end), so the counts still answer. Planned serial on purpose (the
+ * voxgate_serial_plan() call, migrations/0020): Postgres plans this 10k-group aggregate parallel when it
+ * underestimates the groups, and on a small machine the workers' start-up alone cost more than the
+ * whole statement (today at 10M rows: 147 ms with 2 workers, ~30 ms without; docs/PERFORMANCE.md). The
+ * function replaces a transaction with SET LOCAL max_parallel_workers_per_gather = 0: three round trips.
  */
-function rankPage(db: Db, terms: RankTerm[], args: FleetIndexArgs, now: Date) {
+export function rankPageSql(terms: RankTerm[], args: FleetIndexArgs, now: Date): SQL {
   const order = args.sort === "agent_id" ? "" : "v DESC, ";
-  return queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(
-    db,
-    sql`WITH a AS (${rankedAgents(terms, args, args.sort)})
+  return sql`WITH a AS (${rankedAgents(terms, args, args.sort)})
       SELECT p.tenant_id, p.agent_id, c.total, c.online
       FROM (SELECT count(*) AS total,
               count(*) FILTER (WHERE last_seen_at > ${now.toISOString()}::timestamptz - make_interval(secs => ${ROSTER_AGEING_SECONDS})) AS online
             FROM a) c
       LEFT JOIN LATERAL (
         SELECT tenant_id, agent_id FROM a ORDER BY ${sql.raw(order)}agent_id, tenant_id NULLS FIRST
-        LIMIT ${args.limit} OFFSET ${args.offset}) p ON true`,
-  );
+        LIMIT ${args.limit} OFFSET ${args.offset}) p ON true
+      WHERE voxgate_serial_plan()`;
+}
+
+function rankPage(db: Db, terms: RankTerm[], args: FleetIndexArgs, now: Date) {
+  return queryRows<{ tenant_id: string | null; agent_id: string | null; total: string; online: string }>(db, rankPageSql(terms, args, now));
 }
 
 /**
@@ -294,13 +300,8 @@ export async function fleetIndex(db: Db, args: FleetIndexArgs) {
   const segments = pageWindowSegments(args.period, now, wallNowMs);
   const from = segments[0]?.from ?? null;
   await ensureCheckpoints(db, [...checkpointSpans(terms), ...pageSpans(segments)], wallNowMs);
-  // 1. Rank (rankPage), serial on purpose: Postgres plans this 10k-group aggregate parallel when it
-  // underestimates the groups, and on a small machine the workers' start-up alone cost more than the
-  // whole statement (today at 10M rows: 147 ms with 2 workers, ~30 ms without; docs/PERFORMANCE.md).
-  const ranked = await db.transaction(async (tx) => {
-    await tx.execute(sql`SET LOCAL max_parallel_workers_per_gather = 0`);
-    return rankPage(tx, terms, args, now);
-  });
+  // 1. Rank (rankPage, planned serial).
+  const ranked = await rankPage(db, terms, args, now);
   const head = ranked[0];
   const pageKeys = ranked.filter((r): r is typeof r & { agent_id: string } => r.agent_id !== null);
   const agentIds = [...new Set(pageKeys.map((r) => r.agent_id))];
