@@ -267,7 +267,7 @@ const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOS
  * voxgate_serial_plan() call, migrations/0020): Postgres plans this 10k-group aggregate parallel when it
  * underestimates the groups, and on a small machine the workers' start-up alone cost more than the
  * whole statement (today at 10M rows: 147 ms with 2 workers, ~30 ms without; docs/PERFORMANCE.md). The
- * function replaces a transaction with SET LOCAL max_parallel_workers_per_gather = 0: three round trips.
+ * call replaces a transaction around SET LOCAL max_parallel_workers_per_gather = 0 (three more round trips).
  */
 export function rankPageSql(terms: RankTerm[], args: FleetIndexArgs, now: Date): SQL {
   const order = args.sort === "agent_id" ? "" : "v DESC, ";
