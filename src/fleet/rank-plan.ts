@@ -1,5 +1,5 @@
 import { PERIOD_SECONDS, type Period } from "../reports/window.js";
-import { DAY_MS, HOUR_MS } from "../rollups/buckets.js";
+import { ceilTo, DAY_MS, floorTo, HOUR_MS } from "../rollups/buckets.js";
 import { CHECKPOINT_GRACE_MS } from "../rollups/fleet-checkpoints.js";
 
 /**
@@ -14,8 +14,6 @@ export type RankTerm =
   | { kind: "day"; sign: 1 | -1; from: Date | null; to: Date }
   | { kind: "raw"; sign: 1 | -1; from: Date; fromInclusive: boolean; to: Date; toInclusive: boolean };
 
-const floorTo = (t: number, g: number) => Math.floor(t / g) * g;
-const ceilTo = (t: number, g: number) => Math.ceil(t / g) * g;
 
 /** Raw rows in [from, to) (a range that is empty gives no term). */
 function rawRange(sign: 1 | -1, from: number, to: number): RankTerm[] {

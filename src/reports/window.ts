@@ -1,4 +1,4 @@
-import { DAY_MS, HOUR_MS } from "../rollups/apply.js";
+import { ceilTo, DAY_MS, floorTo, HOUR_MS } from "../rollups/buckets.js";
 
 /** Reporting periods. today/week/month are rolling trailing windows; all is since the first row. */
 export const PERIOD_SECONDS = { today: 86_400, week: 7 * 86_400, month: 30 * 86_400 } as const;
@@ -25,8 +25,6 @@ export interface Segment {
   toInclusive: boolean;
 }
 
-const ceilTo = (t: number, g: number) => Math.ceil(t / g) * g;
-const floorTo = (t: number, g: number) => Math.floor(t / g) * g;
 
 /**
  * Splits [start, now] into whole day buckets, whole hour buckets and the partial edge hours, which

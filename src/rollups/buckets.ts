@@ -7,6 +7,11 @@
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
 
+/** `t` rounded down to a multiple of the fixed grain `g` (HOUR_MS, DAY_MS): the bucket holding it. */
+export const floorTo = (t: number, g: number) => Math.floor(t / g) * g;
+/** `t` rounded up to a multiple of the fixed grain `g`: the first bucket boundary at or after it. */
+export const ceilTo = (t: number, g: number) => Math.ceil(t / g) * g;
+
 /** The first instant of the UTC calendar month holding `ms`. */
 export function monthStartMs(ms: number): number {
   const d = new Date(ms);

@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import { type Db, queryRows } from "../db/client.js";
 import { formatMoney } from "../money.js";
-import { DAY_MS, HOUR_MS, monthStartMs } from "./buckets.js";
+import { ceilTo, DAY_MS, floorTo, HOUR_MS, monthStartMs } from "./buckets.js";
 import type { AgentAcc } from "./fleet-index.js";
 
 /**
@@ -44,8 +44,7 @@ const KEEP_DAYS = 40;
  */
 const HOUR_SPAN_KEEP_MS = 2 * HOUR_MS;
 
-const dayStart = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
-const nextDayStart = (ms: number) => Math.ceil(ms / DAY_MS) * DAY_MS;
+const dayStart = (ms: number) => floorTo(ms, DAY_MS);
 const iso = (ms: number) => new Date(ms).toISOString();
 /** The SQL of a span's lower bound. */
 const fromSql = (ms: number | null) => (ms === null ? sql`'-infinity'::timestamptz` : sql`${iso(ms)}::timestamptz`);
@@ -133,7 +132,7 @@ function rollupRows(table: "fleet_index_agent_rollups" | "fleet_index_agent_roll
 
 /** The rows dated in [from, to) (hour starts): whole days from the day rows, the hours around them from the hour rows. */
 function rowsBetween(from: number, to: number, sign: 1 | -1): SQL[] {
-  const d0 = nextDayStart(from);
+  const d0 = ceilTo(from, DAY_MS);
   const d1 = dayStart(to);
   if (d0 >= d1) return [rollupRows("fleet_index_agent_rollups", from, to, sign)];
   return [
