@@ -36,6 +36,10 @@ export function roundMoney(n: number): number {
  */
 export function parseMoney(value: string | number | null | undefined): bigint {
   if (value === null || value === undefined) return 0n;
+  if (typeof value === "string") {
+    const units = storageTextUnits(value);
+    if (units !== null) return units;
+  }
   let text = typeof value === "number" ? (Number.isFinite(value) ? value.toFixed(MONEY_DECIMALS) : "") : value.trim();
   if (text !== "" && !PLAIN.test(text)) {
     // Exponent notation (a driver or a caller may hand one over): through the number's exact value.
@@ -48,6 +52,21 @@ export function parseMoney(value: string | number | null | undefined): bigint {
   let units = BigInt(m[2] || "0") * FACTOR + BigInt(digits.slice(0, MONEY_DECIMALS));
   if (digits.charCodeAt(MONEY_DECIMALS) >= 53 /* '5' */) units += 1n; // half away from zero
   return m[1] ? -units : units;
+}
+
+/**
+ * Storage text ("-12.0000120000": digits, a point, exactly 10 decimals; what moneyText and Postgres
+ * write) → units with one BigInt parse of the digits; null for any other form. Rollups sum every
+ * stored row's money: the general parse (a regex, padding, two BigInts) was ~4 % of ingest's CPU.
+ */
+function storageTextUnits(text: string): bigint | null {
+  const point = text.length - MONEY_DECIMALS - 1;
+  if (point < 1 || point > 12 || text.charCodeAt(point) !== 46 /* '.' */) return null;
+  for (let i = text.charCodeAt(0) === 45 /* '-' */ && point > 1 ? 1 : 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 48 || c > 57) && i !== point) return null;
+  }
+  return BigInt(text.slice(0, point) + text.slice(point + 1));
 }
 
 /** Units → storage text with exactly 10 decimals ("0.1200000000"), never exponent notation. */

@@ -46,6 +46,22 @@ describe("money: the one rounding rule", () => {
     );
   });
 
+  it("storage text parses to its units, by the short path and by the general one alike", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(10n ** 20n) + 1n, max: 10n ** 20n - 1n }), (units) => {
+        const text = formatMoney(units); // "-12.0000000001": the storage form
+        expect(parseMoney(text)).toBe(units);
+        // Forms the short path refuses reach the general parse, which agrees.
+        expect(parseMoney(` ${text}`)).toBe(units);
+        expect(parseMoney(`${text}0`)).toBe(units);
+        expect(parseMoney(`${text}9`)).toBe(units < 0n ? units - 1n : units + 1n); // 11 decimals: rounded away from zero
+      }),
+      { numRuns: 5_000 },
+    );
+    const odd: [string, bigint][] = [["-.0000000001", -1n], ["+1.0000000000", 10_000_000_000n], ["1.0000000000 ", 10_000_000_000n], ["1,0000000000", 0n], ["1.000000000x", 0n], ["--1.0000000000", 0n]];
+    for (const [text, units] of odd) expect(parseMoney(text), text).toBe(units);
+  });
+
   describe("against Postgres", () => {
     const t = useTestApp({ yaml: AUTH_YAML });
 

@@ -105,18 +105,32 @@ function rowKey(row: RequestRow): RowKey {
   return k as RowKey;
 }
 
+/** Whether two rows have the same rollup key values (defaults applied), the bucket aside. */
+function sameRowKey(a: RequestRow, b: RequestRow): boolean {
+  for (const { name, dflt } of ROW_KEY) if ((a[name] ?? dflt) !== (b[name] ?? dflt)) return false;
+  return true;
+}
+
 /** Aggregates a batch at the finest grain (hour, per project) in one pass over the rows. */
 function aggregateHourly(rows: RequestRow[]): Map<string, RollupAcc> {
   const byKey = new Map<string, RollupAcc>();
+  // A batch is mostly runs of one key (a gateway's tick: one model, project and hour): a row keyed
+  // like the one before joins its accumulator without building the key object and string again.
+  let prev: { row: RequestRow; bucketMs: number; acc: RollupAcc } | null = null;
   for (const row of rows) {
     const ts = row.ts instanceof Date ? row.ts.getTime() : new Date(row.ts).getTime();
     const bucketMs = Math.floor(ts / HOUR_MS) * HOUR_MS;
-    const k = rowKey(row);
-    const key = rollupKey(k, bucketMs);
-    let acc = byKey.get(key);
-    if (!acc) {
-      acc = newAcc(new Date(bucketMs), k);
-      byKey.set(key, acc);
+    let acc: RollupAcc | undefined;
+    if (prev !== null && prev.bucketMs === bucketMs && sameRowKey(prev.row, row)) acc = prev.acc;
+    else {
+      const k = rowKey(row);
+      const key = rollupKey(k, bucketMs);
+      acc = byKey.get(key);
+      if (!acc) {
+        acc = newAcc(new Date(bucketMs), k);
+        byKey.set(key, acc);
+      }
+      prev = { row, bucketMs, acc };
     }
     acc.requests += 1;
     if (row.status === "error") acc.errors += 1;
