@@ -177,6 +177,19 @@ describe("POST /v1/ingest (endpoint 42)", () => {
     expect(s?.request_count).toBe(1);
   });
 
+  it("a batch mixing stored and new ids: only the new rows reach the session and the rollups", async () => {
+    const stored = [record({ session_id: "s-mixed", project: "p-mixed" }), record({ session_id: "s-mixed", project: "p-mixed" })];
+    expect((await ingest(stored)).body).toMatchObject({ accepted: 2, duplicates: 0 });
+    const fresh = record({ session_id: "s-mixed", project: "p-mixed" });
+    expect((await ingest([stored[1], fresh, stored[0]])).body).toMatchObject({ accepted: 1, duplicates: 2 });
+    const [s] = await rows<{ request_count: number }>(db(), sql`SELECT request_count FROM sessions WHERE id = 's-mixed'`);
+    expect(s?.request_count).toBe(3);
+    for (const table of ["request_rollups", "request_rollups_daily"]) {
+      const [r] = await rows<{ n: number }>(db(), sql`SELECT sum(requests)::int AS n FROM ${sql.raw(table)} WHERE project = 'p-mixed'`);
+      expect(r?.n, table).toBe(3);
+    }
+  });
+
   it("concurrent duplicate batches store each id once and count it once in its session", async () => {
     const batch = Array.from({ length: 200 }, () => record({ session_id: "s-race" }));
     const reversed = [...batch].reverse();
