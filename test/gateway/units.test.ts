@@ -81,6 +81,28 @@ describe("attribution, loopback, cooldown, model rewrite", () => {
     expect(JSON.parse(String(out))).toEqual({ ...json, model: "llama", stream_options: { include_usage: true } });
     expect(withModel(raw, { ...json, model: "llama" }, "llama", {})).toBe(raw);
   });
+
+  it("splices bytes: multi-byte text before the model, the bytes around it kept as sent", () => {
+    const body = `{"messages":[{"role":"user","content":"naïve café — 日本語 ${"x".repeat(2000)}"}],\n  "model" :\t"stack:fast","stream":true}`;
+    const raw = Buffer.from(body);
+    const json = JSON.parse(body) as Record<string, unknown>;
+    const out = withModel(raw, json, "llama-3.3-70b", {});
+    expect(Buffer.isBuffer(out)).toBe(true);
+    expect(String(out)).toBe(body.replace('"stack:fast"', '"llama-3.3-70b"'));
+    const added = withModel(raw, json, "llama", { stream_options: { include_usage: true } });
+    expect(String(added)).toBe(`{"stream_options":{"include_usage":true},${body.slice(1).replace('"stack:fast"', '"llama"')}`);
+  });
+
+  it("re-serialises when the model value is not found exactly once", () => {
+    const twice = '{"model":"m","tools":[{"function":{"parameters":{"model":"m"}}}]}';
+    const escaped = '{"model":"\\u006d"}'; // "m" spelled as an escape: not found as JSON.stringify writes it
+    for (const body of [twice, escaped]) {
+      const json = JSON.parse(body) as Record<string, unknown>;
+      const out = withModel(Buffer.from(body), json, "vendor-m", {});
+      expect(typeof out).toBe("string");
+      expect(JSON.parse(String(out))).toEqual({ ...json, model: "vendor-m" });
+    }
+  });
 });
 
 describe("GatewayRecorder", () => {
