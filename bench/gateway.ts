@@ -32,8 +32,20 @@ const WRK_THREADS = Number(process.env.BENCH_WRK_THREADS ?? 1);
 const WRK = process.env.BENCH_WRK !== "0" && spawnSync("wrk", ["--version"]).error === undefined;
 const KEY = "bench-gateway-key-0123456789abcdef";
 const PROVIDER_KEY = "sk-bench-provider-key-0123456789";
-const BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", messages: [{ role: "user", content: "Say hello." }] });
-const SSE_BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", stream: true, messages: [{ role: "user", content: "Say hello." }] });
+/**
+ * BENCH_MESSAGES=n (default 1): the chat history every call carries, n messages of ~500 bytes. A voice
+ * agent's LLM call sends its whole conversation, tens of KB late in a call (60 messages ≈ 33 KB).
+ */
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1);
+const history =
+  MESSAGES <= 1
+    ? [{ role: "user", content: "Say hello." }]
+    : Array.from({ length: MESSAGES }, (_, i) => ({
+        role: i % 2 === 0 ? "user" : "assistant",
+        content: `Turn ${i}: ${"the caller asked about their order status and the agent explained the delivery window. ".repeat(6)}`,
+      }));
+const BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", messages: history });
+const SSE_BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", stream: true, messages: history });
 
 interface Target {
   name: string;
@@ -316,7 +328,7 @@ async function main() {
     };
     const d = stats(c1.direct ?? []);
     const dSse = stats(sse.direct ?? []);
-    console.log(`bench:gateway — ${new Date().toISOString()}, load ${(await import("node:os")).loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+    console.log(`bench:gateway — ${new Date().toISOString()}, load ${(await import("node:os")).loadavg().map((l) => l.toFixed(2)).join(" ")}; request body ${BODY.length} bytes (${MESSAGES} message${MESSAGES === 1 ? "" : "s"})`);
     console.log(`chat JSON c=1 (${C1_REQUESTS} calls, ${ROUNDS} interleaved rounds): direct p50 ${d.p50.toFixed(3)} ms, p99 ${d.p99.toFixed(3)} ms`);
     for (const name of [...others, ...(peer ? [] : ["portkey"])]) {
       if (c1Errors[name] || !(c1[name]?.length ?? 0)) {

@@ -17,6 +17,22 @@ export function jsonObjectBody(body: Buffer): Record<string, unknown> {
 const MODEL_KEY = Buffer.from('"model"');
 const isJsonSpace = (b: number | undefined) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
+/**
+ * A string as its JSON bytes. Model names recur on every call, so short ones are encoded once (at most
+ * 256 kept; by the time a body is spliced its model was resolved, so they are configured names).
+ */
+const jsonBytesCache = new Map<string, Buffer>();
+function jsonBytes(value: string): Buffer {
+  if (value.length > 256) return Buffer.from(JSON.stringify(value));
+  let bytes = jsonBytesCache.get(value);
+  if (!bytes) {
+    bytes = Buffer.from(JSON.stringify(value));
+    if (jsonBytesCache.size >= 256) jsonBytesCache.clear();
+    jsonBytesCache.set(value, bytes);
+  }
+  return bytes;
+}
+
 /** The byte span of the value of the one `"model": <value>` pair whose value is `value` as JSON; null unless exactly one. */
 function modelValueSpan(raw: Buffer, value: Buffer): [number, number] | null {
   let found: [number, number] | null = null;
@@ -55,9 +71,9 @@ export function withModel(raw: Buffer, json: Record<string, unknown>, modelName:
   }
   if (!modelOk) {
     if (typeof json.model !== "string") return JSON.stringify({ ...json, ...add, model: modelName });
-    const span = modelValueSpan(raw, Buffer.from(JSON.stringify(json.model)));
+    const span = modelValueSpan(raw, jsonBytes(json.model));
     if (span === null) return JSON.stringify({ ...json, ...add, model: modelName });
-    parts.push(raw.subarray(from, span[0]), Buffer.from(JSON.stringify(modelName)));
+    parts.push(raw.subarray(from, span[0]), jsonBytes(modelName));
     from = span[1];
   }
   parts.push(raw.subarray(from));
