@@ -5,7 +5,8 @@
  * x-portkey-custom-host). Modes:
  *   - chat JSON at concurrency 1: added p50 / p99 latency over direct (rounds interleaved);
  *   - chat JSON at concurrency 64: requests/s (autocannon), and again with wrk when it is on PATH
- *     (optional: autocannon is a Node process sharing the 2 cores with the proxies, wrk a C one);
+ *     (optional: autocannon is a Node process sharing the 2 cores with the proxies, wrk a C one), in
+ *     BENCH_C64_ROUNDS interleaved rounds with every ratio taken within a round;
  *   - SSE at concurrency 1: added time to first token.
  * Targets (issue 11): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
  * A peer that fails a mode is reported as failed, not dropped.
@@ -25,7 +26,14 @@ import { ADMIN_URL, cpuTimes, createBenchDatabase, fmt, percentile, ROOT, startS
 
 const C1_REQUESTS = Number(process.env.BENCH_C1_REQUESTS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
-const C64_SECONDS = Number(process.env.BENCH_C64_SECONDS ?? 5);
+const C64_SECONDS = Number(process.env.BENCH_C64_SECONDS ?? 4);
+/**
+ * c=64 runs in this many interleaved rounds (each peer once per round, the order reversed every other
+ * round) and ratios are taken round by round: on a shared 2-core machine the speed drifts from minute
+ * to minute, so peers measured in one round ran under the same conditions, and the median of the
+ * paired ratios is steadier than one ratio of two runs a minute apart.
+ */
+const C64_ROUNDS = Number(process.env.BENCH_C64_ROUNDS ?? 3);
 const SSE_REQUESTS = Number(process.env.BENCH_SSE_REQUESTS ?? 300);
 /** wrk's threads (the c=64 connections are spread over them); BENCH_WRK=0 skips wrk even when installed. */
 const WRK_THREADS = Number(process.env.BENCH_WRK_THREADS ?? 1);
@@ -238,6 +246,12 @@ async function wrkThroughput(t: Target, script: string, seconds = C64_SECONDS): 
   return { rps, genCpuMsPerCall, ...(await serving(total)) };
 }
 
+/** The element whose key is the median (the lower middle one of an even count). */
+function medianBy<T>(xs: T[], key: (x: T) => number): T {
+  const sorted = [...xs].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)] as T;
+}
+
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: string };
 async function attempt<T>(f: () => Promise<T>): Promise<Outcome<T>> {
   try {
@@ -306,21 +320,24 @@ async function main() {
         else sseErrors[t.name] = o.error;
       }
     }
-    const rps: Record<string, Outcome<Throughput>> = {};
-    // Each peer gets a c=64 warm-up first (64 upstream connections opened, JIT warm), then the measure.
-    for (const t of all) {
-      await attempt(() => throughput(t, 2));
-      rps[t.name] = await attempt(() => throughput(t));
-    }
-    // The same with wrk (optional): warm-up then measure, per peer, after all autocannon runs.
-    const wrkRps: Record<string, Outcome<Throughput>> = {};
-    if (WRK) {
-      for (const t of all) {
-        const script = wrkScript(dir, t);
-        await attempt(() => wrkThroughput(t, script, 2));
-        wrkRps[t.name] = await attempt(() => wrkThroughput(t, script));
+    // Each peer gets a c=64 warm-up first (64 upstream connections opened, JIT warm), then the rounds.
+    const rounds = async (measure: (t: Target, seconds: number) => Promise<Throughput>) => {
+      const out: Record<string, Outcome<Throughput[]>> = {};
+      for (const t of all) await attempt(() => measure(t, 2));
+      for (let r = 0; r < C64_ROUNDS; r++) {
+        for (const t of roundOrder(all, r)) {
+          if (out[t.name]?.ok === false) continue;
+          const o = await attempt(() => measure(t, C64_SECONDS));
+          if (!o.ok) out[t.name] = o;
+          else out[t.name] = { ok: true, value: [...((out[t.name] as { value?: Throughput[] } | undefined)?.value ?? []), o.value] };
+        }
       }
-    }
+      return out;
+    };
+    const rps = await rounds(throughput);
+    // The same with wrk (optional), after all autocannon rounds.
+    const scripts = new Map(all.map((t) => [t.name, wrkScript(dir, t)]));
+    const wrkRps = WRK ? await rounds((t, seconds) => wrkThroughput(t, scripts.get(t.name) ?? "", seconds)) : {};
 
     const stats = (xs: number[]) => {
       const s = [...xs].sort((a, b) => a - b);
@@ -347,21 +364,35 @@ async function main() {
       const s = stats(sse[name] ?? []);
       console.log(`  ${name}: TTFT p50 ${s.p50.toFixed(3)} ms (added ${(s.p50 - dSse.p50).toFixed(3)} ms), p99 ${s.p99.toFixed(3)} ms`);
     }
-    const report = (label: string, results: Record<string, Outcome<Throughput>>) => {
-      console.log(`chat JSON c=64 (${C64_SECONDS} s, ${label}):`);
+    const report = (label: string, results: Record<string, Outcome<Throughput[]>>) => {
+      console.log(`chat JSON c=64 (${C64_ROUNDS} interleaved rounds of ${C64_SECONDS} s, ${label}; each peer's median round):`);
       for (const t of all) {
         const o = results[t.name];
-        const db = o?.ok && o.value.dbCpuMsPerCall !== null ? ` + ${o.value.dbCpuMsPerCall.toFixed(3)} ms in Postgres (the records)` : "";
-        const gen = o?.ok ? `; ${label} ${o.value.genCpuMsPerCall.toFixed(3)} ms, stub ${o.value.stubCpuMsPerCall.toFixed(3)} ms` : "";
-        console.log(`  ${t.name}: ${o?.ok ? `${fmt(o.value.rps, 0)} req/s, ${o.value.cpuMsPerCall.toFixed(3)} ms CPU per call in its process${db}${gen}` : `FAILED ${o?.error}`}`);
+        if (!o?.ok) {
+          console.log(`  ${t.name}: FAILED ${o?.error ?? "not measured"}`);
+          continue;
+        }
+        const v = medianBy(o.value, (x) => x.rps);
+        const range = o.value.length > 1 ? ` (rounds ${o.value.map((x) => fmt(x.rps, 0)).join(" / ")})` : "";
+        const db = v.dbCpuMsPerCall !== null ? ` + ${v.dbCpuMsPerCall.toFixed(3)} ms in Postgres (the records)` : "";
+        console.log(`  ${t.name}: ${fmt(v.rps, 0)} req/s${range}, ${v.cpuMsPerCall.toFixed(3)} ms CPU per call in its process${db}; ${label} ${v.genCpuMsPerCall.toFixed(3)} ms, stub ${v.stubCpuMsPerCall.toFixed(3)} ms`);
       }
+      // Ratios round by round (the two peers of a pair ran in the same round), then their median.
       const ratio = (a: string, b: string) => {
         const x = results[a];
         const y = results[b];
         if (!x?.ok || !y?.ok) return null;
         const total = (v: Throughput) => v.cpuMsPerCall + (v.dbCpuMsPerCall ?? 0);
-        const withDb = x.value.dbCpuMsPerCall !== null ? `, ${(total(y.value) / total(x.value)).toFixed(2)}× counting Postgres` : "";
-        return `${a} / ${b}: ${(x.value.rps / y.value.rps).toFixed(2)}× req/s, ${(y.value.cpuMsPerCall / x.value.cpuMsPerCall).toFixed(2)}× by CPU per call${withDb}`;
+        const pairs = x.value.map((xv, i) => [xv, y.value[i]] as const).filter((p): p is readonly [Throughput, Throughput] => p[1] !== undefined);
+        const med = (f: (xv: Throughput, yv: Throughput) => number) => {
+          const rs = pairs.map(([xv, yv]) => f(xv, yv)).sort((m, n) => m - n);
+          return { median: percentile(rs, 0.5), all: rs };
+        };
+        const byRps = med((xv, yv) => xv.rps / yv.rps);
+        const byCpu = med((xv, yv) => yv.cpuMsPerCall / xv.cpuMsPerCall);
+        const withDb = x.value[0]?.dbCpuMsPerCall !== null ? `, ${med((xv, yv) => total(yv) / total(xv)).median.toFixed(2)}× counting Postgres` : "";
+        const spread = byRps.all.length > 1 ? ` (rounds ${byRps.all.map((r) => r.toFixed(2)).join(" / ")})` : "";
+        return `${a} / ${b}: ${byRps.median.toFixed(2)}× req/s${spread}, ${byCpu.median.toFixed(2)}× by CPU per call${withDb}`;
       };
       for (const [a, b, note] of [
         ["voxgate", "portkey", " (target ≥ 10×)"],
