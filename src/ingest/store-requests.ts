@@ -91,10 +91,16 @@ function jsonElement(v: unknown): string {
   return text === undefined ? "NULL" : quoted(text);
 }
 
-/** `unnest($1::uuid[], $2::timestamptz[], …) AS src(id, ts, …)` over the column arrays. */
+/**
+ * `(SELECT unnest($1::uuid[]) AS id, unnest($2::timestamptz[]) AS ts, …) AS src` over the column
+ * arrays: unnests in the select list stream their rows (a ProjectSet node), where one multi-array
+ * `unnest(…) AS src(…)` in FROM is a function scan that first copies every row into a tuplestore.
+ * Postgres CPU per stored gateway row (1,600-row batches, two sets of 5 alternating runs): median
+ * 13.9 / 14.4 -> 12.2 / 12.0 us. The arrays always have one length, so the unnests zip row by row.
+ */
 function unnestColumns(arrays: readonly string[]) {
-  const args = STORED.map((c, i) => sql`${arrays[i]}::${sql.raw(recordsetType(c.column))}[]`);
-  return sql`unnest(${sql.join(args, sql`, `)}) AS src(${columnList})`;
+  const args = STORED.map((c, i) => sql`unnest(${arrays[i]}::${sql.raw(recordsetType(c.column))}[]) AS ${sql.raw(c.name)}`);
+  return sql`(SELECT ${sql.join(args, sql`, `)}) AS src`;
 }
 
 /**
@@ -154,7 +160,7 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
  * Name of the prepared statement below: its text is constant (tenant and payload are parameters), so
  * Postgres parses and plans the CTE once per connection, not once per batch. Bump on any text change.
  */
-const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v4";
+const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v5";
 
 /**
  * The insert, and the fold of newly inserted rows into their sessions (created on first sight).
