@@ -385,8 +385,8 @@ async function main() {
         const total = (v: Throughput) => v.cpuMsPerCall + (v.dbCpuMsPerCall ?? 0);
         const pairs = x.value.map((xv, i) => [xv, y.value[i]] as const).filter((p): p is readonly [Throughput, Throughput] => p[1] !== undefined);
         const med = (f: (xv: Throughput, yv: Throughput) => number) => {
-          const rs = pairs.map(([xv, yv]) => f(xv, yv)).sort((m, n) => m - n);
-          return { median: percentile(rs, 0.5), all: rs };
+          const rs = pairs.map(([xv, yv]) => f(xv, yv));
+          return { median: percentile([...rs].sort((m, n) => m - n), 0.5), all: rs };
         };
         const byRps = med((xv, yv) => xv.rps / yv.rps);
         const byCpu = med((xv, yv) => yv.cpuMsPerCall / xv.cpuMsPerCall);
