@@ -18,6 +18,19 @@ const MODEL_KEY = Buffer.from('"model"');
 const isJsonSpace = (b: number | undefined) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 /**
+ * Where the value of a key found in JSON bytes starts: `keyEnd` is the byte after the key's closing
+ * quote; JSON whitespace, a colon and whitespace are skipped. -1 when no colon follows (not a key).
+ */
+export function valueAfterKey(body: Buffer, keyEnd: number): number {
+  let i = keyEnd;
+  while (isJsonSpace(body[i])) i++;
+  if (body[i] !== 0x3a /* ':' */) return -1;
+  i++;
+  while (isJsonSpace(body[i])) i++;
+  return i;
+}
+
+/**
  * A string as its JSON bytes. Model names recur on every call, so short ones are encoded once (at most
  * 256 kept; by the time a body is spliced its model was resolved, so they are configured names).
  */
@@ -37,11 +50,8 @@ function jsonBytes(value: string): Buffer {
 function modelValueSpan(raw: Buffer, value: Buffer): [number, number] | null {
   let found: [number, number] | null = null;
   for (let at = raw.indexOf(MODEL_KEY); at >= 0; at = raw.indexOf(MODEL_KEY, at + 1)) {
-    let i = at + MODEL_KEY.length;
-    while (isJsonSpace(raw[i])) i++;
-    if (raw[i] !== 0x3a /* ':' */) continue;
-    i++;
-    while (isJsonSpace(raw[i])) i++;
+    const i = valueAfterKey(raw, at + MODEL_KEY.length);
+    if (i < 0) continue;
     if (i + value.length > raw.length || raw.compare(value, 0, value.length, i, i + value.length) !== 0) continue;
     if (found) return null;
     found = [i, i + value.length];

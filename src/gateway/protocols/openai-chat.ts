@@ -1,5 +1,5 @@
 import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
-import { jsonObjectBody, withModel } from "./json-body.js";
+import { jsonObjectBody, valueAfterKey, withModel } from "./json-body.js";
 import { SseLines } from "./sse.js";
 
 /** What parse keeps for the upstream request and the meter of a chat completion. */
@@ -56,7 +56,6 @@ export function openaiUsageUnits(usage: unknown): Units | null {
 }
 
 const USAGE_KEY = Buffer.from('"usage"');
-const isSpace = (b: number | undefined) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 /**
  * The usage object of a JSON answer, parsed from a slice of the body: from the last `"usage"` key to
@@ -65,13 +64,10 @@ const isSpace = (b: number | undefined) => b === 0x20 || b === 0x0a || b === 0x0
  * slice parses (the caller then parses the whole answer).
  */
 export function usageFromSlice(body: Buffer): unknown {
-  let i = body.lastIndexOf(USAGE_KEY);
+  const at = body.lastIndexOf(USAGE_KEY);
+  if (at < 0) return undefined;
+  let i = valueAfterKey(body, at + USAGE_KEY.length);
   if (i < 0) return undefined;
-  i += USAGE_KEY.length;
-  while (isSpace(body[i])) i++;
-  if (body[i] !== 0x3a) return undefined; // ':'
-  i++;
-  while (isSpace(body[i])) i++;
   if (body[i] !== 0x7b) return undefined; // '{'
   const start = i;
   let depth = 0;
