@@ -4,17 +4,11 @@ import type { Db } from "../../src/db/client.js";
 import { rankPageSql } from "../../src/fleet/index-queries.js";
 import { rankTerms } from "../../src/fleet/rank-plan.js";
 import { useTestApp } from "../support/app.js";
+import { planWith } from "../support/db.js";
 
-/** The plan of `stmt` with parallel plans made free: any statement Postgres may run parallel then gets a Gather. */
-async function planWithFreeParallelism(db: Db, stmt: SQL): Promise<string> {
-  return db.transaction(async (tx) => {
-    for (const s of ["parallel_setup_cost = 0", "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0", "min_parallel_index_scan_size = 0", "max_parallel_workers_per_gather = 2"]) {
-      await tx.execute(sql.raw(`SET LOCAL ${s}`));
-    }
-    const res = (await tx.execute(sql`EXPLAIN (COSTS OFF) ${stmt}`)) as unknown as { rows: Record<string, string>[] };
-    return res.rows.map((r) => Object.values(r).join("")).join("\n");
-  });
-}
+/** Parallel plans made free: any statement Postgres may run parallel then gets a Gather. */
+const FREE_PARALLELISM = ["parallel_setup_cost = 0", "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0", "min_parallel_index_scan_size = 0", "max_parallel_workers_per_gather = 2"];
+const planWithFreeParallelism = (db: Db, stmt: SQL) => planWith(db, FREE_PARALLELISM, stmt);
 
 /**
  * The ranking must run serial (src/fleet/index-queries.ts rankPageSql: parallel workers' start-up cost

@@ -2,23 +2,10 @@ import { type SQL, sql } from "drizzle-orm";
 import { describe, expect, inject, it } from "vitest";
 import type { Db } from "../../src/db/client.js";
 import { useTestApp } from "../support/app.js";
+import { planWith } from "../support/db.js";
 
-/** The plan of `stmt` with sequential scans priced out, inside a transaction rolled back (an UPDATE plans, never runs). */
-async function planWithoutSeqScan(db: Db, stmt: SQL): Promise<string> {
-  let plan = "";
-  await db
-    .transaction(async (tx) => {
-      await tx.execute(sql`SET LOCAL enable_seqscan = off`);
-      await tx.execute(sql`SET LOCAL plan_cache_mode = force_generic_plan`);
-      const res = (await tx.execute(sql`EXPLAIN (COSTS OFF) ${stmt}`)) as unknown as { rows: Record<string, string>[] };
-      plan = res.rows.map((r) => Object.values(r).join("")).join("\n");
-      throw new Error("rollback");
-    })
-    .catch((err: Error) => {
-      if (err.message !== "rollback") throw err;
-    });
-  return plan;
-}
+/** Sequential scans priced out, and the generic plan a parameterised statement gets from the driver. */
+const planWithoutSeqScan = (db: Db, stmt: SQL) => planWith(db, ["enable_seqscan = off", "plan_cache_mode = force_generic_plan"], stmt);
 
 /**
  * requests_session_idx and requests_room_name_idx are partial (NOT NULL: migrations/0021), so rows

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { type SQL, sql } from "drizzle-orm";
 import pg from "pg";
 import { inject } from "vitest";
-import { type Database, openDatabase, openMemoryDatabase } from "../../src/db/client.js";
+import { type Database, type Db, openDatabase, openMemoryDatabase } from "../../src/db/client.js";
 import { runMigrations } from "../../src/db/migrate.js";
 
 export interface TestDatabase {
@@ -50,4 +51,16 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await a.end();
     },
   };
+}
+
+/**
+ * The plan of `stmt` (EXPLAIN, costs off) under planner settings that last for this one transaction
+ * (`SET LOCAL`), as text: for tests that pin a plan's shape. EXPLAIN without ANALYZE runs nothing.
+ */
+export async function planWith(db: Db, settings: readonly string[], stmt: SQL): Promise<string> {
+  return db.transaction(async (tx) => {
+    for (const s of settings) await tx.execute(sql.raw(`SET LOCAL ${s}`));
+    const res = (await tx.execute(sql`EXPLAIN (COSTS OFF) ${stmt}`)) as unknown as { rows: Record<string, string>[] };
+    return res.rows.map((r) => Object.values(r).join("")).join("\n");
+  });
 }
