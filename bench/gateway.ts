@@ -322,14 +322,16 @@ async function main() {
     }
     // Each peer gets a c=64 warm-up first (64 upstream connections opened, JIT warm), then the rounds.
     const rounds = async (measure: (t: Target, seconds: number) => Promise<Throughput>) => {
-      const out: Record<string, Outcome<Throughput[]>> = {};
+      // A peer's rounds, until one fails: then its error is its outcome.
+      const out: Record<string, Outcome<Throughput[]>> = Object.fromEntries(all.map((t) => [t.name, { ok: true, value: [] }]));
       for (const t of all) await attempt(() => measure(t, 2));
       for (let r = 0; r < C64_ROUNDS; r++) {
         for (const t of roundOrder(all, r)) {
-          if (out[t.name]?.ok === false) continue;
+          const sofar = out[t.name];
+          if (!sofar?.ok) continue;
           const o = await attempt(() => measure(t, C64_SECONDS));
-          if (!o.ok) out[t.name] = o;
-          else out[t.name] = { ok: true, value: [...((out[t.name] as { value?: Throughput[] } | undefined)?.value ?? []), o.value] };
+          if (o.ok) sofar.value.push(o.value);
+          else out[t.name] = o;
         }
       }
       return out;
