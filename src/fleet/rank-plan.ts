@@ -14,7 +14,6 @@ export type RankTerm =
   | { kind: "day"; sign: 1 | -1; from: Date | null; to: Date }
   | { kind: "raw"; sign: 1 | -1; from: Date; fromInclusive: boolean; to: Date; toInclusive: boolean };
 
-
 /** Raw rows in [from, to) (a range that is empty gives no term). */
 function rawRange(sign: 1 | -1, from: number, to: number): RankTerm[] {
   return from < to ? [{ kind: "raw", sign, from: new Date(from), fromInclusive: true, to: new Date(to), toInclusive: false }] : [];

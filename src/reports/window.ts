@@ -25,7 +25,6 @@ export interface Segment {
   toInclusive: boolean;
 }
 
-
 /**
  * Splits [start, now] into whole day buckets, whole hour buckets and the partial edge hours, which
  * are read from raw rows: totals are exact (to the cent, and to the row) whatever the window.
