@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { ROLLUP_KEY, requestRollups } from "../db/schema/request-rollups.js";
 import { type RequestRow, requests } from "../db/schema/requests.js";
@@ -6,9 +6,9 @@ import { literalDefaults, recordsetType, type SnakeCase, storedColumns } from ".
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import { formatMoney, parseMoney } from "../money.js";
 import { mergeSketchSql } from "./sketch-json.js";
-import { executeNamed } from "../db/named.js";
+import { namedStatement } from "../db/named.js";
 import { foldIntoCheckpoints } from "./fleet-checkpoints.js";
-import { fleetIndexRequestUpserts } from "./fleet-index.js";
+import { fleetIndexRequestRows, fleetIndexRequestUpserts } from "./fleet-index.js";
 import { DAY_MS, HOUR_MS } from "./buckets.js";
 
 export type { RequestRow } from "../db/schema/requests.js";
@@ -206,7 +206,7 @@ const ADDED = rollupColumns.filter((c) => !ROLLUP_KEY_COLUMNS.includes(c.name) &
 const MERGED = rollupColumns.filter((c) => recordsetType(c.column) === "jsonb").map((c) => c.name);
 
 /** One table's INSERT … ON CONFLICT DO UPDATE from a JSON array of rows: sums added, sketches merged in SQL. */
-function upsertFromJson(table: string, rowsJson: string): SQL {
+function upsertFromJson(table: string, rowsJson: Placeholder): SQL {
   const t = sql.raw(table);
   const col = (name: string) => sql.raw(`${table}.${name}`);
   const add = (name: string) => sql`${sql.raw(name)} = ${col(name)} + excluded.${sql.raw(name)}`;
@@ -242,17 +242,23 @@ const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v3";
 export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<void> {
   if (rows.length === 0) return;
   const hourly = aggregateHourly(rows);
-  const requestUpserts = ROLLUP_GRAINS.map((g) => {
+  const fleet = fleetIndexRequestRows(rows);
+  const rowsByTable = fleet.rowsByTable;
+  for (const g of ROLLUP_GRAINS) {
     const accs = g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects);
-    return upsertFromJson(g.table, JSON.stringify(accs.map(jsonRow)));
-  });
-  // The per-agent rollups of GET /api/agents first, then the request rollups, always in this order.
-  const fleet = fleetIndexRequestUpserts(rows);
-  const [first, ...rest] = [...fleet.upserts, ...requestUpserts];
-  const last = rest.pop();
-  if (!first || !last) throw new Error("the rollup statement needs at least two tables");
-  const ctes = [first, ...rest].map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
-  await executeNamed(tx, ROLLUPS_STATEMENT_NAME, sql`WITH ${sql.join(ctes, sql`, `)} ${last}`);
+    rowsByTable[g.table] = JSON.stringify(accs.map(jsonRow));
+  }
+  await rollupsUpsert(tx, rowsByTable);
   // Rows dated before today may be before a fleet-index checkpoint: then it moves too (usually none).
   await foldIntoCheckpoints(tx, fleet.byHour);
 }
+
+/** The statement of applyRequestRollups, its text built once: each table's rows fill the placeholder named after it. */
+const rollupsUpsert = namedStatement(ROLLUPS_STATEMENT_NAME, () => {
+  // The per-agent rollups of GET /api/agents first, then the request rollups, always in this order.
+  const [first, ...rest] = [...fleetIndexRequestUpserts(), ...ROLLUP_GRAINS.map((g) => upsertFromJson(g.table, sql.placeholder(g.table)))];
+  const last = rest.pop();
+  if (!first || !last) throw new Error("the rollup statement needs at least two tables");
+  const ctes = [first, ...rest].map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
+  return sql`WITH ${sql.join(ctes, sql`, `)} ${last}`;
+});

@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import { type Db, queryRows } from "../db/client.js";
 import { formatMoney, parseMoney } from "../money.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
@@ -191,7 +191,8 @@ function jsonRow(a: AgentAcc, withSketches: boolean) {
   return { ...sums, ...sketches, response_hist: storedSketch(a.response) };
 }
 
-function upsert(table: string, accs: AgentAcc[], withSketches: boolean): SQL {
+/** One grain's INSERT … ON CONFLICT DO UPDATE from a JSON array of rows (a value, or a placeholder). */
+function upsertSql(table: string, withSketches: boolean, rowsJson: string | Placeholder): SQL {
   const t = sql.raw(table);
   const columns = COLUMNS.filter(([, ty]) => withSketches || ty !== "jsonb");
   const names = sql.raw(columns.map(([c]) => c).join(", "));
@@ -202,9 +203,11 @@ function upsert(table: string, accs: AgentAcc[], withSketches: boolean): SQL {
     ...(withSketches ? SKETCHES : []).map((c) => sql`${sql.raw(c)} = ${mergeSketchSql(col(c), sql`excluded.${sql.raw(c)}`)}`),
   ];
   return sql`INSERT INTO ${t} (${names})
-    SELECT ${names} FROM json_to_recordset(${JSON.stringify(accs.map((a) => jsonRow(a, withSketches)))}::json) AS v(${types})
+    SELECT ${names} FROM json_to_recordset(${rowsJson}::json) AS v(${types})
     ON CONFLICT (bucket, tenant_id, agent_id) DO UPDATE SET ${sql.join(sets, sql`, `)}`;
 }
+
+const rowsJson = (accs: AgentAcc[], withSketches: boolean) => JSON.stringify(accs.map((a) => jsonRow(a, withSketches)));
 
 /**
  * Upserts one batch into every grain (hour, day, month: the one table order every writer follows).
@@ -218,27 +221,36 @@ async function write(tx: Db, fill: (b: AgentRollupBatch) => void): Promise<Agent
     fill(batch);
     const accs = batch.sorted();
     if (grain.unit === "hour") byHour = accs;
-    if (accs.length > 0) await tx.execute(upsert(grain.table, accs, grain.sketches));
+    if (accs.length > 0) await tx.execute(upsertSql(grain.table, grain.sketches, rowsJson(accs, grain.sketches)));
   }
   return byHour;
 }
 
 /**
- * The upserts folding newly stored request rows (exactly those inserted) into the per-agent rollups,
- * one per grain in the one table order, each with constant text (an empty JSON array when no row
- * names an agent): applyRequestRollups runs them in its single named statement. Also returns the hour
- * grain's accumulators, which it folds into the fleet-index checkpoints (foldIntoCheckpoints).
+ * The upserts folding newly stored request rows into the per-agent rollups, one per grain in the one
+ * table order, each reading its rows from the placeholder named after its table: applyRequestRollups
+ * builds its single named statement from them once, and fills them with fleetIndexRequestRows.
  */
-export function fleetIndexRequestUpserts(rows: RequestRow[]): { upserts: SQL[]; byHour: AgentAcc[] } {
+export function fleetIndexRequestUpserts(): SQL[] {
+  return FLEET_INDEX_GRAINS.map((grain) => upsertSql(grain.table, grain.sketches, sql.placeholder(grain.table)));
+}
+
+/**
+ * The rows of fleetIndexRequestUpserts for a batch of stored request rows (exactly those inserted),
+ * as JSON by table name (an empty array when no row names an agent), and the hour grain's
+ * accumulators, which applyRequestRollups folds into the fleet-index checkpoints (foldIntoCheckpoints).
+ */
+export function fleetIndexRequestRows(rows: RequestRow[]): { rowsByTable: Record<string, string>; byHour: AgentAcc[] } {
   let byHour: AgentAcc[] = [];
-  const upserts = FLEET_INDEX_GRAINS.map((grain) => {
+  const rowsByTable: Record<string, string> = {};
+  for (const grain of FLEET_INDEX_GRAINS) {
     const batch = new AgentRollupBatch(grain.bucketOf);
     for (const r of rows) if (r.agent_id !== null && r.agent_id !== undefined) batch.addRequest(r);
     const accs = batch.sorted();
     if (grain.unit === "hour") byHour = accs;
-    return upsert(grain.table, accs, grain.sketches);
-  });
-  return { upserts, byHour };
+    rowsByTable[grain.table] = rowsJson(accs, grain.sketches);
+  }
+  return { rowsByTable, byHour };
 }
 
 /**
