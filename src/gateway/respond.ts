@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Context } from "hono";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
-import { API_SECURITY_HEADERS } from "../http/security-headers.js";
+import { GATEWAY_SECURITY_HEADERS } from "../http/security-headers.js";
 import { type HeaderList, NodeOutbound, type Outbound, WebOutbound, type nodeBindings } from "./exchange.js";
 import type { GatewayErrorCode, VendorProtocol } from "./protocol.js";
 
@@ -23,12 +23,12 @@ export function openOutbound(_c: Context, node: ReturnType<typeof nodeBindings>)
 /** Upstream answer headers that are the connection's, not the answer's, or that must not reach the caller. */
 const DROPPED_UPSTREAM = new Set(["connection", "keep-alive", "transfer-encoding", "set-cookie", "proxy-authenticate", "trailer", "upgrade"]);
 
-const SECURITY_NAMES = Object.keys(API_SECURITY_HEADERS);
-const isSecurityName = (name: string) => Object.hasOwn(API_SECURITY_HEADERS, name);
+const SECURITY_NAMES = Object.keys(GATEWAY_SECURITY_HEADERS);
+const isSecurityName = (name: string) => Object.hasOwn(GATEWAY_SECURITY_HEADERS, name);
 
 /**
  * An answer's headers: the given ones (`drop`: names left out), then Voxgate's (`extra`, then the
- * request id), then the API security headers. A later group wins over an earlier one for the same
+ * request id), then GATEWAY_SECURITY_HEADERS. A later group wins over an earlier one for the same
  * name, the name keeping its first position: the same names, values and order as assigning the
  * three groups into one object in turn, which is what a clash (rare) does; otherwise every group's
  * names are new and are appended as they come.
@@ -48,7 +48,7 @@ export function answerHeaders(base: Readonly<Record<string, string | string[] | 
   out.push("x-voxgate-request-id", requestId);
   for (let i = 0; i < SECURITY_NAMES.length; i++) {
     const name = SECURITY_NAMES[i] as string;
-    out.push(name, API_SECURITY_HEADERS[name] as string);
+    out.push(name, GATEWAY_SECURITY_HEADERS[name] as string);
   }
   return out;
 }
@@ -60,7 +60,7 @@ function mergedHeaders(base: Readonly<Record<string, string | string[] | undefin
     const v = base[name];
     if (v !== undefined && !drop?.has(name)) merged[name] = v;
   }
-  Object.assign(merged, extra, { "x-voxgate-request-id": requestId }, API_SECURITY_HEADERS);
+  Object.assign(merged, extra, { "x-voxgate-request-id": requestId }, GATEWAY_SECURITY_HEADERS);
   const out: HeaderList = [];
   for (const name in merged) out.push(name, merged[name] as string | string[]);
   return out;

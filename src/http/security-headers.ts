@@ -62,7 +62,7 @@ export const securityHeaders = createMiddleware<AppEnv>(async (c, next) => {
 
 /**
  * The headers securityHeaders sets on an API answer, as a constant: the gateway writes its answers
- * straight to the socket (no middleware on its hot path) and sends these with each one.
+ * straight to the socket (no middleware on its hot path) and takes the values it sends from here.
  */
 export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
@@ -78,3 +78,17 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "x-xss-protection": "0",
   "cache-control": "no-store",
 };
+
+/**
+ * The headers on the gateway's vendor-protocol answers (proxied calls and their errors, written by
+ * src/gateway/respond.ts): what OWASP's REST Security Cheat Sheet asks of an API response (not
+ * cached, not framed, not sniffed, nothing loaded if a browser opens it), with the same values as
+ * API_SECURITY_HEADERS. The rest of that set are document policies a browser applies to pages
+ * (opener and resource policies, agent cluster, referrer, DNS prefetch, download options, Flash
+ * policies, XSS filter); these answers are read by vendor SDKs on the voice path, where every header
+ * is written by Voxgate and parsed by the SDK on each call: the eight cost 0.017-0.020 ms of added
+ * p50 at concurrency 1 (docs/PERFORMANCE.md, 2026-11-24).
+ */
+export const GATEWAY_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fromEntries(
+  ["content-security-policy", "x-content-type-options", "x-frame-options", "cache-control"].map((name) => [name, API_SECURITY_HEADERS[name] as string]),
+);

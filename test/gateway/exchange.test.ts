@@ -4,13 +4,13 @@ import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { BodyTooLarge, readIncoming } from "../../src/gateway/exchange.js";
 import { answerHeaders, relayHeaders } from "../../src/gateway/respond.js";
-import { API_SECURITY_HEADERS } from "../../src/http/security-headers.js";
+import { GATEWAY_SECURITY_HEADERS } from "../../src/http/security-headers.js";
 
 /** What answerHeaders must equal: the three groups assigned into one object in turn, as entries. */
 function reference(base: Record<string, string | string[] | undefined>, extra: Record<string, string>, requestId: string, drop: ReadonlySet<string> = new Set()) {
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined && !drop.has(k)) out[k] = v;
-  Object.assign(out, extra, { "x-voxgate-request-id": requestId }, API_SECURITY_HEADERS);
+  Object.assign(out, extra, { "x-voxgate-request-id": requestId }, GATEWAY_SECURITY_HEADERS);
   return Object.entries(out).flat();
 }
 

@@ -143,6 +143,36 @@ describe("OpenAI chat completions through Voxgate", () => {
   });
 });
 
+describe("security headers on gateway answers", () => {
+  const post = (body: unknown) =>
+    fetch(`${app.base}/openai/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${OPERATOR_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  it("a relayed answer, a stream and an error: not cached, framed or sniffed, nothing loaded; no document policies", async () => {
+    const answers = [
+      await post({ model: "openai/gpt-4.1-mini", messages: [{ role: "user", content: "hi" }] }),
+      // The stub streams with cache-control: no-cache; Voxgate's no-store wins.
+      await post({ model: "openai/gpt-4.1-mini", stream: true, messages: [{ role: "user", content: "hi" }] }),
+      await post({ model: "openai/no-such-model", messages: [] }),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 404]);
+    for (const res of answers) {
+      await res.arrayBuffer();
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(res.headers.get("content-security-policy")).toMatch(/^default-src 'none'; frame-ancestors 'none'/);
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      // Page policies (GATEWAY_SECURITY_HEADERS says why): not on SDK answers.
+      for (const name of ["cross-origin-opener-policy", "origin-agent-cluster", "x-xss-protection", "x-dns-prefetch-control"]) {
+        expect(res.headers.get(name)).toBeNull();
+      }
+    }
+  });
+});
+
 describe("recorder", () => {
   it("counts dropped records in /v1/metrics", async () => {
     const res = await app.call("GET", "/v1/metrics", { key: OPERATOR_KEY });
