@@ -17,9 +17,9 @@ export function executeNamed(db: Db, name: string, query: SQL): Promise<unknown>
 /**
  * A NAMED prepared statement whose text is built once, on first use: `build` returns the query with
  * drizzle placeholders (`sql.placeholder(key)`) where each call's values go, and each call fills them
- * by key (a missing key throws). For a statement whose text is large and constant: the rollup upsert
- * (seven tables, each sketch column merged in SQL) cost Node 2-3 ms to build per batch, 7.2 → 4.4 ms
- * per 500-row applyRequestRollups once built once (docs/PERFORMANCE.md, 2026-11-24).
+ * by key (a missing key throws). For a statement whose text is large and constant: building the
+ * rollup upsert (seven tables, each sketch column merged in SQL) per batch cost Node 2-3 ms; a 500-row
+ * applyRequestRollups took 7.2 ms of Node CPU that way, 4.4 ms with it built once (docs/PERFORMANCE.md).
  */
 export function namedStatement(name: string, build: () => SQL): (db: Db, values: Record<string, unknown>) => Promise<unknown> {
   let query: Query | undefined;

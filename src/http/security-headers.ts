@@ -86,8 +86,8 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
  * API_SECURITY_HEADERS. The rest of that set are document policies a browser applies to pages
  * (opener and resource policies, agent cluster, referrer, DNS prefetch, download options, Flash
  * policies, XSS filter); these answers are read by vendor SDKs on the voice path, where every header
- * is written by Voxgate and parsed by the SDK on each call: the eight cost 0.017-0.020 ms of added
- * p50 at concurrency 1 (docs/PERFORMANCE.md, 2026-11-24).
+ * is written by Voxgate and parsed by the SDK on each call: the eight cost 0.017-0.024 ms of p50 at
+ * concurrency 1 in a probe (docs/PERFORMANCE.md, 2026-11-24).
  */
 export const GATEWAY_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fromEntries(
   ["content-security-policy", "x-content-type-options", "x-frame-options", "cache-control"].map((name) => [name, API_SECURITY_HEADERS[name] as string]),
