@@ -24,7 +24,14 @@ import pg from "pg";
 import { Pool } from "undici";
 import { ADMIN_URL, cpuTimes, createBenchDatabase, fmt, percentile, ROOT, startServer } from "./support.js";
 
-const C1_REQUESTS = Number(process.env.BENCH_C1_REQUESTS ?? 2000);
+/**
+ * c=1 calls per peer, spread over ROUNDS rounds (5,000 a round by default). Each round switches the
+ * processes at work on the 2 cores, and a round of 500 mostly measured the switch: direct's whole
+ * round (~20 ms) ran in the previous peer's wake (p50 0.042-0.047 ms, against 0.103-0.104 in rounds of
+ * 5,000) and Voxgate's p50 read 0.35-0.37 ms (0.31 in rounds of 5,000, as in a 10,000-call probe), so
+ * "added" moved by up to 0.1 ms with the round length (docs/PERFORMANCE.md, 2026-11-24).
+ */
+const C1_REQUESTS = Number(process.env.BENCH_C1_REQUESTS ?? 20000);
 /**
  * Sequential calls each peer serves before anything is measured. V8 optimizes a handler after some
  * thousand calls: with 200, the c=1 rounds measured the warm-up itself (every peer, the direct stub
