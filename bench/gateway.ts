@@ -35,7 +35,7 @@ const C1_REQUESTS = Number(process.env.BENCH_C1_REQUESTS ?? 20000);
 /**
  * Sequential calls each peer serves before anything is measured. V8 optimizes a handler after some
  * thousand calls: with 200, the c=1 rounds measured the warm-up itself (every peer, the direct stub
- * included, 0.1-0.2 ms slower in round 1 than in round 4). A gateway serves millions of calls; the
+ * included, 0.15-0.3 ms slower in round 1 than in round 4). A gateway serves millions of calls; the
  * target is its steady state.
  */
 const WARMUP_CALLS = Number(process.env.BENCH_WARMUP_CALLS ?? 3000);
