@@ -10,8 +10,12 @@ const dialect = new PgDialect();
  * parameter, no per-call structure). PGlite ignores the name. Answers the driver's `{ rows }`.
  */
 export function executeNamed(db: Db, name: string, query: SQL): Promise<unknown> {
-  const { sql: text, params } = dialect.sqlToQuery(query);
-  return db._.session.prepareQuery({ sql: text, params }, undefined, name, false).execute();
+  return runNamed(db, name, dialect.sqlToQuery(query));
+}
+
+/** Runs a compiled query under its statement name, its placeholders (if any) filled from `values`. */
+function runNamed(db: Db, name: string, query: Query, values: Record<string, unknown> = {}): Promise<unknown> {
+  return db._.session.prepareQuery(query, undefined, name, false).execute(values);
 }
 
 /**
@@ -25,6 +29,6 @@ export function namedStatement(name: string, build: () => SQL): (db: Db, values:
   let query: Query | undefined;
   return (db, values) => {
     query ??= dialect.sqlToQuery(build());
-    return db._.session.prepareQuery(query, undefined, name, false).execute(values);
+    return runNamed(db, name, query, values);
   };
 }

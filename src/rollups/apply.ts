@@ -242,15 +242,14 @@ const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v3";
 export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<void> {
   if (rows.length === 0) return;
   const hourly = aggregateHourly(rows);
-  const fleet = fleetIndexRequestRows(rows);
-  const rowsByTable = fleet.rowsByTable;
+  const { rowsByTable, byHour } = fleetIndexRequestRows(rows);
   for (const g of ROLLUP_GRAINS) {
     const accs = g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects);
     rowsByTable[g.table] = JSON.stringify(accs.map(jsonRow));
   }
   await rollupsUpsert(tx, rowsByTable);
   // Rows dated before today may be before a fleet-index checkpoint: then it moves too (usually none).
-  await foldIntoCheckpoints(tx, fleet.byHour);
+  await foldIntoCheckpoints(tx, byHour);
 }
 
 /** The statement of applyRequestRollups, its text built once: each table's rows fill the placeholder named after it. */
