@@ -85,7 +85,7 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
   const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId }, call.estimate ?? defaultEstimate(route.modality, body.length));
   if (!plan.ok) return fail(plan.status, plan.code, plan.message, undefined, plan.details);
   try {
-    await forward(gw, route, inbound, call, plan, out, requestId, fail);
+    await forward(gw, protocol, route, inbound, call, plan, out, requestId, fail);
   } finally {
     // Every attempt's record is queued by now: its cost counts as spend from here on.
     plan.hold.release();
@@ -95,6 +95,7 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
 /** Tries each candidate of the plan (primary, then fallbacks) until one answers; every attempt is recorded. */
 async function forward(
   gw: Gateway,
+  protocol: VendorProtocol,
   route: ProxyRoute,
   inbound: InboundRequest,
   call: ParsedCall,
