@@ -14,6 +14,9 @@ export interface CatalogEntry {
   inputPriceUsd: number | null;
   outputPriceUsd: number | null;
   cachedInputPriceUsd: number | null;
+  /** llm per 1M audio tokens when priced apart from text (realtime models); null = the text rate. */
+  inputAudioPriceUsd: number | null;
+  outputAudioPriceUsd: number | null;
   /** False when the catalog knows the model but holds no rate ("unrated", not "unknown"). */
   rated: boolean;
   selfHosted: boolean;
@@ -51,7 +54,12 @@ export function compileCatalog(overrides: Record<string, CatalogEntryInput>, sel
       throw new CatalogError(`pricing.catalog.${key}: modality ${o.modality} contradicts the shipped entry (${base.modality})`);
     }
     const isLlm = merged.modality === "llm";
-    const legs = o.input_price_usd !== undefined || o.output_price_usd !== undefined || o.cached_input_price_usd !== undefined;
+    const legs =
+      o.input_price_usd !== undefined ||
+      o.output_price_usd !== undefined ||
+      o.cached_input_price_usd !== undefined ||
+      o.input_audio_price_usd !== undefined ||
+      o.output_audio_price_usd !== undefined;
     if (isLlm && o.price_usd !== undefined) throw new CatalogError(`pricing.catalog.${key}: llm entries use input_price_usd/output_price_usd, not price_usd`);
     if (!isLlm && legs) throw new CatalogError(`pricing.catalog.${key}: ${merged.modality} entries use price_usd, not token legs`);
     entries.set(key, toEntry(key, merged, "config"));
@@ -73,6 +81,8 @@ function toEntry(key: string, e: CatalogEntryInput, origin: CatalogEntry["origin
     inputPriceUsd: modality === "llm" ? input : null,
     outputPriceUsd: modality === "llm" ? output : null,
     cachedInputPriceUsd: modality === "llm" ? (e.cached_input_price_usd ?? input) : null,
+    inputAudioPriceUsd: modality === "llm" ? (e.input_audio_price_usd ?? null) : null,
+    outputAudioPriceUsd: modality === "llm" ? (e.output_audio_price_usd ?? null) : null,
     rated,
     selfHosted: e.self_hosted ?? false,
     asOf: e.as_of ?? null,
@@ -119,7 +129,13 @@ export function publicCatalogEntry(e: CatalogEntry | null) {
     modality: e.modality,
     unit: e.unit,
     ...(e.modality === "llm"
-      ? { input_price_usd: e.inputPriceUsd, output_price_usd: e.outputPriceUsd, cached_input_price_usd: e.cachedInputPriceUsd }
+      ? {
+          input_price_usd: e.inputPriceUsd,
+          output_price_usd: e.outputPriceUsd,
+          cached_input_price_usd: e.cachedInputPriceUsd,
+          ...(e.inputAudioPriceUsd !== null && { input_audio_price_usd: e.inputAudioPriceUsd }),
+          ...(e.outputAudioPriceUsd !== null && { output_audio_price_usd: e.outputAudioPriceUsd }),
+        }
       : { price_usd: e.priceUsd }),
     self_hosted: e.selfHosted,
     as_of: e.asOf,

@@ -89,6 +89,9 @@ export interface Units {
   inputTokens?: number;
   outputTokens?: number;
   cachedInputTokens?: number;
+  /** Of inputTokens / outputTokens, the audio ones (OpenAI realtime). */
+  inputAudioTokens?: number;
+  outputAudioTokens?: number;
   audioSeconds?: number;
   characters?: number;
 }

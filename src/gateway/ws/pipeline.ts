@@ -13,6 +13,7 @@ import type { Gateway } from "../gateway.js";
 import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type Units, type UpstreamTarget } from "../protocol.js";
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
 import { relay } from "./relay.js";
+import { isResponseMeter, recordResponses } from "./responses.js";
 import { dropAdapterMessageListeners, holdUpstream, isWebSocketUpgrade, upgradeRequired } from "./upgrade.js";
 import { subprotocolToken, type WsProtocol, type WsRoute, wsUrl } from "./ws-route.js";
 
@@ -99,12 +100,14 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
       onOpen: (_evt: Event, ws: { raw?: unknown }) => {
         const meter = route.meter(inbound, target);
         const stream = new StreamRecorder(ctx, attempt);
+        // A realtime conversation is recorded per response, not per stream (no checkpoints either).
+        const responses = isResponseMeter(meter) ? recordResponses(meter, ctx, attempt) : null;
         // node-server's accepted socket is the `ws` server's WebSocket (createWebSocketServer).
         const client = ws.raw as WebSocket;
         relay(client, held.take(), {
           meter,
           checkpointMs: services.config.gateway.ws_checkpoint_interval_ms,
-          onCheckpoint: (units) => stream.checkpoint(units),
+          onCheckpoint: responses ? undefined : (units) => stream.checkpoint(units),
           rewriteClientText: route.rewriteClientText?.(target) ?? null,
           onEnd: (s) => {
             limit.grant.release();
@@ -112,7 +115,8 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
             if (s.endedBy === "upstream_error") attempt.error = "upstream connection lost mid-stream";
             if (s.endedBy === "overflow") attempt.error = "relay buffer overflow: a side stopped reading";
             if (attempt.error) attempt.status = "error";
-            stream.end(s.units);
+            if (responses) responses.end();
+            else stream.end(s.units);
           },
         });
         dropAdapterMessageListeners(client);
