@@ -3,6 +3,7 @@ import type { WebSocket } from "ws";
 import { type Caller, type CallPlan, planCall } from "../admit.js";
 import { type Attempt, type CallContext, recordAttempt } from "../attempt.js";
 import type { Gateway } from "../gateway.js";
+import { upstreamHeaders } from "../header-policy.js";
 import type { LimitGrant } from "../limiter.js";
 import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type UpstreamTarget } from "../protocol.js";
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
@@ -54,7 +55,8 @@ export async function connectChain(call: WsCall, plan: CallPlan): Promise<Opened
     let upstream: WebSocket;
     try {
       const up = route.upstream(inbound, target);
-      upstream = await connectUpstream({ url: wsUrl(target.baseUrl, up.path), headers: up.headers, protocols: up.protocols ?? [], timeoutMs });
+      const headers = upstreamHeaders(call.wsp.protocol.id, up.headers, call.wsp.protocol.upstreamAuth(target));
+      upstream = await connectUpstream({ url: wsUrl(target.baseUrl, up.path), headers, protocols: up.protocols ?? [], timeoutMs });
     } catch (err) {
       limit.grant.release();
       if (err instanceof ProtocolInputError) return { ok: false, refusal: { status: err.status, code: "invalid_request", message: err.message } };
