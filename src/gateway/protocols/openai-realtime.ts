@@ -165,6 +165,6 @@ export function realtimeConversationRoute(auth: Auth): WsRoute {
       headers: { ...auth(target), ...(inbound.headers["openai-beta"] ? { "openai-beta": String(inbound.headers["openai-beta"]) } : {}) },
     }),
     meter: () => realtimeResponsesMeter(),
-    rewriteClientText: (target) => (frame) => rewriteRealtimeSessionModel(frame, target.modelName),
+    clientText: (target) => (frame) => rewriteRealtimeSessionModel(frame, target.modelName),
   };
 }
