@@ -11,6 +11,7 @@ import { gatewayRoutes } from "../gateway/routes.js";
 import { gatewayWsRoutes } from "../gateway/ws/routes.js";
 import { ingestRoutes } from "../ingest/routes.js";
 import { manageRoutes } from "../manage/routes.js";
+import { otlpRoutes } from "../otlp/routes.js";
 import { readRoutes } from "../reports/routes.js";
 import { sessionRoutes } from "../sessions/routes.js";
 import type { Services } from "../services.js";
@@ -75,6 +76,7 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
   app.use(refuseUnstorableUrl);
   app.route("/", apiKeyRoutes());
   app.route("/", ingestRoutes());
+  app.route("/", otlpRoutes());
   app.route("/", fleetRoutes());
   app.route("/", callRoutes());
   app.route("/", billingRoutes());
