@@ -1,4 +1,4 @@
-import { ApiError } from "../http/errors.js";
+import { DomainError } from "../errors.js";
 import { decodeExportRequest, type PbAnyValue, type PbExportRequest, type PbKeyValue, type PbSpan } from "./proto.js";
 import type { Attrs, AttrValue, DecodedRequest, ResourceBatch, Span } from "./spans.js";
 
@@ -25,21 +25,21 @@ export function decodeTraces(bytes: Uint8Array, contentType: string): DecodedReq
     try {
       request = decodeExportRequest(bytes);
     } catch (err) {
-      throw new ApiError("bad_request", `undecodable OTLP protobuf: ${(err as Error).message.slice(0, 200)}`);
+      throw new DomainError("bad_request", `undecodable OTLP protobuf: ${(err as Error).message.slice(0, 200)}`);
     }
   } else if (type === "application/json") {
     let parsed: unknown;
     try {
       parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
     } catch (err) {
-      throw new ApiError("bad_request", `undecodable OTLP JSON: ${(err as Error).message.slice(0, 200)}`);
+      throw new DomainError("bad_request", `undecodable OTLP JSON: ${(err as Error).message.slice(0, 200)}`);
     }
     if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-      throw new ApiError("bad_request", "an OTLP/JSON body is an ExportTraceServiceRequest object");
+      throw new DomainError("bad_request", "an OTLP/JSON body is an ExportTraceServiceRequest object");
     }
     request = parsed as PbExportRequest;
   } else {
-    throw new ApiError("unsupported_media_type", "Content-Type must be application/x-protobuf or application/json");
+    throw new DomainError("unsupported_media_type", "Content-Type must be application/x-protobuf or application/json");
   }
   return normalise(request);
 }

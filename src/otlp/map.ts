@@ -135,10 +135,20 @@ export function recordId(tenantId: string | null, traceId: string, spanId: strin
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((Number.parseInt(h[16] ?? "0", 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/**
+ * The provider a LiveKit plugin label names: Node's "deepgram.STT" → deepgram, Python's
+ * "livekit.plugins.deepgram.stt.STT" → deepgram; a plain name as is.
+ */
+export function providerOfLabel(label: string): string {
+  const parts = label.split(".");
+  if (parts[0] === "livekit" && parts[1] === "plugins" && parts[2]) return parts[2];
+  return parts[0] ?? label;
+}
+
 /** provider/model from what a span says, lower-cased provider ("Cartesia" → cartesia, "deepgram.STT" → deepgram). */
 export function modelOf(provider: string | null, model: string | null, label: string | null): { model_id: string; provider: string } {
-  const fromLabel = label?.includes(".") ? label.slice(0, label.indexOf(".")) : null;
-  const p = (provider ?? fromLabel ?? "unknown").trim().toLowerCase().slice(0, 128) || "unknown";
+  const named = provider ?? (label?.includes(".") ? label : null);
+  const p = (named ? providerOfLabel(named) : "unknown").trim().toLowerCase().slice(0, 128) || "unknown";
   const m = (model ?? label ?? "unknown").trim().slice(0, 200) || "unknown";
   return { model_id: m.includes("/") ? m : `${p}/${m}`, provider: p };
 }
@@ -247,7 +257,7 @@ function recordOf(input: TraceInput, tree: Tree, span: FreshSpan): OtlpRecord | 
     r.cached_input_tokens = num(a, "gen_ai.usage.cache_read.input_tokens") ?? num(a, "gen_ai.usage.input_cached_tokens") ?? m?.cachedInputTokens ?? null;
     const ttfc = num(a, "gen_ai.response.time_to_first_chunk");
     r.ttfb_ms = ttfc !== null && ttfc >= 0 ? ttfc * 1000 : (m?.ttfbMs ?? null);
-    r.total_latency_ms = m?.durationMs ?? span.endMs - span.startMs;
+    r.total_latency_ms = m?.durationMs ?? Math.round(span.endMs - span.startMs);
     if (m?.cancelled) r.metadata.cancelled = true;
     return r;
   }
@@ -265,7 +275,7 @@ function recordOf(input: TraceInput, tree: Tree, span: FreshSpan): OtlpRecord | 
     );
     r.characters = m?.characters ?? null;
     r.ttfb_ms = m?.ttfbMs ?? null;
-    r.total_latency_ms = m?.durationMs ?? span.endMs - span.startMs;
+    r.total_latency_ms = m?.durationMs ?? Math.round(span.endMs - span.startMs);
     if (m?.audioDurationMs != null) r.metadata.audio_duration_ms = m.audioDurationMs;
     if (m?.cancelled) r.metadata.cancelled = true;
     return r;
@@ -275,7 +285,7 @@ function recordOf(input: TraceInput, tree: Tree, span: FreshSpan): OtlpRecord | 
     if (!speaking) return null; // the empty user turn a session emits when it closes
     const r = base("stt", modelOf(str(a, "gen_ai.provider.name"), str(a, "gen_ai.request.model"), null));
     // No runtime traces the STT request: the audio is estimated from the caller's speech span.
-    r.audio_seconds = Math.max(0, speaking.endMs - speaking.startMs) / 1000;
+    r.audio_seconds = Math.round(Math.max(0, speaking.endMs - speaking.startMs)) / 1000;
     r.metadata.audio_seconds_estimated = true;
     const unit = span.python ? 1000 : 1;
     const delay = num(a, "lk.transcription_delay");

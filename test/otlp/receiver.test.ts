@@ -1,7 +1,7 @@
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/http/errors.js";
+import { DomainError } from "../../src/errors.js";
 import { decodeTraces } from "../../src/otlp/decode.js";
 import { ExportTraceServiceResponse } from "../../src/otlp/proto.js";
 import { MAX_CONCURRENT_EXPORTS, otlpState } from "../../src/otlp/receive.js";
@@ -107,28 +107,28 @@ describe("POST /v1/otlp/v1/traces: OTLP/HTTP answers", () => {
 
 describe("decodeTraces (fuzz)", () => {
   const good = protobufBody(sampleSpans());
-  const decodeOrApiError = (bytes: Uint8Array, type = "application/x-protobuf") => {
+  const decodeOrRefuse = (bytes: Uint8Array, type = "application/x-protobuf") => {
     try {
       decodeTraces(bytes, type);
     } catch (err) {
-      expect(err).toBeInstanceOf(ApiError);
+      expect(err).toBeInstanceOf(DomainError);
     }
   };
 
   it("arbitrary bytes never throw anything but a 400", () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 2048 }), (bytes) => decodeOrApiError(bytes)),
+      fc.property(fc.uint8Array({ maxLength: 2048 }), (bytes) => decodeOrRefuse(bytes)),
       { numRuns: 2000 },
     );
   });
 
   it("every truncation and byte mutation of a genuine export is decoded or refused", () => {
-    for (let cut = 0; cut <= good.length; cut++) decodeOrApiError(good.slice(0, cut));
+    for (let cut = 0; cut <= good.length; cut++) decodeOrRefuse(good.slice(0, cut));
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.nat({ max: good.length - 1 }), fc.nat({ max: 255 })), { minLength: 1, maxLength: 8 }), (edits) => {
         const body = good.slice();
         for (const [at, byte] of edits) body[at] = byte;
-        decodeOrApiError(body);
+        decodeOrRefuse(body);
       }),
       { numRuns: 2000 },
     );
@@ -136,15 +136,15 @@ describe("decodeTraces (fuzz)", () => {
 
   it("lengths that lie (huge varints, deep nesting) are refused without hanging", () => {
     // A length-delimited field claiming 2^35 bytes.
-    decodeOrApiError(new Uint8Array([0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x00]));
+    decodeOrRefuse(new Uint8Array([0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x00]));
     // 20,000 nested ResourceSpans.resource → attributes → ... as empty length-delimited fields.
     const deep = new Uint8Array(40_000).map((_, i) => (i % 2 === 0 ? 0x0a : 0x00));
-    decodeOrApiError(deep);
+    decodeOrRefuse(deep);
     // Nested AnyValue arrays 5,000 deep in one attribute, built inside out.
     let value: Uint8Array = new Uint8Array([0x0a, 0x00]);
     for (let i = 0; i < 5000; i++) value = wrap(0x2a, wrap(0x0a, value));
-    decodeOrApiError(wrap(0x0a, wrap(0x12, wrap(0x12, wrap(0x4a, wrap(0x12, value))))));
-    decodeOrApiError(new TextEncoder().encode("[".repeat(100_000)), "application/json");
+    decodeOrRefuse(wrap(0x0a, wrap(0x12, wrap(0x12, wrap(0x4a, wrap(0x12, value))))));
+    decodeOrRefuse(new TextEncoder().encode("[".repeat(100_000)), "application/json");
   });
 });
 
