@@ -33,6 +33,11 @@ export interface InboundRequest {
 export interface ParsedCall {
   /** The model the caller named (Voxgate id, bare vendor name or stack:<name>); null = not named. */
   model: string | null;
+  /**
+   * The vendor's own default model for a request that names none (ElevenLabs' eleven_multilingual_v2):
+   * routed when configured, else the project's default_stack decides.
+   */
+  defaultModel?: string;
   /** The caller asked for a streamed answer (SSE); selects stream metering and TTFT. */
   stream: boolean;
   /**
@@ -83,6 +88,8 @@ export interface Units {
   inputTokens?: number;
   outputTokens?: number;
   cachedInputTokens?: number;
+  /** The reasoning part of outputTokens (OpenAI Responses), kept in the record's metadata. */
+  reasoningTokens?: number;
   audioSeconds?: number;
   characters?: number;
 }

@@ -26,30 +26,38 @@ function cartesiaVersion(inbound: InboundRequest): string {
 
 const keyAuth = (t: UpstreamTarget): Record<string, string> => (t.apiKey ? { "x-api-key": t.apiKey } : {});
 
-/** POST /tts/bytes: `{"model_id", "transcript", "voice", "output_format"}` → audio, billed by the transcript's characters. */
-export const cartesiaBytesRoute: ProxyRoute = {
-  kind: "proxy",
-  method: "POST",
-  path: "/tts/bytes",
-  modality: "tts",
-  parse(inbound) {
-    const json = jsonObjectBody(inbound.body);
-    const text = cartesiaTranscript(json);
-    if (text === null) throw new ProtocolInputError('"transcript" must be a string');
-    const state: SpeechState = { json, characters: characterCount(text) };
-    return { model: optionalString(json, "model_id"), stream: true, state };
-  },
-  upstreamRequest(inbound, call, target) {
-    const state = call.state as SpeechState;
-    return {
-      method: "POST",
-      path: "/tts/bytes",
-      headers: { ...forwardableHeaders(inbound.headers), "content-type": "application/json", "cartesia-version": cartesiaVersion(inbound), ...keyAuth(target) },
-      body: withModelField(inbound.body, state.json, "model_id", target.modelName),
-    };
-  },
-  meter: charactersMeter,
-};
+/**
+ * POST /tts/bytes (audio) and /tts/sse (server-sent events of base64 chunks): `{"model_id",
+ * "transcript", "voice", "output_format"}`, billed by the transcript's characters.
+ */
+function ttsRoute(path: "/tts/bytes" | "/tts/sse"): ProxyRoute {
+  return {
+    kind: "proxy",
+    method: "POST",
+    path,
+    modality: "tts",
+    parse(inbound) {
+      const json = jsonObjectBody(inbound.body);
+      const text = cartesiaTranscript(json);
+      if (text === null) throw new ProtocolInputError('"transcript" must be a string');
+      const state: SpeechState = { json, characters: characterCount(text) };
+      return { model: optionalString(json, "model_id"), stream: true, state };
+    },
+    upstreamRequest(inbound, call, target) {
+      const state = call.state as SpeechState;
+      return {
+        method: "POST",
+        path,
+        headers: { ...forwardableHeaders(inbound.headers), "content-type": "application/json", "cartesia-version": cartesiaVersion(inbound), ...keyAuth(target) },
+        body: withModelField(inbound.body, state.json, "model_id", target.modelName),
+      };
+    },
+    meter: charactersMeter,
+  };
+}
+
+export const cartesiaBytesRoute = ttsRoute("/tts/bytes");
+export const cartesiaSseRoute = ttsRoute("/tts/sse");
 
 function cartesiaError(_status: number, code: GatewayErrorCode, message: string, details?: unknown) {
   return { contentType: "application/json", body: JSON.stringify({ error: message, code, ...(details !== undefined && { details }) }) };
@@ -68,7 +76,7 @@ export const cartesiaProtocol: VendorProtocol = {
   credential: (headers, query) => headerValue(headers, "x-api-key") ?? authorizationToken(headers) ?? query.get("api_key"),
   upstreamAuth: keyAuth,
   errorBody: cartesiaError,
-  routes: [cartesiaBytesRoute],
+  routes: [cartesiaBytesRoute, cartesiaSseRoute],
 };
 
 /**
