@@ -13,7 +13,7 @@ import type { Modality, ProviderType } from "../config/schema.js";
  */
 
 /** Which vendor protocol a prefix speaks (DESIGN.md's gateway table). */
-export type ProtocolId = "openai" | "anthropic" | "deepgram" | "elevenlabs" | "cartesia";
+export type ProtocolId = "openai" | "anthropic" | "deepgram" | "elevenlabs" | "cartesia" | "gemini" | "assemblyai";
 
 /** The inbound request as the core hands it to a protocol: body fully buffered (for parse and replay). */
 export interface InboundRequest {
@@ -91,6 +91,11 @@ export interface Units {
   /** The reasoning part of outputTokens (OpenAI Responses), kept in the record's metadata. */
   reasoningTokens?: number;
   audioSeconds?: number;
+  /**
+   * Seconds the vendor bills when they differ from the audio's (AssemblyAI streaming bills the open
+   * session): kept as the record's metadata.billed_seconds, and what a per-minute price is applied to.
+   */
+  billedSeconds?: number;
   characters?: number;
 }
 
@@ -222,6 +227,7 @@ export const NEVER_FORWARDED = new Set([
   "x-api-key",
   "xi-api-key",
   "api-key",
+  "x-goog-api-key",
   "proxy-authorization",
   "cookie",
   "x-voxgate-project",

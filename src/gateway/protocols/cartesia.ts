@@ -1,3 +1,4 @@
+import { STATUS_CODES } from "node:http";
 import { cartesiaMeter } from "../audio/stream-meters.js";
 import { cartesiaTranscript, characterCount } from "../audio/tts-units.js";
 import {
@@ -59,8 +60,13 @@ function ttsRoute(path: "/tts/bytes" | "/tts/sse"): ProxyRoute {
 export const cartesiaBytesRoute = ttsRoute("/tts/bytes");
 export const cartesiaSseRoute = ttsRoute("/tts/sse");
 
-function cartesiaError(_status: number, code: GatewayErrorCode, message: string, details?: unknown) {
-  return { contentType: "application/json", body: JSON.stringify({ error: message, code, ...(details !== undefined && { details }) }) };
+/**
+ * Cartesia's error body, `{error_code, title, message}`: its SDK reads `message` into the error's
+ * text ("404 <message>") and keeps the body as `err.error`; error_code is Voxgate's code.
+ */
+function cartesiaError(status: number, code: GatewayErrorCode, message: string, details?: unknown) {
+  const title = STATUS_CODES[status] ?? "Error";
+  return { contentType: "application/json", body: JSON.stringify({ error_code: code, title, message, ...(details !== undefined && { details }) }) };
 }
 
 /**

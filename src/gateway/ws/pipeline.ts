@@ -78,7 +78,7 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
     try {
       const up = route.upstream(inbound, target);
       const headers = upstreamHeaders(protocol.id, up.headers, protocol.upstreamAuth(target));
-      upstream = await connectUpstream({ url: wsUrl(target.baseUrl, up.path), headers, protocols: up.protocols ?? [], timeoutMs });
+      upstream = await connectUpstream({ url: wsUrl(up.baseUrl ?? target.baseUrl, up.path), headers, protocols: up.protocols ?? [], timeoutMs });
     } catch (err) {
       limit.grant.release();
       if (err instanceof ProtocolInputError) return refuse({ status: err.status, code: "invalid_request", message: err.message });
@@ -136,7 +136,7 @@ function refusalOf(err: UpstreamConnectError, target: UpstreamTarget): Refusal {
 
 function minus(total: Units, done: Units): Units {
   const out: Units = {};
-  for (const k of ["inputTokens", "outputTokens", "cachedInputTokens", "audioSeconds", "characters"] as const) {
+  for (const k of ["inputTokens", "outputTokens", "cachedInputTokens", "audioSeconds", "billedSeconds", "characters"] as const) {
     const t = total[k];
     if (t !== undefined) out[k] = Math.max(0, t - (done[k] ?? 0));
   }
@@ -169,7 +169,12 @@ class StreamRecorder {
       provider: t.providerId,
       status: this.attempt.status === "fallback" ? "fallback" : "success",
       project: this.ctx.attribution.project,
-      metadata: { via: "gateway", stream_id: this.attempt.id, checkpoint: this.checkpoints },
+      metadata: {
+        via: "gateway",
+        stream_id: this.attempt.id,
+        checkpoint: this.checkpoints,
+        ...(units.billedSeconds !== undefined && { billed_seconds: units.billedSeconds }),
+      },
       ...(this.attempt.fallbackFrom && { fallback_from: this.attempt.fallbackFrom }),
       ...(this.ctx.attribution.sessionId !== null && { session_id: this.ctx.attribution.sessionId }),
       ...(units.audioSeconds !== undefined && { audio_seconds: units.audioSeconds }),
