@@ -67,6 +67,8 @@ export const SHIPPED_CATALOG: Record<string, Entry> = {
   "openai/gpt-5-mini": llm(0.25, 0.025, 2, "2025-10-01", OPENAI),
   "openai/gpt-5-nano": llm(0.05, 0.005, 0.4, "2025-10-01", OPENAI),
   "openai/o4-mini": llm(1.1, 0.275, 4.4, "2025-10-01", OPENAI),
+  // Speech-to-speech: the text token prices only (audio tokens cost $32 in / $64 out per 1M).
+  "openai/gpt-realtime": llm(4, 0.4, 16, "2026-11-28", `${OPENAI}; text tokens`),
   // Anthropic LLMs
   "anthropic/claude-sonnet-4-5": llm(3, 0.3, 15, "2025-10-01", ANTHROPIC),
   "anthropic/claude-sonnet-4-0": llm(3, 0.3, 15, "2025-10-01", ANTHROPIC),

@@ -12,8 +12,8 @@ import {
   type VendorProtocol,
 } from "../protocol.js";
 import { forwardQuery } from "../ws/ws-route.js";
-import { jsonObjectBody } from "./json-body.js";
-import { CHARS_PER_TOKEN_ESTIMATE } from "./openai-chat.js";
+import { jsonObjectBody, maxTokens } from "./json-body.js";
+import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
 import { SseLines } from "./sse.js";
 
 /**
@@ -131,7 +131,7 @@ function sseMeter(state: GeminiState): Meter {
     },
     units() {
       if (usage) return usage;
-      return { inputTokens: Math.ceil(state.promptChars / CHARS_PER_TOKEN_ESTIMATE), outputTokens: deltas };
+      return { inputTokens: promptTokensEstimate(state.promptChars), outputTokens: deltas };
     },
   };
 }
@@ -146,7 +146,9 @@ function generateRoute(version: "v1" | "v1beta", voxgateId: boolean): ProxyRoute
       const { model, action } = target(inbound);
       const json = jsonObjectBody(inbound.body);
       const state: GeminiState = { version, action, promptChars: contentsChars(json.contents) };
-      return { model: model || null, stream: action === "streamGenerateContent", state };
+      const maxOut = maxTokens((json.generationConfig as { maxOutputTokens?: unknown } | undefined)?.maxOutputTokens);
+      const estimate = { inputTokens: promptTokensEstimate(state.promptChars), outputTokens: maxOut ?? DEFAULT_RESERVED_OUTPUT_TOKENS };
+      return { model: model || null, stream: action === "streamGenerateContent", state, estimate };
     },
     upstreamRequest(inbound, call, t) {
       const state = call.state as GeminiState;

@@ -1,6 +1,7 @@
 import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
-import { jsonObjectBody, withModel } from "./json-body.js";
-import { CHARS_PER_TOKEN_ESTIMATE, usageFromSlice } from "./openai-chat.js";
+import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
+import { jsonObjectBody, maxTokens, withModel } from "./json-body.js";
+import { usageFromSlice } from "./openai-chat.js";
 import { SseLines } from "./sse.js";
 
 /**
@@ -39,7 +40,9 @@ function parseResponses(inbound: InboundRequest): ParsedCall {
   if (model !== undefined && model !== null && typeof model !== "string") throw new ProtocolInputError("model must be a string");
   const instructions = typeof json.instructions === "string" ? json.instructions.length : 0;
   const state: ResponsesState = { json, promptChars: responsesInputChars(json.input) + instructions };
-  return { model: typeof model === "string" ? model : null, stream: json.stream === true, state };
+  // What a block budget reserves: the input's characters / 4 and max_output_tokens (else the default).
+  const estimate = { inputTokens: promptTokensEstimate(state.promptChars), outputTokens: maxTokens(json.max_output_tokens) ?? DEFAULT_RESERVED_OUTPUT_TOKENS };
+  return { model: typeof model === "string" ? model : null, stream: json.stream === true, state, estimate };
 }
 
 /**
@@ -125,7 +128,7 @@ function sseMeter(state: ResponsesState): Meter {
     },
     units() {
       if (usage) return usage;
-      return { inputTokens: Math.ceil(state.promptChars / CHARS_PER_TOKEN_ESTIMATE), outputTokens: deltas };
+      return { inputTokens: promptTokensEstimate(state.promptChars), outputTokens: deltas };
     },
   };
 }
