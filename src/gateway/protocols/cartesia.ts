@@ -1,3 +1,4 @@
+import { jsonBoundsProblem } from "../../http/body.js";
 import { cartesiaMeter } from "../audio/stream-meters.js";
 import { cartesiaTranscript, characterCount } from "../audio/tts-units.js";
 import {
@@ -90,7 +91,7 @@ const websocketRoute: WsRoute = {
 
 /** A generation request's model_id set to the routed model (other messages untouched). */
 export function rewriteModelId(frame: string, modelName: string): string {
-  if (!frame.includes('"model_id"')) return frame;
+  if (!frame.includes('"model_id"') || jsonBoundsProblem(frame)) return frame;
   try {
     const msg = JSON.parse(frame) as unknown;
     if (typeof msg !== "object" || msg === null || Array.isArray(msg)) return frame;
