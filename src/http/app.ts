@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { apiKeyRoutes } from "../auth/routes.js";
+import { authOffRefusal } from "../auth/browser-guard.js";
 import { identify } from "../auth/gate.js";
 import { auditRoutes } from "../audit/routes.js";
 import { billingRoutes } from "../billing/routes.js";
@@ -13,7 +14,8 @@ import { ingestRoutes } from "../ingest/routes.js";
 import { manageRoutes } from "../manage/routes.js";
 import { readRoutes } from "../reports/routes.js";
 import { sessionRoutes } from "../sessions/routes.js";
-import type { Services } from "../services.js";
+import { authEnabled, type Services } from "../services.js";
+import { DomainError } from "../errors.js";
 import { VERSION } from "../version.js";
 import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
@@ -40,6 +42,11 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
   app.use(async (c, next) => {
     c.set("services", services);
     c.set("log", services.log);
+    // Auth off: nothing a web page could send (foreign Host, Origin, cross-site) reaches any route.
+    if (!authEnabled(services)) {
+      const refused = authOffRefusal((name) => c.req.header(name), c.req.path, services.config.serve.allowed_hosts);
+      if (refused) throw new DomainError("forbidden", refused);
+    }
     await next();
   });
   if (options.checkContracts) app.use(checkContracts);

@@ -78,11 +78,12 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
     try {
       const up = route.upstream(inbound, target);
       const headers = upstreamHeaders(protocol.id, up.headers, protocol.upstreamAuth(target));
-      upstream = await connectUpstream({ url: wsUrl(target.baseUrl, up.path), headers, protocols: up.protocols ?? [], timeoutMs });
+      upstream = await connectUpstream({ url: wsUrl(target.baseUrl, up.path), headers, protocols: up.protocols ?? [], timeoutMs, lookup: gw.upstreams.lookupFor(target.baseUrl) });
     } catch (err) {
       limit.grant.release();
       if (err instanceof ProtocolInputError) return refuse({ status: err.status, code: "invalid_request", message: err.message });
       if (!(err instanceof UpstreamConnectError)) throw err;
+      if (err.detail) services.log.warn({ provider: target.providerId, model: target.modelId, detail: err.detail }, "upstream WebSocket connect failed");
       recordAttempt(ctx, { ...attempt, status: "error", error: err.message });
       if (err.retryable) gw.cooldowns.fail(target.providerId, err.retryAfterSeconds === null ? null : String(err.retryAfterSeconds));
       firstFailed ??= target;
