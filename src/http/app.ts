@@ -42,11 +42,6 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
   app.use(async (c, next) => {
     c.set("services", services);
     c.set("log", services.log);
-    // Auth off: nothing a web page could send (foreign Host, Origin, cross-site) reaches any route.
-    if (!authEnabled(services)) {
-      const refused = authOffRefusal((name) => c.req.header(name), c.req.path, services.config.serve.allowed_hosts);
-      if (refused) throw new DomainError("forbidden", refused);
-    }
     await next();
   });
   if (options.checkContracts) app.use(checkContracts);
@@ -54,6 +49,15 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
   // and records each call (src/gateway).
   app.route("/", gatewayWsRoutes());
   app.route("/", gatewayRoutes());
+  // Auth off: nothing a web page could send (foreign Host, Origin, cross-site) reaches any other route
+  // (the gateway's routes apply the same rule in their admission, after the loopback-peer rule).
+  app.use(async (c, next) => {
+    if (!authEnabled(services)) {
+      const refused = authOffRefusal((name) => c.req.header(name), c.req.path, services.config.serve.allowed_hosts);
+      if (refused) throw new DomainError("forbidden", refused);
+    }
+    await next();
+  });
   app.use(requestLog);
   app.use(securityHeaders);
 
