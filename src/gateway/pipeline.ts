@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Context } from "hono";
-import { admitKey, loopbackRefusal, planCall } from "./admit.js";
+import { type CallPlan, admitKey, loopbackRefusal, planCall } from "./admit.js";
+import { defaultEstimate } from "./budget-reservations.js";
 import { BodyTooLarge, headersOf, nodeBindings, type Outbound, readBody } from "./exchange.js";
 import type { Gateway } from "./gateway.js";
 import { type Attempt, type CallContext, failureOf, recordAttempt } from "./attempt.js";
@@ -81,8 +82,29 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
     if (err instanceof ProtocolInputError) return fail(err.status, "invalid_request", err.message);
     throw err;
   }
-  const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId });
+  const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId }, call.estimate ?? defaultEstimate(route.modality, body.length));
   if (!plan.ok) return fail(plan.status, plan.code, plan.message, undefined, plan.details);
+  try {
+    await forward(gw, protocol, route, inbound, call, plan, out, requestId, fail);
+  } finally {
+    // Every attempt's record is queued by now: its cost counts as spend from here on.
+    plan.hold.release();
+  }
+}
+
+/** Tries each candidate of the plan (primary, then fallbacks) until one answers; every attempt is recorded. */
+async function forward(
+  gw: Gateway,
+  protocol: VendorProtocol,
+  route: ProxyRoute,
+  inbound: InboundRequest,
+  call: ParsedCall,
+  plan: CallPlan,
+  out: Outbound,
+  requestId: string,
+  fail: (status: number, code: Parameters<typeof answerError>[3], message: string, extra?: Record<string, string>) => void,
+): Promise<void> {
+  const services = gw.services;
   const { ctx, chain, extraHeaders: extra } = plan;
 
   let firstFailed: UpstreamTarget | null = null;

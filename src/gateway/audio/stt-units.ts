@@ -1,3 +1,5 @@
+import { jsonBoundsProblem } from "../../http/body.js";
+
 /**
  * Speech-to-text units counted from the wire (issue 11, "Recording"): what the vendor reports it
  * processed, else what the client's audio measures. Never what the client claims. Pure functions.
@@ -60,7 +62,7 @@ export function rawAudioSeconds(bytes: number, format: DeepgramAudioFormat): num
   return rate === null ? null : bytes / rate;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
@@ -70,6 +72,8 @@ function finiteNonNegative(v: unknown): number | null {
 
 /** Parses a JSON text frame or body; null for anything that is not a JSON object. */
 export function jsonObject(text: string): Record<string, unknown> | null {
+  // A client's frame (up to 16 MiB) is read here too: bounded before JSON.parse, as request bodies are.
+  if (jsonBoundsProblem(text)) return null;
   try {
     const v: unknown = JSON.parse(text);
     return isRecord(v) ? v : null;
@@ -223,12 +227,18 @@ export interface RealtimeServerFrame {
   usageSeconds: number | null;
   inputTokens: number | null;
   outputTokens: number | null;
+  /** The message of an `error` event. */
+  error: string | null;
 }
 
 export function realtimeServerFrame(text: string): RealtimeServerFrame {
   const msg = jsonObject(text);
-  const out: RealtimeServerFrame = { transcript: false, usageSeconds: null, inputTokens: null, outputTokens: null };
+  const out: RealtimeServerFrame = { transcript: false, usageSeconds: null, inputTokens: null, outputTokens: null, error: null };
   if (!msg || typeof msg.type !== "string") return out;
+  if (msg.type === "error") {
+    const e = isRecord(msg.error) ? msg.error : {};
+    out.error = typeof e.message === "string" && e.message !== "" ? e.message.slice(0, 2000) : "the vendor reported an error";
+  }
   if (msg.type === "conversation.item.input_audio_transcription.delta") out.transcript = true;
   if (msg.type === "conversation.item.input_audio_transcription.completed") {
     out.transcript = true;
