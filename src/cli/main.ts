@@ -8,6 +8,7 @@ import { registerKeys } from "./keys.js";
 import { registerLatency } from "./latency.js";
 import { registerRates } from "./rates.js";
 import { registerReconcile } from "./reconcile.js";
+import { registerRetention } from "./retention.js";
 import { serveCommand } from "./serve.js";
 import { withStore } from "./store.js";
 
@@ -43,6 +44,7 @@ registerCheck(program);
 registerLatency(program);
 registerRates(program);
 registerReconcile(program);
+registerRetention(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) {
