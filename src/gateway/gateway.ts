@@ -3,6 +3,7 @@ import type { AuthContext } from "../auth/context.js";
 import { trustedUpstreamHosts } from "../manage/url-policy.js";
 import type { Services, Worker } from "../services.js";
 import { type BudgetGate, OPEN_BUDGETS } from "./budget-gate.js";
+import { BudgetReservations } from "./budget-reservations.js";
 import { BudgetTracker } from "./budget-tracker.js";
 import { collectorSpendSource, storeSpendSource } from "./spend-sources.js";
 import { Cooldowns } from "./cooldown.js";
@@ -25,6 +26,8 @@ export class Gateway {
   readonly cooldowns: Cooldowns;
   limiter: ProviderLimiter = UNLIMITED;
   budgets: BudgetGate = OPEN_BUDGETS;
+  /** Spend held by calls and streams of `block` projects while they run. */
+  readonly reservations: BudgetReservations;
   /** Set when VOXGATE_COLLECTOR_URL makes this process a sidecar (records pushed to the collector). */
   readonly sidecar: boolean;
   private refreshTimer: NodeJS.Timeout | null = null;
@@ -37,6 +40,7 @@ export class Gateway {
     const cfg = services.config.gateway;
     this.upstreams = new GatewayUpstreams(trustedUpstreamHosts(services.config));
     this.cooldowns = new Cooldowns(cfg.max_cooldown_ms);
+    this.reservations = new BudgetReservations(() => this.budgets, services.rateCard);
     const limits = limitsFromConfig(services.config.rate_limiting);
     if (limits.size > 0) this.limiter = new FleetLimiter(services.database.db, limits, services.log);
     const collector = services.env.VOXGATE_COLLECTOR_URL;

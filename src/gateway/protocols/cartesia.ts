@@ -37,7 +37,7 @@ export const cartesiaBytesRoute: ProxyRoute = {
     const text = cartesiaTranscript(json);
     if (text === null) throw new ProtocolInputError('"transcript" must be a string');
     const state: SpeechState = { json, characters: characterCount(text) };
-    return { model: optionalString(json, "model_id"), stream: true, state };
+    return { model: optionalString(json, "model_id"), stream: true, state, estimate: { characters: state.characters } };
   },
   upstreamRequest(inbound, call, target) {
     const state = call.state as SpeechState;

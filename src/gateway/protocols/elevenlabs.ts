@@ -38,7 +38,7 @@ function ttsRoute(stream: boolean): ProxyRoute {
       const text = elevenlabsText(json);
       if (text === null) throw new ProtocolInputError('"text" must be a string');
       const state: SpeechState = { json, characters: characterCount(text) };
-      return { model: optionalString(json, "model_id"), stream, state };
+      return { model: optionalString(json, "model_id"), stream, state, estimate: { characters: state.characters } };
     },
     upstreamRequest(inbound, call, target) {
       const state = call.state as SpeechState;

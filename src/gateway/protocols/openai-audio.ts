@@ -133,7 +133,7 @@ export function speechRoute(auth: Auth): ProxyRoute {
       const text = openaiSpeechText(json);
       if (text === null) throw new ProtocolInputError('"input" must be a string');
       const state: SpeechState = { json, characters: characterCount(text) };
-      return { model: optionalString(json, "model"), stream: true, state };
+      return { model: optionalString(json, "model"), stream: true, state, estimate: { characters: state.characters } };
     },
     upstreamRequest(inbound, call, target) {
       const state = call.state as SpeechState;

@@ -8,6 +8,7 @@ import type { AppEnv } from "../../http/app-env.js";
 import { admitCaller, planCall } from "../admit.js";
 import { type Attempt, type CallContext, recordAttempt } from "../attempt.js";
 import { headersOf } from "../exchange.js";
+import { upstreamHeaders } from "../header-policy.js";
 import type { Gateway } from "../gateway.js";
 import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type Units, type UpstreamTarget } from "../protocol.js";
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
@@ -76,7 +77,8 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
     let upstream: Awaited<ReturnType<typeof connectUpstream>>;
     try {
       const up = route.upstream(inbound, target);
-      upstream = await connectUpstream({ url: wsUrl(target.baseUrl, up.path), headers: up.headers, protocols: up.protocols ?? [], timeoutMs });
+      const headers = upstreamHeaders(protocol.id, up.headers, protocol.upstreamAuth(target));
+      upstream = await connectUpstream({ url: wsUrl(target.baseUrl, up.path), headers, protocols: up.protocols ?? [], timeoutMs });
     } catch (err) {
       limit.grant.release();
       if (err instanceof ProtocolInputError) return refuse({ status: err.status, code: "invalid_request", message: err.message });
