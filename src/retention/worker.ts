@@ -2,8 +2,11 @@ import type { Services, Worker } from "../services.js";
 import { applyRetention } from "./apply.js";
 import { retentionHorizons } from "./horizons.js";
 
-/** First run shortly after start (not during it: migrations and warm-up come first). */
-const FIRST_RUN_DELAY_MS = 60_000;
+/**
+ * First run ten minutes after start, then every interval: not during start-up (migrations, warm-up),
+ * and a replica restarted more often than the interval (a rolling deploy) still gets its turns.
+ */
+const FIRST_RUN_DELAY_MS = 10 * 60_000;
 
 /**
  * Applies retention every `retention.interval_minutes` (one replica at a time: the advisory lock of
