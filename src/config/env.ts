@@ -15,6 +15,8 @@ const envSchema = z.object({
   /** Comma-separated earlier secrets, still accepted for decryption while keys are re-encrypted. */
   VOXGATE_SECRET_PREVIOUS: z.string().min(1).optional(),
   VOXGATE_COLLECTOR_URL: z.string().min(1).optional(),
+  /** The Voxgate server the remote commands (`voxgate mcp`, `status`, `costs`, …) talk to. */
+  VOXGATE_URL: z.string().min(1).optional(),
   VOXGATE_LOADTEST_TRUNK_IDS: z.string().optional(),
   VOXGATE_NODE_SCRAPE_TARGETS: z.string().optional(),
   DATABASE_URL: z.string().min(1).optional(),

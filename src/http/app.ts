@@ -11,14 +11,15 @@ import { gatewayRoutes } from "../gateway/routes.js";
 import { gatewayWsRoutes } from "../gateway/ws/routes.js";
 import { ingestRoutes } from "../ingest/routes.js";
 import { manageRoutes } from "../manage/routes.js";
+import { mcpRoutes } from "../mcp/routes.js";
+import { health } from "../manage/status.js";
 import { readRoutes } from "../reports/routes.js";
 import { sessionRoutes } from "../sessions/routes.js";
 import type { Services } from "../services.js";
-import { VERSION } from "../version.js";
 import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
 import { checkContracts, defineRoute, registerComponents } from "./openapi.js";
-import { docsRoutes, openApiRoutes } from "./openapi-docs.js";
+import { docsRoutes, openApiDocument, openApiRoutes } from "./openapi-docs.js";
 import { registerGatewayPaths } from "./openapi-gateway.js";
 import { requestLog } from "./request-log.js";
 import { securityHeaders } from "./security-headers.js";
@@ -62,16 +63,12 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
         200: { description: "up", schema: z.object({ status: z.literal("ok"), uptime_seconds: z.number(), version: z.string() }) },
       },
     },
-    (c) =>
-      c.json({
-        status: "ok",
-        uptime_seconds: Math.round((Date.now() - services.startedAt) / 10) / 100,
-        version: VERSION,
-      }),
+    (c) => c.json(health(services)),
   );
 
   app.use("/v1/*", identify);
   app.use("/api/*", identify);
+  app.use("/mcp", identify);
   app.use(refuseUnstorableUrl);
   app.route("/", apiKeyRoutes());
   app.route("/", ingestRoutes());
@@ -84,6 +81,7 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
   app.route("/", sessionRoutes());
   app.route("/", dashboardApiRoutes());
   app.route("/", openApiRoutes(app));
+  app.route("/", mcpRoutes(() => openApiDocument(app)));
 
   // Unknown /v1 and /api paths are JSON 404s; everything else falls through to the web app.
   app.all("/v1/*", (c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));

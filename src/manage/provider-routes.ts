@@ -16,7 +16,8 @@ import {
   updateProvider,
   updateProviderBody,
 } from "./providers.js";
-import { findEffectiveProvider, listEffectiveProviders, providerApiKey } from "./registry.js";
+import { findEffectiveProvider, providerApiKey } from "./registry.js";
+import { providerList } from "./status.js";
 import { DeleteAnswer, Provider, ProviderCreated, ProviderTest, ProviderUpdated } from "./schemas.js";
 
 const read = { tag: "providers", scope: "read", middleware: [requireOperatorForProviders] } as const;
@@ -39,7 +40,7 @@ export function providerTestRoutes() {
   defineRoute(
     r,
     { method: "get", path: "/v1/providers", ...read, summary: "Providers (keys masked)", responses: { 200: { description: "providers", schema: z.object({ providers: z.array(Provider) }) } } },
-    async (c) => c.json({ providers: (await listEffectiveProviders(c.var.services)).map(providerView) }),
+    async (c) => c.json(await providerList(c.var.services)),
   );
   defineRoute(
     r,

@@ -1,26 +1,16 @@
 import { z } from "zod";
-import type { TenantScope } from "../auth/context.js";
-import { ApiError } from "../http/errors.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
-import type { Services } from "../services.js";
 import { confirmQuery, requireUntenanted } from "./common.js";
 import { createModel, createModelBody, deleteModel, getModel } from "./models.js";
 import { createProject, createProjectBody, deleteProject, listProjectsWithStats, projectDetail, updateProject, updateProjectBody } from "./projects.js";
 import { providerTestRoutes } from "./provider-routes.js";
-import { findEffectiveProject, listEffectiveModels, listEffectiveProjects, listEffectiveProviders, stackModelIds } from "./registry.js";
+import { listEffectiveModels } from "./registry.js";
+import { modelList, modelListQuery, serviceStatus, statusProviders } from "./status.js";
 import { Created, DashboardStatus, DeleteAnswer, Model, ModelList, ProjectDetail, ProjectList, Status } from "./schemas.js";
 
 const write = { scope: "write", middleware: [requireUntenanted] } as const;
 const conflict = { 409: { description: "the id exists already (in voxgate.yaml or the database)" } };
 const notFound = { 404: { description: "no such entity" } };
-
-/** The status view of providers: operator keys only; a tenant key sees `{}` (provider setup is the operator's). */
-async function statusProviders(services: Services, auth: TenantScope) {
-  if (auth.tenantId !== null) return {};
-  return Object.fromEntries(
-    (await listEffectiveProviders(services)).map((p) => [p.providerId, { configured: p.configured, type: p.location }]),
-  );
-}
 
 /**
  * Endpoints 2, 3, 18-22, 29-30 and the dashboard's /api/status and /api/projects (providers,
@@ -33,15 +23,7 @@ export function manageRoutes() {
   defineRoute(
     r,
     { method: "get", path: "/v1/status", tag: "manage", summary: "Providers, model and project counts", scope: "read", responses: { 200: { description: "status", schema: Status } } },
-    async (c) => {
-      const { services } = c.var;
-      const [providers, models, projects] = await Promise.all([
-        statusProviders(services, c.var.auth),
-        listEffectiveModels(services),
-        listEffectiveProjects(services),
-      ]);
-      return c.json({ providers, model_count: models.length, project_count: projects.length });
-    },
+    async (c) => c.json(await serviceStatus(c.var.services, c.var.auth)),
   );
 
   defineRoute(
@@ -67,24 +49,10 @@ export function manageRoutes() {
       tag: "models",
       summary: "Models, optionally those of one project's stack",
       scope: "read",
-      // `?project=` (empty) means no project, like leaving it out.
-      query: z.strictObject({ project: z.string().max(200).optional().transform((p) => (p === "" ? undefined : p)) }),
+      query: modelListQuery,
       responses: { 200: { description: "models by id", schema: ModelList }, ...notFound },
     },
-    async (c, { query }) => {
-      const { services } = c.var;
-      let models = await listEffectiveModels(services);
-      if (query.project !== undefined) {
-        const project = await findEffectiveProject(services, query.project);
-        if (!project) throw new ApiError("not_found", `no project ${query.project}`);
-        const inStack = stackModelIds(services.config, project);
-        models = models.filter((m) => inStack.has(m.modelId));
-      }
-      return c.json({
-        models: Object.fromEntries(models.map((m) => [m.modelId, { modality: m.modality, provider: m.providerId, model: m.modelName }])),
-        project: query.project ?? null,
-      });
-    },
+    async (c, { query }) => c.json(await modelList(c.var.services, query.project)),
   );
 
   defineRoute(

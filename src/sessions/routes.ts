@@ -1,25 +1,14 @@
 import type { Context } from "hono";
 import { z } from "zod";
-import { ApiError } from "../http/errors.js";
 import { SessionDeadAirSchema, SessionReplaySchema, SessionTranscriptSchema, SessionTurnsSchema } from "../dashboard/schemas.js";
 import type { Db } from "../db/client.js";
 import type { AppEnv } from "../http/app-env.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { nodeRoutes } from "../nodes/routes.js";
 import { sessionDeadAir, sessionReplay, sessionTranscript, sessionTurns } from "./drilldowns.js";
-import {
-  encodeCursor,
-  isLookupSafe,
-  NEXT_CURSOR_HEADER,
-  roomLatencyQuery,
-  roomNotFound,
-  type SessionListQuery,
-  sessionListQuery,
-  sessionTenantQuery,
-  sessionNotFound,
-} from "./params.js";
-import { findSessions, getSessionDetail, listSessions, type SessionDbRow, sessionRow } from "./queries.js";
-import { roomLatency } from "./room-latency.js";
+import { NEXT_CURSOR_HEADER, type SessionListQuery, roomLatencyQuery, sessionListQuery } from "./params.js";
+import { roomLatencyRecord, sessionDetail, sessionPage, visibleSession as visibleSessionOf } from "./answers.js";
+import type { SessionDbRow } from "./queries.js";
 import { RoomLatencySchema, roomParams, SessionDetailSchema, SessionRowSchema, sessionParams } from "./schemas.js";
 
 type Ctx = Context<AppEnv>;
@@ -114,18 +103,7 @@ export function sessionRoutes() {
         404: { description: "no row of the caller's tenant names the room (another tenant's room answers the same)" },
       },
     },
-    async (c, { params, query: q }) => {
-      const room = params.room;
-      if (!isLookupSafe(room)) throw roomNotFound();
-      const record = await roomLatency(db(c), {
-        tenantId: c.var.auth.tenantId,
-        room,
-        sinceTurn: q.since_turn,
-        includeProbe: q.include_probe,
-      });
-      if (!record) throw roomNotFound();
-      return c.json(record);
-    },
+    async (c, { params, query }) => c.json(await roomLatencyRecord(c.var.services, c.var.auth, params.room, query)),
   );
 
   r.route("/", nodeRoutes());
@@ -133,7 +111,6 @@ export function sessionRoutes() {
 }
 
 const db = (c: Ctx) => c.var.services.database.db;
-const costTracking = (c: Ctx) => c.var.services.config.cost_tracking.enabled;
 
 /** `?tenant=` of the session reads, as documented (visibleSession reads it; absent, empty or a tenant id). */
 const sessionTenantParam = z.object({
@@ -141,32 +118,13 @@ const sessionTenantParam = z.object({
 });
 
 async function listHandler(c: Ctx, { query: q }: { query: SessionListQuery }) {
-  // Cost tracking off: nothing is recorded as a session, and the spec answers an empty array.
-  if (!costTracking(c)) return c.json([]);
-  const page = await listSessions(db(c), { ...q, tenantId: c.var.auth.tenantId });
-  if (page.next) c.header(NEXT_CURSOR_HEADER, encodeCursor(page.next));
-  return c.json(page.rows.map(sessionRow));
+  const page = await sessionPage(c.var.services, c.var.auth, q);
+  if (page.next_cursor) c.header(NEXT_CURSOR_HEADER, page.next_cursor);
+  return c.json(page.sessions);
 }
 
 async function detailHandler(c: Ctx) {
-  return c.json(await getSessionDetail(db(c), await visibleSession(c)));
+  return c.json(await sessionDetail(c.var.services, c.var.auth, c.req.param("session_id") ?? "", c.req.query("tenant")));
 }
 
-/**
- * The session row when the caller may see it; otherwise the one 404 (missing = another tenant's).
- * Session ids are unique per tenant, so an operator may find several: `?tenant=<tenant_id>` (empty
- * for the untenanted one) picks one, and without it an id two tenants used is a 409 naming them.
- */
-async function visibleSession(c: Ctx) {
-  const id = c.req.param("session_id") ?? "";
-  const tenant = sessionTenantQuery(c.req.query("tenant"));
-  if (!costTracking(c) || !isLookupSafe(id) || tenant === false) throw sessionNotFound();
-  const rows = await findSessions(db(c), { tenantId: c.var.auth.tenantId, id, tenant });
-  const [row] = rows;
-  if (!row) throw sessionNotFound();
-  if (rows.length > 1) {
-    const tenants = rows.map((r) => r.tenantId);
-    throw new ApiError("conflict", `session id ${id} was used by ${rows.length} tenants; add ?tenant=<tenant_id> (?tenant= for the untenanted one)`, { tenants });
-  }
-  return row;
-}
+const visibleSession = (c: Ctx) => visibleSessionOf(c.var.services, c.var.auth, c.req.param("session_id") ?? "", c.req.query("tenant"));
