@@ -20,3 +20,4 @@ export { sessions } from "./sessions.js";
 export { roomSequences, turns } from "./turns.js";
 export { gatewayRateWindows, gatewayStreamLeases } from "./gateway-leases.js";
 export { billingUsageDaily, retentionHorizons, retentionRuns } from "./billing-usage.js";
+export { otlpSpans, otlpTraces } from "./otlp.js";
