@@ -9,6 +9,7 @@ import { registerLatency } from "./latency.js";
 import { registerMcp } from "./mcp.js";
 import { registerRates } from "./rates.js";
 import { registerReconcile } from "./reconcile.js";
+import { registerRemoteCommands } from "./remote-commands.js";
 import { serveCommand } from "./serve.js";
 import { withStore } from "./store.js";
 
@@ -45,6 +46,7 @@ registerLatency(program);
 registerRates(program);
 registerReconcile(program);
 registerMcp(program);
+registerRemoteCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) {

@@ -14,6 +14,7 @@ import { manageRoutes } from "../manage/routes.js";
 import { mcpRoutes } from "../mcp/routes.js";
 import { health } from "../manage/status.js";
 import { readRoutes } from "../reports/routes.js";
+import { secretRoutes } from "../secrets/routes.js";
 import { sessionRoutes } from "../sessions/routes.js";
 import type { Services } from "../services.js";
 import type { AppEnv } from "./app-env.js";
@@ -77,6 +78,7 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
   app.route("/", billingRoutes());
   app.route("/", manageRoutes());
   app.route("/", auditRoutes());
+  app.route("/", secretRoutes());
   app.route("/", readRoutes());
   app.route("/", sessionRoutes());
   app.route("/", dashboardApiRoutes());
