@@ -27,6 +27,8 @@ export interface Attempt {
   error?: string;
   ttfbMs?: number | null;
   units: Units;
+  /** Extra record metadata (a governed stream's `ended_by`). */
+  metadata?: Record<string, unknown>;
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -53,8 +55,8 @@ export function recordAttempt(ctx: CallContext, a: Attempt): void {
   if (u.cachedInputTokens !== undefined) record.cached_input_tokens = u.cachedInputTokens;
   if (u.audioSeconds !== undefined) record.audio_seconds = u.audioSeconds;
   if (u.characters !== undefined) record.characters = u.characters;
-  if (ctx.throttledFrom !== null || a.status !== "success") {
-    record.metadata = { via: "gateway", ...(ctx.throttledFrom !== null && { budget_action: "throttle", requested_model: ctx.throttledFrom }) };
+  if (ctx.throttledFrom !== null || a.status !== "success" || a.metadata) {
+    record.metadata = { via: "gateway", ...(ctx.throttledFrom !== null && { budget_action: "throttle", requested_model: ctx.throttledFrom }), ...a.metadata };
   }
   ctx.gw.recorder.record(ctx.tenantId, record);
 }

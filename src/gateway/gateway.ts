@@ -13,6 +13,7 @@ import { GatewayRecorder, type RecordSink } from "./recorder.js";
 import { EMPTY_TABLE, loadRoutingTable, type RoutingTable } from "./routing-table.js";
 import { collectorSink, ingestSink } from "./sinks.js";
 import { GatewayUpstreams } from "./upstream.js";
+import { StreamRegistry, streamLimits } from "./ws/streams.js";
 
 /**
  * The gateway's state for one process, built with the other services: the routing table in memory
@@ -24,6 +25,8 @@ export class Gateway {
   readonly upstreams: GatewayUpstreams;
   readonly recorder: GatewayRecorder;
   readonly cooldowns: Cooldowns;
+  /** The open WebSocket streams of this process: per-key cap, idle/duration limits, revocation. */
+  readonly streams: StreamRegistry;
   limiter: ProviderLimiter = UNLIMITED;
   budgets: BudgetGate = OPEN_BUDGETS;
   /** Spend held by calls and streams of `block` projects while they run. */
@@ -40,6 +43,7 @@ export class Gateway {
     const cfg = services.config.gateway;
     this.upstreams = new GatewayUpstreams(trustedUpstreamHosts(services.config));
     this.cooldowns = new Cooldowns(cfg.max_cooldown_ms);
+    this.streams = new StreamRegistry(streamLimits(cfg.streams), (token) => this.authenticate(token));
     this.reservations = new BudgetReservations(() => this.budgets, services.rateCard);
     const limits = limitsFromConfig(services.config.rate_limiting);
     if (limits.size > 0) this.limiter = new FleetLimiter(services.database.db, limits, services.log);
@@ -67,6 +71,7 @@ export class Gateway {
     this.budgets = tracker;
     await tracker.start(this.services.config.gateway.refresh_interval_ms);
     this.recorder.start();
+    this.streams.start();
     this.refreshTimer = setInterval(() => void this.refresh(), this.services.config.gateway.refresh_interval_ms);
     this.refreshTimer.unref();
     return [
@@ -75,6 +80,7 @@ export class Gateway {
         name: "gateway-upstreams",
         stop: async () => {
           if (this.refreshTimer) clearInterval(this.refreshTimer);
+          this.streams.stop();
           await this.limiter.stop?.();
           await this.budgets.stop?.();
           await this.upstreams.close();

@@ -176,6 +176,7 @@ export type GatewayErrorCode =
   | "payload_too_large"
   | "budget_exceeded"
   | "rate_limited"
+  | "too_many_streams"
   | "upstream_unavailable"
   | "upstream_timeout"
   | "loopback_only";

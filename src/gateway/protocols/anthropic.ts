@@ -14,6 +14,7 @@ const ERROR_TYPES: Record<GatewayErrorCode, string> = {
   payload_too_large: "request_too_large",
   budget_exceeded: "budget_exceeded",
   rate_limited: "rate_limit_error",
+  too_many_streams: "rate_limit_error",
   upstream_unavailable: "api_error",
   upstream_timeout: "api_error",
   loopback_only: "permission_error",

@@ -1,4 +1,4 @@
-import { elevenlabsMeter } from "../audio/stream-meters.js";
+import { TtsContextLedger } from "../audio/tts-contexts.js";
 import { characterCount, elevenlabsText } from "../audio/tts-units.js";
 import {
   authorizationToken,
@@ -84,7 +84,7 @@ function wsRoute(kind: "multi-stream-input" | "stream-input"): WsRoute {
       path: `/text-to-speech/${voiceId(inbound)}/${kind}${forwardQuery(inbound.query, { model_id: target.modelName })}`,
       headers: xiAuth(target),
     }),
-    meter: () => elevenlabsMeter(),
+    meter: (_inbound, target) => new TtsContextLedger("elevenlabs", target),
   };
 }
 
