@@ -30,6 +30,7 @@ export const PROVIDER_TYPES = [
   "elevenlabs",
   "cartesia",
   "assemblyai",
+  "gemini",
   "openai_compatible",
 ] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];

@@ -86,6 +86,7 @@ export function planCall(
   model: string | null,
   clock: { startedAt: number; t0: number; requestId: string },
   estimate: Units | null = null,
+  vendorDefault?: string,
 ): CallPlan | Refusal {
   const table = gw.table;
   const { attribution } = caller;
@@ -93,7 +94,7 @@ export function planCall(
   const budget = gw.budgets.decide(project);
   const speaks = { modality, providerTypes: protocol.providerTypes };
   const throttled = budget === "throttle" && project?.throttleStack ? project.throttleStack : null;
-  const resolution = resolveModel(table, speaks, throttled ? `${STACK_PREFIX}${throttled}` : model, project?.defaultStack ?? null);
+  const resolution = resolveModel(table, speaks, throttled ? `${STACK_PREFIX}${throttled}` : model, project?.defaultStack ?? null, vendorDefault);
   if (!resolution.ok) {
     return refuse(404, "model_not_found", `${resolution.reason}; routable models: ${resolution.routable.join(", ") || "(none)"}`, { routable: resolution.routable });
   }

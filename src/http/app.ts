@@ -13,6 +13,7 @@ import { ingestRoutes } from "../ingest/routes.js";
 import { manageRoutes } from "../manage/routes.js";
 import { mcpRoutes } from "../mcp/routes.js";
 import { health } from "../manage/status.js";
+import { otlpRoutes } from "../otlp/routes.js";
 import { readRoutes } from "../reports/routes.js";
 import { secretRoutes } from "../secrets/routes.js";
 import { sessionRoutes } from "../sessions/routes.js";
@@ -73,6 +74,7 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
   app.use(refuseUnstorableUrl);
   app.route("/", apiKeyRoutes());
   app.route("/", ingestRoutes());
+  app.route("/", otlpRoutes());
   app.route("/", fleetRoutes());
   app.route("/", callRoutes());
   app.route("/", billingRoutes());

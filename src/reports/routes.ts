@@ -87,7 +87,7 @@ export function readRoutes() {
       scope: "read",
       query: exportQuery,
       queryMessage: "invalid query",
-      responses: { 200: { description: "the records", contentTypes: ["text/csv", "application/json"] } },
+      responses: { 200: { description: "the records (format=json: one JSON array)", contentType: "text/csv", otherContentTypes: ["application/json"] } },
     },
     (c, { query }) => {
       const { from, to } = query;

@@ -24,9 +24,17 @@ function voiceId(inbound: InboundRequest): string {
   return v;
 }
 
-/** POST /text-to-speech/{voice_id}[/stream]: `{"text", "model_id"}` → audio, billed by the characters of text. */
-function ttsRoute(stream: boolean): ProxyRoute {
-  const suffix = stream ? "/stream" : "";
+/**
+ * ElevenLabs' own default when a request names no model_id (its API reference). Routed as a bare
+ * name when a configured ElevenLabs model has it; otherwise the project's stack decides.
+ */
+export const ELEVENLABS_DEFAULT_MODEL = "eleven_multilingual_v2";
+
+/**
+ * POST /text-to-speech/{voice_id}[/stream][/with-timestamps]: `{"text", "model_id"}` → audio (or JSON
+ * with base64 audio and alignment, NDJSON when streamed), billed by the characters of text.
+ */
+function ttsRoute(suffix: "" | "/stream" | "/with-timestamps" | "/stream/with-timestamps"): ProxyRoute {
   return {
     kind: "proxy",
     method: "POST",
@@ -38,7 +46,7 @@ function ttsRoute(stream: boolean): ProxyRoute {
       const text = elevenlabsText(json);
       if (text === null) throw new ProtocolInputError('"text" must be a string');
       const state: SpeechState = { json, characters: characterCount(text) };
-      return { model: optionalString(json, "model_id"), stream, state, estimate: { characters: state.characters } };
+      return { model: optionalString(json, "model_id"), defaultModel: ELEVENLABS_DEFAULT_MODEL, stream: suffix.startsWith("/stream"), state, estimate: { characters: state.characters } };
     },
     upstreamRequest(inbound, call, target) {
       const state = call.state as SpeechState;
@@ -68,7 +76,7 @@ export const elevenlabsProtocol: VendorProtocol = {
   credential: (headers) => headerValue(headers, "xi-api-key") ?? authorizationToken(headers),
   upstreamAuth: xiAuth,
   errorBody: elevenlabsError,
-  routes: [ttsRoute(false), ttsRoute(true)],
+  routes: [ttsRoute(""), ttsRoute("/stream"), ttsRoute("/with-timestamps"), ttsRoute("/stream/with-timestamps")],
 };
 
 /** WebSocket multi-stream-input: model on the query (`model_id`), text messages up, `audio` messages down. */

@@ -56,7 +56,7 @@ export async function connectChain(call: WsCall, plan: CallPlan): Promise<Opened
     try {
       const up = route.upstream(inbound, target);
       const headers = upstreamHeaders(call.wsp.protocol.id, up.headers, call.wsp.protocol.upstreamAuth(target));
-      upstream = await connectUpstream({ url: wsUrl(target.baseUrl, up.path), headers, protocols: up.protocols ?? [], timeoutMs });
+      upstream = await connectUpstream({ url: wsUrl(up.baseUrl ?? target.baseUrl, up.path), headers, protocols: up.protocols ?? [], timeoutMs });
     } catch (err) {
       limit.grant.release();
       if (err instanceof ProtocolInputError) return { ok: false, refusal: { status: err.status, code: "invalid_request", message: err.message } };
