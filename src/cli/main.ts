@@ -10,6 +10,7 @@ import { registerMcp } from "./mcp.js";
 import { registerRates } from "./rates.js";
 import { registerReconcile } from "./reconcile.js";
 import { registerRemoteCommands } from "./remote-commands.js";
+import { registerRetention } from "./retention.js";
 import { serveCommand } from "./serve.js";
 import { withStore } from "./store.js";
 
@@ -45,6 +46,7 @@ registerCheck(program);
 registerLatency(program);
 registerRates(program);
 registerReconcile(program);
+registerRetention(program);
 registerMcp(program);
 registerRemoteCommands(program);
 

@@ -59,7 +59,7 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
   const services = gw.services;
   const query = new URLSearchParams(req.query);
   // admitCaller's stages, with the key check awaited here (one tick fewer than awaiting admitCaller).
-  const refused = loopbackRefusal(gw, out.remoteAddress);
+  const refused = loopbackRefusal(gw, out.remoteAddress, headers);
   if (refused) return fail(refused.status, refused.code, refused.message);
   const caller = admitKey(await gw.authenticate(protocol.credential(headers, query)), { headers, params });
   if (!caller.ok) return fail(caller.status, caller.code, caller.message);

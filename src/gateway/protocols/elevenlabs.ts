@@ -1,3 +1,4 @@
+import { jsonBoundsProblem } from "../../http/body.js";
 import { TtsContextLedger } from "../audio/tts-contexts.js";
 import { characterCount, elevenlabsText } from "../audio/tts-units.js";
 import {
@@ -93,7 +94,35 @@ function wsRoute(kind: "multi-stream-input" | "stream-input"): WsRoute {
       headers: xiAuth(target),
     }),
     meter: (_inbound, target) => new TtsContextLedger("elevenlabs", target),
+    clientText: () => stripMessageKeys,
   };
+}
+
+/**
+ * Fields of ElevenLabs' WebSocket messages that carry a key: its stream-input protocol lets the first
+ * message authenticate with `xi_api_key` or `authorization`. The caller's (a Voxgate key) must never
+ * reach the vendor, and the provider's own key already went in the handshake.
+ */
+export const ELEVENLABS_MESSAGE_KEY_FIELDS = ["xi_api_key", "authorization"] as const;
+
+/** A text message without its key-carrying fields (other messages pass untouched). */
+export function stripMessageKeys(frame: string): string {
+  if (!ELEVENLABS_MESSAGE_KEY_FIELDS.some((f) => frame.includes(f)) || jsonBoundsProblem(frame)) return frame;
+  try {
+    const msg = JSON.parse(frame) as unknown;
+    if (typeof msg !== "object" || msg === null || Array.isArray(msg)) return frame;
+    const out = { ...(msg as Record<string, unknown>) };
+    let changed = false;
+    for (const f of ELEVENLABS_MESSAGE_KEY_FIELDS) {
+      if (Object.hasOwn(out, f)) {
+        delete out[f];
+        changed = true;
+      }
+    }
+    return changed ? JSON.stringify(out) : frame;
+  } catch {
+    return frame;
+  }
 }
 
 export const elevenlabsWs: WsProtocol = { protocol: elevenlabsProtocol, routes: [wsRoute("multi-stream-input"), wsRoute("stream-input")] };
