@@ -78,6 +78,8 @@ const projectSchema = z.strictObject({
   throttle_stack: z.string().optional(),
   tags: z.array(z.string()).default([]),
   accent: z.string().optional(),
+  /** The owning tenant: gateway calls of other tenants' keys naming this project are refused 403. */
+  tenant_id: z.string().min(1).max(256).optional(),
 });
 
 export const PRICE_UNITS = ["minute", "second", "char", "1k_char", "request", "1m_token", "1k_token"] as const;
