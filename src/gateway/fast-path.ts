@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type RequestListener, type ServerOptions, type ServerResponse } from "node:http";
 import { errorAnswer } from "../http/errors.js";
+import { applyServerLimits, serverOptions, withBodyRate } from "../http/server-limits.js";
 import type { Services } from "../services.js";
 import { NodeOutbound, readIncoming } from "./exchange.js";
 import { proxyCall } from "./pipeline.js";
@@ -58,11 +59,18 @@ export function gatewayFastListener(services: Services, next: RequestListener, p
 }
 
 /**
- * node's createServer with the fast listener in front of the one node-server builds for the Hono app:
+ * node's createServer with the fast listener in front of the one node-server builds for the Hono app,
+ * and the server's timeouts and minimum body rate:
  * `serve({ fetch: app.fetch, createServer: withGatewayFastPath(services), … })`.
  */
 export function withGatewayFastPath(services: Services): typeof createServer {
-  const create = (options: ServerOptions, listener: RequestListener) => createServer(options, gatewayFastListener(services, listener));
+  const limits = services.config.serve;
+  const create = (options: ServerOptions, listener: RequestListener) => {
+    // The server's header/request timeouts and minimum body rate apply to every request (src/http/server-limits.ts).
+    const server = createServer({ ...options, ...serverOptions(limits) }, withBodyRate(gatewayFastListener(services, listener), limits));
+    applyServerLimits(server, limits);
+    return server;
+  };
   return create as typeof createServer;
 }
 

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
 import { apiKeyRoutes } from "../auth/routes.js";
+import { authOffRefusal } from "../auth/browser-guard.js";
 import { identify } from "../auth/gate.js";
 import { auditRoutes } from "../audit/routes.js";
 import { billingRoutes } from "../billing/routes.js";
@@ -16,7 +17,8 @@ import { health } from "../manage/status.js";
 import { otlpRoutes } from "../otlp/routes.js";
 import { readRoutes } from "../reports/routes.js";
 import { sessionRoutes } from "../sessions/routes.js";
-import type { Services } from "../services.js";
+import { authEnabled, type Services } from "../services.js";
+import { DomainError } from "../errors.js";
 import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
 import { checkContracts, defineRoute, registerComponents } from "./openapi.js";
@@ -49,6 +51,15 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
   // and records each call (src/gateway).
   app.route("/", gatewayWsRoutes());
   app.route("/", gatewayRoutes());
+  // Auth off: nothing a web page could send (foreign Host, Origin, cross-site) reaches any other route
+  // (the gateway's routes apply the same rule in their admission, after the loopback-peer rule).
+  app.use(async (c, next) => {
+    if (!authEnabled(services)) {
+      const refused = authOffRefusal((name) => c.req.header(name), c.req.path, services.config.serve.allowed_hosts);
+      if (refused) throw new DomainError("forbidden", refused);
+    }
+    await next();
+  });
   app.use(requestLog);
   app.use(securityHeaders);
 

@@ -81,9 +81,16 @@ describe("official SDK WebSocket clients", () => {
       })();
       await expect(failed).rejects.toThrow(/model_not_found/);
       expect(errors.map((e) => e.message).join(" ")).toContain("cartesia/no-such-model");
+      // The vendor's own error for a generation reaches the SDK unchanged, and that generation bills 0.
+      const vendorFailed = (async () => {
+        for await (const _ of ws.generate(request("sonic-2", "this will FAIL"))) {
+          // the vendor's error ends the generation
+        }
+      })();
+      await expect(vendorFailed).rejects.toThrow(/stub generation failed/);
       ws.close();
       expect(cartesia.seen).toHaveLength(1);
-      expect((cartesia.seen[0]?.frames ?? []).map((f) => (JSON.parse(String(f)) as { model_id: string }).model_id)).toEqual(["sonic-2"]);
+      expect((cartesia.seen[0]?.frames ?? []).map((f) => (JSON.parse(String(f)) as { model_id: string }).model_id)).toEqual(["sonic-2", "sonic-2"]);
       const rows = (await recordedRows(app)).filter((r) => r.project === "bare");
       let stream = rows.find((r) => r.model_id === "cartesia/sonic-2" && r.status === "success");
       while (!stream) {
@@ -91,6 +98,8 @@ describe("official SDK WebSocket clients", () => {
         stream = (await recordedRows(app)).find((r) => r.model_id === "cartesia/sonic-2" && r.status === "success");
       }
       expect(stream).toMatchObject({ characters: 18, session_id: "call-sdk" });
+      const failedRow = (await recordedRows(app)).find((r) => r.model_id === "cartesia/sonic-2" && r.status === "error");
+      expect(failedRow).toMatchObject({ characters: 0, error_message: "stub generation failed", session_id: "call-sdk" });
     } finally {
       await tls.close();
       await app.close();
