@@ -12,6 +12,7 @@ import type { Logger } from "./logging.js";
 import { UpstreamPools } from "./manage/provider-check.js";
 import { trustedUpstreamHosts } from "./manage/url-policy.js";
 import { startNodeScraper } from "./nodes/scraper.js";
+import { startRetentionWorker } from "./retention/worker.js";
 import { SecretBox } from "./secrets/box.js";
 import { reencryptProviderKeys } from "./secrets/rotate.js";
 import type { Services } from "./services.js";
@@ -65,6 +66,8 @@ export async function startWorkers(services: Services): Promise<void> {
   }
   const scraper = startNodeScraper(services);
   if (scraper) services.workers.push(scraper);
+  const retention = startRetentionWorker(services);
+  if (retention) services.workers.push(retention);
   services.workers.push(services.rateCard.startRefresher((err) => services.log.warn({ err }, "rate card refresh failed; keeping the last card")));
   services.workers.push(services.callObservations);
   // Registered last so it stops first: the recorder drains before the store closes.

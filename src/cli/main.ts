@@ -9,6 +9,7 @@ import { registerLatency } from "./latency.js";
 import { registerMcp } from "./mcp.js";
 import { registerRates } from "./rates.js";
 import { registerReconcile } from "./reconcile.js";
+import { registerRetention } from "./retention.js";
 import { serveCommand } from "./serve.js";
 import { withStore } from "./store.js";
 
@@ -44,6 +45,7 @@ registerCheck(program);
 registerLatency(program);
 registerRates(program);
 registerReconcile(program);
+registerRetention(program);
 registerMcp(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
