@@ -78,6 +78,8 @@ const projectSchema = z.strictObject({
   throttle_stack: z.string().optional(),
   tags: z.array(z.string()).default([]),
   accent: z.string().optional(),
+  /** The owning tenant: gateway calls of other tenants' keys naming this project are refused 403. */
+  tenant_id: z.string().min(1).max(256).optional(),
   /** A shorter horizon for this project's raw rows than retention.raw_days (docs/operations.md). */
   retention_days: z.number().int().positive().max(36_500).optional(),
 });

@@ -16,6 +16,7 @@ import { mcpRoutes } from "../mcp/routes.js";
 import { health } from "../manage/status.js";
 import { otlpRoutes } from "../otlp/routes.js";
 import { readRoutes } from "../reports/routes.js";
+import { secretRoutes } from "../secrets/routes.js";
 import { sessionRoutes } from "../sessions/routes.js";
 import { authEnabled, type Services } from "../services.js";
 import { DomainError } from "../errors.js";
@@ -90,6 +91,7 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
   app.route("/", billingRoutes());
   app.route("/", manageRoutes());
   app.route("/", auditRoutes());
+  app.route("/", secretRoutes());
   app.route("/", readRoutes());
   app.route("/", sessionRoutes());
   app.route("/", dashboardApiRoutes());

@@ -45,6 +45,8 @@ export interface EffectiveProject {
   throttleStack: string | null;
   tags: string[];
   accent: string | null;
+  /** The owning tenant; null: a shared project (docs/api/manage.md, "Project ownership"). */
+  tenantId: string | null;
   source: "yaml" | "db";
 }
 
@@ -137,6 +139,7 @@ export function projectFromRow(row: typeof projects.$inferSelect): EffectiveProj
     throttleStack: null,
     tags: row.tags,
     accent: row.accent,
+    tenantId: row.tenantId,
     source: "db",
   };
 }
@@ -154,6 +157,7 @@ export async function listEffectiveProjects(services: Pick<Services, "config" | 
       throttleStack: p.throttle_stack ?? null,
       tags: p.tags,
       accent: p.accent ?? null,
+      tenantId: p.tenant_id ?? null,
       source: "yaml",
     });
   }
