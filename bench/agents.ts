@@ -33,7 +33,7 @@ import { silentLogger } from "../src/logging.js";
 import { PERIOD_SECONDS, type Period } from "../src/reports/window.js";
 import { checkpointSpans, rankTerms } from "../src/fleet/rank-plan.js";
 import { ensureCheckpoints } from "../src/rollups/fleet-checkpoints.js";
-import { createServices } from "../src/services-runtime.js";
+import { createServices } from "../src/compose.js";
 import { seedFleet } from "./agents-seed.js";
 import { createBenchDatabase, parseRowsArg, seedBenchData } from "./generate.js";
 import { fmt, percentile, timeIt } from "./support.js";

@@ -9,8 +9,8 @@ import { withGatewayFastPath } from "./gateway/fast-path.js";
 import { closeClientSockets, createWebSocketServer } from "./gateway/ws/upgrade.js";
 import { createApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logging.js";
-import type { Services } from "./services.js";
-import { createServices, startWorkers, stopWorkers } from "./services-runtime.js";
+import type { Services } from "./compose.js";
+import { createServices, startWorkers, stopWorkers } from "./compose.js";
 
 /** Where the store lives: DATABASE_URL / database.url (Postgres) or the PGlite directory. */
 export function databaseTarget(loaded: LoadedConfig, env: Env): DatabaseTarget {
@@ -68,7 +68,7 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   const sockets = createWebSocketServer();
   const server = await new Promise<ServerType>((resolve, reject) => {
     // The fast listener serves the proxied gateway routes without Hono's web objects (src/gateway/fast-path.ts).
-    const s = serve({ fetch: app.fetch, port, hostname, websocket: { server: sockets }, createServer: withGatewayFastPath(services) }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, port, hostname, websocket: { server: sockets }, createServer: withGatewayFastPath(services.gateway) }, () => resolve(s));
     s.once("error", reject);
   });
   const actualPort = (server.address() as AddressInfo).port;

@@ -1,4 +1,7 @@
 import { z } from "zod";
+import type { Database } from "../db/client.js";
+import type { Logger } from "../logging.js";
+import type { VirtualKeyVerifier } from "./virtual-keys.js";
 import { ApiError } from "../http/errors.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { mintKey, revokeKey } from "./key-service.js";
@@ -42,7 +45,14 @@ const TAG = "api-keys";
  * every other route they take the caller's tenant: a tenant-bound admin key mints, lists, reads and
  * revokes its own tenant's keys only. Mint and revoke are the same service as `voxgate keys`.
  */
-export function apiKeyRoutes() {
+/** Minting, listing and revoking keys: the store, the vk_ verifier (its cache forgets a revoked key) and the log. */
+export interface ApiKeyRouteDeps {
+  database: Database;
+  virtualKeys: VirtualKeyVerifier;
+  log: Logger;
+}
+
+export function apiKeyRoutes(deps: ApiKeyRouteDeps) {
   const r = contractRouter();
 
   defineRoute(
@@ -57,19 +67,19 @@ export function apiKeyRoutes() {
       responses: { 201: { description: "the minted key", schema: MintedKey } },
     },
     async (c, { body }) => {
-      const { services, auth } = c.var;
+      const { auth } = c.var;
       // A tenant-bound admin key mints only for its own tenant: no key beyond the minter's rights.
       if (auth.tenantId !== null && (body.tenant_id ?? auth.tenantId) !== auth.tenantId) {
         throw new ApiError("forbidden", "this key can only mint keys for its own tenant");
       }
-      const { plaintext, row } = await mintKey(services.database.db, auth, {
+      const { plaintext, row } = await mintKey(deps.database.db, auth, {
         name: body.name,
         tenantId: body.tenant_id ?? auth.tenantId,
         issuedBy: body.issued_by ?? auth.actor,
         scopes: body.scopes ?? ["*"],
         role: body.role,
       });
-      services.log.info({ key_id: row.id, tenant_id: row.tenantId, actor: auth.actor }, "api key minted");
+      deps.log.info({ key_id: row.id, tenant_id: row.tenantId, actor: auth.actor }, "api key minted");
       const key = publicKeyRow(row);
       return c.json({ plaintext, ...key, key }, 201);
     },
@@ -87,7 +97,7 @@ export function apiKeyRoutes() {
       responses: { 200: { description: "the keys in the caller's tenant", schema: z.array(ApiKey) } },
     },
     async (c, { query }) => {
-      const rows = await listApiKeys(c.var.services.database.db, c.var.auth, { includeRevoked: query.include_revoked ?? true });
+      const rows = await listApiKeys(deps.database.db, c.var.auth, { includeRevoked: query.include_revoked ?? true });
       return c.json(rows.map(publicKeyRow));
     },
   );
@@ -104,7 +114,7 @@ export function apiKeyRoutes() {
       responses: { 200: { description: "the key", schema: ApiKey } },
     },
     async (c, { params }) => {
-      const row = await getApiKeyById(c.var.services.database.db, c.var.auth, params.key_id);
+      const row = await getApiKeyById(deps.database.db, c.var.auth, params.key_id);
       if (!row) throw new ApiError("not_found", "no API key with this id");
       return c.json(publicKeyRow(row));
     },
@@ -122,10 +132,9 @@ export function apiKeyRoutes() {
       responses: { 204: { description: "revoked" } },
     },
     async (c, { params }) => {
-      const { services } = c.var;
-      const row = await revokeKey(services.database.db, services.virtualKeys, c.var.auth, params.key_id);
+      const row = await revokeKey(deps.database.db, deps.virtualKeys, c.var.auth, params.key_id);
       if (!row) throw new ApiError("not_found", "no API key with this id");
-      services.log.info({ key_id: row.id, actor: c.var.auth.actor }, "api key revoked");
+      deps.log.info({ key_id: row.id, actor: c.var.auth.actor }, "api key revoked");
       return c.body(null, 204);
     },
   );

@@ -1,4 +1,8 @@
 import { z } from "zod";
+import type { Config } from "../config/schema.js";
+import type { Database } from "../db/client.js";
+import type { Logger } from "../logging.js";
+import type { RateCardStore } from "./rate-card-store.js";
 import { MODALITIES, rateRuleInputSchema } from "../config/schema.js";
 import type { AppEnv } from "../http/app-env.js";
 import { readJson } from "../http/body.js";
@@ -74,7 +78,15 @@ export function defaultWindow(now = new Date()): { from: Date; to: Date } {
 const usd = moneyNumber;
 
 /** Endpoints 9-17: usage, rate card, models, quotes, gaps, override rules. */
-export function billingRoutes() {
+/** Rating and billing reads: the store, the rate card in memory, the pricing section and the log. */
+export interface BillingRouteDeps {
+  database: Database;
+  rateCard: RateCardStore;
+  config: Pick<Config, "pricing">;
+  log: Logger;
+}
+
+export function billingRoutes(deps: BillingRouteDeps) {
   const r = contractRouter();
   const tag = "billing";
   const otherTenant = { 404: { description: "a tenant key named another tenant" } };
@@ -84,13 +96,13 @@ export function billingRoutes() {
     query: z.object({ tenant: optionalId, from: isoDate.optional().describe("default: the current UTC month"), to: isoDate.optional() }),
     responses: { 200: { description: "usage", schema: UsageSchema }, ...otherTenant },
   }, async (c, { query: q }) => {
-    const { auth, services } = c.var;
+    const { auth } = c.var;
     const tenant = effectiveTenant(auth.tenantId, q.tenant);
     const to = q.to ?? defaultWindow().to;
     const from = q.from ?? defaultWindow(new Date(to.getTime() - 1)).from;
     if (!(from < to)) throw new ApiError("validation_failed", "from must be before to", [{ path: "from", message: "must be before to" }]);
     const w = { tenantId: auth.tenantId, tenant, from, to };
-    const db = services.database.db;
+    const db = deps.database.db;
     const [{ rows, total }, items] = await Promise.all([usageByTenant(db, w), tenant !== null ? usageLineItems(db, w) : Promise.resolve(null)]);
     const money = (t: { revenue: string; cost: string; margin: string }) => {
       const revenue = usd(t.revenue);
@@ -138,14 +150,13 @@ export function billingRoutes() {
     method: "get", path: "/v1/billing/rate-card", tag, summary: "The rate card: default markup, gate and the rules visible to the key", scope: "read",
     responses: { 200: { description: "the card", schema: RateCardSchema } },
   }, (c) => {
-    const { services } = c.var;
-    const { card } = services.rateCard.snapshot();
+    const { card } = deps.rateCard.snapshot();
     return c.json({
       default_markup: card.defaultMarkup,
       default_rule: `cost_plus:${card.defaultMarkup}`,
-      gate: services.config.pricing.gate,
+      gate: deps.config.pricing.gate,
       precedence: "tenant > plan > model > provider > modality (most specific first; a database rule replaces the seed rule of its scope)",
-      refreshed_at: services.rateCard.lastRefreshedAt()?.toISOString() ?? null,
+      refreshed_at: deps.rateCard.lastRefreshedAt()?.toISOString() ?? null,
       rules: (card.rules ?? []).filter(visibleTo(c.var.auth.tenantId)).map(publicRule),
     } satisfies RateCardResponse);
   });
@@ -155,10 +166,10 @@ export function billingRoutes() {
     query: z.object({ tenant: optionalId, plan: optionalId }),
     responses: { 200: { description: "models", schema: RateCardModelsSchema }, ...otherTenant },
   }, async (c, { query: q }) => {
-    const { auth, services } = c.var;
+    const { auth } = c.var;
     const tenant = effectiveTenant(auth.tenantId, q.tenant);
-    const { card, catalog } = services.rateCard.snapshot();
-    const rows = await seenModels(services.database.db, { tenantId: auth.tenantId, tenant });
+    const { card, catalog } = deps.rateCard.snapshot();
+    const rows = await seenModels(deps.database.db, { tenantId: auth.tenantId, tenant });
     const models = rows.map((m) => {
       const modality = m.modality as "stt" | "llm" | "tts";
       const entry = lookupCatalog(catalog, m.modelId, m.provider, modality);
@@ -182,9 +193,9 @@ export function billingRoutes() {
   });
 
   const quote = (c: { var: AppEnv["Variables"] }, e: z.infer<typeof quoteEntry>) => {
-    const { card, catalog } = c.var.services.rateCard.snapshot();
+    const { card, catalog } = deps.rateCard.snapshot();
     const tenant = effectiveTenant(c.var.auth.tenantId, e.tenant);
-    return quoteModel(card, catalog, c.var.services.config.pricing.gate, { modality: e.modality, model: e.model, tenant, plan: e.plan ?? null });
+    return quoteModel(card, catalog, deps.config.pricing.gate, { modality: e.modality, model: e.model, tenant, plan: e.plan ?? null });
   };
 
   defineRoute(r, {
@@ -199,7 +210,7 @@ export function billingRoutes() {
   }, async (c, { body }) => {
     const entries = parseOrThrow(z.array(quoteEntry), body.models);
     const models = entries.map((e) => quote(c, e));
-    return c.json({ gate: c.var.services.config.pricing.gate, models } satisfies QuoteBatchResponse);
+    return c.json({ gate: deps.config.pricing.gate, models } satisfies QuoteBatchResponse);
   });
 
   defineRoute(r, {
@@ -207,9 +218,9 @@ export function billingRoutes() {
     query: z.object({ tenant: optionalId, project: optionalId, since: isoDate.optional() }),
     responses: { 200: { description: "gaps", schema: GapsSchema }, ...otherTenant },
   }, async (c, { query: q }) => {
-    const { auth, services } = c.var;
+    const { auth } = c.var;
     const tenant = effectiveTenant(auth.tenantId, q.tenant);
-    const rows = await pricingGaps(services.database.db, { tenantId: auth.tenantId, tenant, project: q.project ?? null, since: q.since ?? null });
+    const rows = await pricingGaps(deps.database.db, { tenantId: auth.tenantId, tenant, project: q.project ?? null, since: q.since ?? null });
     return c.json({
       tenant,
       project: q.project ?? null,
@@ -234,7 +245,7 @@ export function billingRoutes() {
     method: "get", path: "/v1/billing/rate-card/rules", tag, summary: "The database override rules visible to the key", scope: "read",
     responses: { 200: { description: "rules", schema: RuleListSchema } },
   }, async (c) => {
-    const rules = await listDbRules(c.var.services.database.db);
+    const rules = await listDbRules(deps.database.db);
     return c.json({ rules: rules.filter(visibleTo(c.var.auth.tenantId)).map(publicRule) } satisfies RuleListResponse);
   });
 
@@ -244,9 +255,9 @@ export function billingRoutes() {
     body: rateRuleInputSchema, bodyMode: "document",
     responses: { 200: { description: "the stored rule", schema: RuleUpsertSchema }, 400: { description: "invalid_rate_rule: details name each offending field" } },
   }, async (c) => {
-    const { services, auth } = c.var;
+    const { auth } = c.var;
     operatorOnly(auth.tenantId);
-    const { rule, created } = await setRule(ruleDeps(c.var), auth, await readJson(c, services.config.serve.body_limit_bytes));
+    const { rule, created } = await setRule(ruleDeps(deps), auth, await readJson(c, c.var.bodyLimitBytes));
     return c.json({ ...publicRule(rule), created } satisfies RuleUpsertResponse);
   });
 
@@ -258,7 +269,7 @@ export function billingRoutes() {
     const { auth } = c.var;
     const id = params.rule_id;
     operatorOnly(auth.tenantId);
-    const rule = await removeRule(ruleDeps(c.var), auth, id);
+    const rule = await removeRule(ruleDeps(deps), auth, id);
     if (!rule) throw new ApiError("not_found", `no rate rule with id ${id}`);
     return c.json({ deleted: true as const, ...publicRule(rule) });
   });
@@ -266,4 +277,4 @@ export function billingRoutes() {
   return r;
 }
 
-const ruleDeps = (v: AppEnv["Variables"]) => ({ db: v.services.database.db, rateCard: v.services.rateCard, log: v.services.log });
+const ruleDeps = (deps: BillingRouteDeps) => ({ db: deps.database.db, rateCard: deps.rateCard, log: deps.log });

@@ -1,7 +1,7 @@
-import type { Modality, PriceUnit, RateRuleInput } from "../config/schema.js";
+import type { Modality, PriceUnit, RateRuleInput } from "../config/rate-rule.js";
 
-// Type-only imports above: src/config/schema.ts imports this module to validate the seed rate card,
-// so nothing here may need schema.ts at runtime.
+// src/config/schema.ts imports this module to validate the seed rate card, so its types come from
+// config/rate-rule.ts, which imports nothing of either.
 
 /** Units of a single-sided `fixed` price, and the modalities each can measure. */
 export const FIXED_UNITS = ["minute", "second", "char", "1k_char", "request"] as const;

@@ -2,7 +2,6 @@ import type { IncomingHttpHeaders } from "node:http";
 import { type AuthContext, allows } from "../auth/context.js";
 import { UNAUTHENTICATED } from "../auth/gate.js";
 import type { Modality } from "../config/schema.js";
-import { authEnabled } from "../services.js";
 import { type Attribution, attributionOf } from "./attribution.js";
 import { type CallContext, recordAttempt } from "./attempt.js";
 import type { Gateway } from "./gateway.js";
@@ -43,7 +42,7 @@ export async function admitCaller(
 
 /** Stage 1's first rule: with auth off, loopback clients only (null when the caller may go on). */
 export function loopbackRefusal(gw: Gateway, remoteAddress: string | null): Refusal | null {
-  if (authEnabled(gw.services) || isLoopback(remoteAddress)) return null;
+  if (gw.authEnabled || isLoopback(remoteAddress)) return null;
   return refuse(403, "loopback_only", "authentication is off: the gateway answers loopback clients only (configure auth.api_keys or VOXGATE_API_KEY)");
 }
 
@@ -107,7 +106,7 @@ export function planCall(
   const extraHeaders: Record<string, string> = {};
   if (budget === "warn") {
     extraHeaders["x-voxgate-budget-warning"] = `project ${attribution.project} is over its daily budget`;
-    gw.services.log.warn({ project: attribution.project, spend: gw.budgets.spend(attribution.project) }, "project over its daily budget (budget_action warn): served");
+    gw.log.warn({ project: attribution.project, spend: gw.budgets.spend(attribution.project) }, "project over its daily budget (budget_action warn): served");
   }
   return { ok: true, ctx, chain: [resolution.target, ...fallbackChain(table, speaks, resolution.target)], extraHeaders };
 }

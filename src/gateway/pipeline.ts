@@ -54,7 +54,6 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
   const fail = (status: number, code: Parameters<typeof answerError>[3], message: string, extra?: Record<string, string>, details?: unknown) =>
     answerError(out, protocol, status, code, message, requestId, extra, details);
 
-  const services = gw.services;
   const query = new URLSearchParams(req.query);
   // admitCaller's stages, with the key check awaited here (one tick fewer than awaiting admitCaller).
   const refused = loopbackRefusal(gw, out.remoteAddress);
@@ -66,10 +65,10 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
 
   let body: Buffer;
   try {
-    const read = req.readBody(services.config.serve.body_limit_bytes);
+    const read = req.readBody(gw.config.serve.body_limit_bytes);
     body = read instanceof Promise ? await read : read;
   } catch (err) {
-    if (err instanceof BodyTooLarge) return fail(413, "payload_too_large", `request body exceeds ${services.config.serve.body_limit_bytes} bytes`);
+    if (err instanceof BodyTooLarge) return fail(413, "payload_too_large", `request body exceeds ${gw.config.serve.body_limit_bytes} bytes`);
     throw err;
   }
   const inbound: InboundRequest = { method: req.method, path: route.path, params, query, headers, body };
@@ -101,7 +100,7 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
     out.onAbort(() => handle.abort());
     let res: UpstreamAnswer;
     try {
-      res = await gw.upstreams.send(target, route.upstreamRequest(inbound, call, target), services.config.gateway.first_byte_timeout_ms, handle);
+      res = await gw.upstreams.send(target, route.upstreamRequest(inbound, call, target), gw.config.gateway.first_byte_timeout_ms, handle);
     } catch (err) {
       limit.grant.release();
       if (out.aborted) return;

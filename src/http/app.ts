@@ -1,19 +1,23 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
-import { apiKeyRoutes } from "../auth/routes.js";
-import { identify } from "../auth/gate.js";
 import { auditRoutes } from "../audit/routes.js";
-import { billingRoutes } from "../billing/routes.js";
-import { callRoutes } from "../calls/routes.js";
-import { dashboardApiRoutes, webAppRoutes } from "../dashboard/routes.js";
+import { identify, type KeyGate } from "../auth/gate.js";
+import { type ApiKeyRouteDeps, apiKeyRoutes } from "../auth/routes.js";
+import { type BillingRouteDeps, billingRoutes } from "../billing/routes.js";
+import { type CallRouteDeps, callRoutes } from "../calls/routes.js";
+import type { Config } from "../config/schema.js";
+import { type DashboardRouteDeps, dashboardApiRoutes, webAppRoutes } from "../dashboard/routes.js";
 import { fleetRoutes } from "../fleet/routes.js";
+import type { Gateway } from "../gateway/gateway.js";
 import { gatewayRoutes } from "../gateway/routes.js";
 import { gatewayWsRoutes } from "../gateway/ws/routes.js";
+import type { IngestDeps } from "../ingest/ingest-requests.js";
 import { ingestRoutes } from "../ingest/routes.js";
-import { manageRoutes } from "../manage/routes.js";
+import type { Logger } from "../logging.js";
+import { type ManageRouteDeps, manageRoutes } from "../manage/routes.js";
+import type { MetricsSources } from "../metrics/collect.js";
 import { readRoutes } from "../reports/routes.js";
-import { sessionRoutes } from "../sessions/routes.js";
-import type { Services } from "../services.js";
+import { type SessionRouteDeps, sessionRoutes } from "../sessions/routes.js";
 import { VERSION } from "../version.js";
 import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
@@ -33,20 +37,32 @@ export interface AppOptions {
   checkContracts?: boolean;
 }
 
-export function createApp(services: Services, options: AppOptions = {}): OpenAPIHono<AppEnv> {
+/** Everything the routes take between them (the composition root's Services is one). */
+export type AppDeps = KeyGate &
+  ApiKeyRouteDeps &
+  BillingRouteDeps &
+  CallRouteDeps &
+  DashboardRouteDeps &
+  IngestDeps &
+  ManageRouteDeps &
+  MetricsSources &
+  SessionRouteDeps & { config: Config; log: Logger; gateway: Gateway; startedAt: number };
+
+export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
+  const bodyLimitBytes = deps.config.serve.body_limit_bytes;
   registerComponents(app);
   registerGatewayPaths(app);
   app.use(async (c, next) => {
-    c.set("services", services);
-    c.set("log", services.log);
+    c.set("log", deps.log);
+    c.set("bodyLimitBytes", bodyLimitBytes);
     await next();
   });
   if (options.checkContracts) app.use(checkContracts);
   // Before the per-request log and header middleware: the gateway's hot path writes its own headers
   // and records each call (src/gateway).
-  app.route("/", gatewayWsRoutes());
-  app.route("/", gatewayRoutes());
+  app.route("/", gatewayWsRoutes(deps.gateway));
+  app.route("/", gatewayRoutes(deps.gateway));
   app.use(requestLog);
   app.use(securityHeaders);
 
@@ -65,24 +81,25 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
     (c) =>
       c.json({
         status: "ok",
-        uptime_seconds: Math.round((Date.now() - services.startedAt) / 10) / 100,
+        uptime_seconds: Math.round((Date.now() - deps.startedAt) / 10) / 100,
         version: VERSION,
       }),
   );
 
-  app.use("/v1/*", identify);
-  app.use("/api/*", identify);
+  const identified = identify(deps);
+  app.use("/v1/*", identified);
+  app.use("/api/*", identified);
   app.use(refuseUnstorableUrl);
-  app.route("/", apiKeyRoutes());
-  app.route("/", ingestRoutes());
-  app.route("/", fleetRoutes());
-  app.route("/", callRoutes());
-  app.route("/", billingRoutes());
-  app.route("/", manageRoutes());
-  app.route("/", auditRoutes());
-  app.route("/", readRoutes());
-  app.route("/", sessionRoutes());
-  app.route("/", dashboardApiRoutes());
+  app.route("/", apiKeyRoutes(deps));
+  app.route("/", ingestRoutes(deps));
+  app.route("/", fleetRoutes(deps));
+  app.route("/", callRoutes(deps));
+  app.route("/", billingRoutes(deps));
+  app.route("/", manageRoutes(deps));
+  app.route("/", auditRoutes(deps));
+  app.route("/", readRoutes(deps));
+  app.route("/", sessionRoutes(deps));
+  app.route("/", dashboardApiRoutes(deps));
   app.route("/", openApiRoutes(app));
 
   // Unknown /v1 and /api paths are JSON 404s; everything else falls through to the web app.

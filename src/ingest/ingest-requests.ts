@@ -1,4 +1,6 @@
-import type { Services } from "../services.js";
+import type { RateCardStore } from "../billing/rate-card-store.js";
+import type { Config } from "../config/schema.js";
+import type { Database } from "../db/client.js";
 import type { RequestRow } from "../db/schema/requests.js";
 import { toRequestRow } from "./records.js";
 import { storeRequestRows } from "./store-requests.js";
@@ -25,9 +27,16 @@ export interface IngestResult {
  * Validates, rates and stores one batch for the caller's tenant (never a body tenant_id). A
  * tenant-bound key may not date records further back than cost_tracking.backdate_horizon_days.
  */
-export async function ingestRequests(services: Pick<Services, "config" | "database" | "rateCard">, tenantId: string | null, batch: unknown[]): Promise<IngestResult> {
-  const { card, catalog } = services.rateCard.snapshot();
-  const notBefore = tenantId === null ? null : Date.now() - services.config.cost_tracking.backdate_horizon_days * 86_400_000;
+/** What ingest reads: the backdate horizon, the store, and the rate card in memory. */
+export interface IngestDeps {
+  config: Pick<Config, "cost_tracking">;
+  database: Database;
+  rateCard: Pick<RateCardStore, "snapshot">;
+}
+
+export async function ingestRequests(deps: IngestDeps, tenantId: string | null, batch: unknown[]): Promise<IngestResult> {
+  const { card, catalog } = deps.rateCard.snapshot();
+  const notBefore = tenantId === null ? null : Date.now() - deps.config.cost_tracking.backdate_horizon_days * 86_400_000;
   const skipped: SkippedRow[] = [];
   let skippedCount = 0;
   let duplicates = 0;
@@ -43,7 +52,7 @@ export async function ingestRequests(services: Pick<Services, "config" | "databa
     if (byId.has(check.row.id)) duplicates++;
     else byId.set(check.row.id, check.row);
   });
-  const inserted = await storeRequestRows(services.database.db, tenantId, [...byId.values()]);
+  const inserted = await storeRequestRows(deps.database.db, tenantId, [...byId.values()]);
   duplicates += byId.size - inserted.length;
   return {
     received: batch.length,

@@ -190,7 +190,7 @@ const namesNotFast = (raw: unknown) => typeof raw === "object" && raw !== null &
 
 /** The well-formed common case skips zod; anything else (and every error reason) is the schema's. */
 function parseRecord(raw: unknown): { ok: true; record: RequestRecord } | { ok: false; reason: string } {
-  const fast = NOT_FAST.length > 0 && namesNotFast(raw) ? null : fastRecord(raw);
+  const fast = NOT_FAST.length > 0 && namesNotFast(raw) ? null : fastRecord<RequestRecord>(raw);
   if (fast) return { ok: true, record: fast };
   const parsed = requestRecordSchema.safeParse(raw);
   return parsed.success ? { ok: true, record: parsed.data } : { ok: false, reason: firstIssue(parsed.error) };

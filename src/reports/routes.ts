@@ -3,7 +3,7 @@ import { requireScope } from "../auth/gate.js";
 import type { Permission } from "../auth/context.js";
 import type { AppEnv } from "../http/app-env.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
-import { metricsExposition } from "../metrics/collect.js";
+import { type MetricsSources, metricsExposition } from "../metrics/collect.js";
 import { costReport } from "./costs.js";
 import { latencyReport } from "./latency.js";
 import { requestLogs } from "./logs.js";
@@ -25,7 +25,7 @@ export function gateOtherMethods(r: OpenAPIHono<AppEnv>, paths: readonly string[
 const tag = "reports";
 
 /** GET /v1/costs, /v1/latency, /v1/logs, /v1/metrics: read scope, scoped to the key's tenant. */
-export function readRoutes() {
+export function readRoutes(deps: MetricsSources) {
   const r = contractRouter();
   gateOtherMethods(r, ["/v1/costs", "/v1/latency", "/v1/logs", "/v1/metrics"], "read");
 
@@ -41,7 +41,7 @@ export function readRoutes() {
       queryMessage: "invalid query",
       responses: { 200: { description: "the cost report", schema: CostReportSchema } },
     },
-    async (c, { query }) => c.json(await costReport(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await costReport(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   defineRoute(
@@ -56,7 +56,7 @@ export function readRoutes() {
       queryMessage: "invalid query",
       responses: { 200: { description: "the latency report", schema: LatencyReportSchema } },
     },
-    async (c, { query }) => c.json(await latencyReport(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await latencyReport(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   defineRoute(
@@ -71,7 +71,7 @@ export function readRoutes() {
       queryMessage: "invalid query",
       responses: { 200: { description: "request records, newest first", schema: RequestLogListSchema } },
     },
-    async (c, { query }) => c.json(await requestLogs(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await requestLogs(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   defineRoute(
@@ -85,7 +85,7 @@ export function readRoutes() {
       responses: { 200: { description: "text exposition format 0.0.4", contentType: "text/plain" } },
     },
     async (c) => {
-      const text = await metricsExposition(c.var.services, { tenantId: c.var.auth.tenantId });
+      const text = await metricsExposition(deps, { tenantId: c.var.auth.tenantId });
       return c.body(text, 200, { "content-type": METRICS_CONTENT_TYPE });
     },
   );

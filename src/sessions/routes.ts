@@ -2,7 +2,8 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { ApiError } from "../http/errors.js";
 import { SessionDeadAirSchema, SessionReplaySchema, SessionTranscriptSchema, SessionTurnsSchema } from "../dashboard/schemas.js";
-import type { Db } from "../db/client.js";
+import type { Database, Db } from "../db/client.js";
+import type { Config } from "../config/schema.js";
 import type { AppEnv } from "../http/app-env.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { nodeRoutes } from "../nodes/routes.js";
@@ -28,8 +29,16 @@ type Ctx = Context<AppEnv>;
  * Endpoints 6-8 and the dashboard's session reads. /v1/sessions and /api/sessions answer the same
  * rows. Every route needs read scope and is tenant-scoped by the key (never by a parameter).
  */
-export function sessionRoutes() {
+/** What the session reads use: the store, and whether cost tracking (and so session recording) is on. */
+export interface SessionRouteDeps {
+  database: Database;
+  config: Pick<Config, "cost_tracking">;
+}
+
+export function sessionRoutes(deps: SessionRouteDeps) {
   const r = contractRouter();
+  const listHandler = (c: Ctx, input: { query: SessionListQuery }) => listSessionsHandler(deps, c, input);
+  const detailHandler = (c: Ctx) => sessionDetailHandler(deps, c);
   const tag = "sessions";
 
   defineRoute(
@@ -92,7 +101,7 @@ export function sessionRoutes() {
   dashboardRead("", "One session with its cost per modality and its providers, as GET /v1/sessions/{session_id}", SessionDetailSchema, detailHandler);
   // Each drill-down's answer type is held to its schema at compile time too.
   const drill = <S extends z.ZodType>(path: string, summary: string, schema: S, read: (d: Db, s: SessionDbRow) => Promise<z.output<S>>) =>
-    dashboardRead(path, summary, schema, async (c) => c.json((await read(db(c), await visibleSession(c))) as object));
+    dashboardRead(path, summary, schema, async (c) => c.json((await read(deps.database.db, await visibleSession(deps, c))) as object));
   drill("/turns", "The session's turns by turn_index (at most 5000)", SessionTurnsSchema, sessionTurns);
   drill("/dead-air", "The session's dead-air events by start (at most 5000)", SessionDeadAirSchema, sessionDeadAir);
   drill("/transcript", "Who spoke when (no utterance text is stored)", SessionTranscriptSchema, sessionTranscript);
@@ -117,7 +126,7 @@ export function sessionRoutes() {
     async (c, { params, query: q }) => {
       const room = params.room;
       if (!isLookupSafe(room)) throw roomNotFound();
-      const record = await roomLatency(db(c), {
+      const record = await roomLatency(deps.database.db, {
         tenantId: c.var.auth.tenantId,
         room,
         sinceTurn: q.since_turn,
@@ -128,28 +137,26 @@ export function sessionRoutes() {
     },
   );
 
-  r.route("/", nodeRoutes());
+  r.route("/", nodeRoutes(deps));
   return r;
 }
 
-const db = (c: Ctx) => c.var.services.database.db;
-const costTracking = (c: Ctx) => c.var.services.config.cost_tracking.enabled;
 
 /** `?tenant=` of the session reads, as documented (visibleSession reads it; absent, empty or a tenant id). */
 const sessionTenantParam = z.object({
   tenant: z.string().optional().describe("an operator picks one tenant's session of a shared id (empty: the untenanted one); a tenant key can only narrow"),
 });
 
-async function listHandler(c: Ctx, { query: q }: { query: SessionListQuery }) {
+async function listSessionsHandler(deps: SessionRouteDeps, c: Ctx, { query: q }: { query: SessionListQuery }) {
   // Cost tracking off: nothing is recorded as a session, and the spec answers an empty array.
-  if (!costTracking(c)) return c.json([]);
-  const page = await listSessions(db(c), { ...q, tenantId: c.var.auth.tenantId });
+  if (!deps.config.cost_tracking.enabled) return c.json([]);
+  const page = await listSessions(deps.database.db, { ...q, tenantId: c.var.auth.tenantId });
   if (page.next) c.header(NEXT_CURSOR_HEADER, encodeCursor(page.next));
   return c.json(page.rows.map(sessionRow));
 }
 
-async function detailHandler(c: Ctx) {
-  return c.json(await getSessionDetail(db(c), await visibleSession(c)));
+async function sessionDetailHandler(deps: SessionRouteDeps, c: Ctx) {
+  return c.json(await getSessionDetail(deps.database.db, await visibleSession(deps, c)));
 }
 
 /**
@@ -157,11 +164,11 @@ async function detailHandler(c: Ctx) {
  * Session ids are unique per tenant, so an operator may find several: `?tenant=<tenant_id>` (empty
  * for the untenanted one) picks one, and without it an id two tenants used is a 409 naming them.
  */
-async function visibleSession(c: Ctx) {
+async function visibleSession(deps: SessionRouteDeps, c: Ctx) {
   const id = c.req.param("session_id") ?? "";
   const tenant = sessionTenantQuery(c.req.query("tenant"));
-  if (!costTracking(c) || !isLookupSafe(id) || tenant === false) throw sessionNotFound();
-  const rows = await findSessions(db(c), { tenantId: c.var.auth.tenantId, id, tenant });
+  if (!deps.config.cost_tracking.enabled || !isLookupSafe(id) || tenant === false) throw sessionNotFound();
+  const rows = await findSessions(deps.database.db, { tenantId: c.var.auth.tenantId, id, tenant });
   const [row] = rows;
   if (!row) throw sessionNotFound();
   if (rows.length > 1) {

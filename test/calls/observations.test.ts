@@ -268,7 +268,7 @@ describe("shutdown drains the observation queue", () => {
       }
       expect(q.counters().queue_depth).toBe(50);
       expect(await countOf(t, "calls")).toBe(0);
-      const { stopWorkers } = await import("../../src/services-runtime.js");
+      const { stopWorkers } = await import("../../src/compose.js");
       await stopWorkers(t.services);
       expect(q.counters().queue_depth).toBe(0);
       expect(await countOf(t, "calls")).toBe(50);

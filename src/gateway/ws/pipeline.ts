@@ -31,7 +31,6 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
   const t0 = performance.now();
   const startedAt = Date.now();
   const requestId = randomUUID();
-  const services = c.var.services;
   const protocol = wsp.protocol;
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   const headers: IncomingHttpHeaders = incoming?.headers ?? headersOf(c, null);
@@ -61,7 +60,7 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
   const { ctx, chain } = plan;
   const extra = plan.extraHeaders;
 
-  const timeoutMs = Math.min(UPSTREAM_CONNECT_TIMEOUT_MS, services.config.gateway.first_byte_timeout_ms);
+  const timeoutMs = Math.min(UPSTREAM_CONNECT_TIMEOUT_MS, gw.config.gateway.first_byte_timeout_ms);
   let firstFailed: UpstreamTarget | null = null;
   let last: Refusal = { status: 503, code: "upstream_unavailable", message: "no provider could take the call" };
   for (let i = 0; i < chain.length; i++) {
@@ -101,7 +100,7 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
         const client = ws.raw as WebSocket;
         relay(client, held.take(), {
           meter,
-          checkpointMs: services.config.gateway.ws_checkpoint_interval_ms,
+          checkpointMs: gw.config.gateway.ws_checkpoint_interval_ms,
           onCheckpoint: (units) => stream.checkpoint(units),
           rewriteClientText: route.rewriteClientText?.(target) ?? null,
           onEnd: (s) => {
