@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { staticKeysFromConfig } from "./auth/static-keys.js";
-import { type Env, parseEnv } from "./config/env.js";
+import { type Env, parseEnv, processEnv } from "./config/env.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { type Database, DEFAULT_DB_PATH, type DatabaseTarget, maskUrl, openDatabase, openMemoryDatabase } from "./db/client.js";
 import { runMigrations } from "./db/migrate.js";
@@ -36,7 +36,7 @@ export interface RunningServer {
 
 /** Loads config, opens and migrates the store, starts workers and the HTTP server. */
 export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
-  const rawEnv = opts.env ?? process.env;
+  const rawEnv = opts.env ?? processEnv();
   const env = parseEnv(rawEnv);
   const log = opts.log ?? createLogger(env.LOG_LEVEL ?? "info");
   const loaded = loadConfig({ explicitPath: env.VOXGATE_CONFIG, env: rawEnv, home: env.HOME });
