@@ -50,12 +50,11 @@ export type AppDeps = KeyGate &
 
 export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
-  const bodyLimitBytes = deps.config.serve.body_limit_bytes;
   registerComponents(app);
   registerGatewayPaths(app);
   app.use(async (c, next) => {
     c.set("log", deps.log);
-    c.set("bodyLimitBytes", bodyLimitBytes);
+    c.set("bodyLimitBytes", deps.config.serve.body_limit_bytes);
     await next();
   });
   if (options.checkContracts) app.use(checkContracts);
