@@ -1,5 +1,5 @@
 /**
- * bench:agents — p50/p95 of GET /api/agents (the fleet index, issue 8 item 2) over HTTP, for the default
+ * bench:agents — p50/p95 of GET /api/agents (the fleet index, docs/api/fleet.md) over HTTP, for the default
  * query, every period and every sort, against baselines measured in the same run on the same data:
  * GET /api/costs for the same period (the rollup-served report the index mirrors) and the naive
  * answer, a raw-SQL aggregate over `requests` (per-agent sums, probe counts, nearest-rank p95 per

@@ -14,7 +14,7 @@
  *     (its rows summed) against the stub's truth (the bytes it received, as its Metadata.duration).
  * BENCH_RELAY_NODE_ARGS: node flags for the relays (Voxgate, its base, the floor), space-separated,
  * e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (each writes its profile there on exit).
- * Target (issue 11): relay ≤ 0.2 ms per frame at p50.
+ * Target (docs/PERFORMANCE.md): relay ≤ 0.2 ms per frame at p50.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";

@@ -8,7 +8,7 @@
  *     (optional: autocannon is a Node process sharing the 2 cores with the proxies, wrk a C one), in
  *     BENCH_C64_ROUNDS interleaved rounds with every ratio taken within a round;
  *   - SSE at concurrency 1: added time to first token.
- * Targets (issue 11): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
+ * Targets (docs/PERFORMANCE.md): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
  * A peer that fails a mode is reported as failed, not dropped.
  * Also in the same run: the floor (bench/gateway-floor.ts, a minimal undici proxy: what Node itself
  * costs here), and with BENCH_BASE_DIST=<dir> a second Voxgate built from another commit (A/B:

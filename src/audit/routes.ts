@@ -36,7 +36,7 @@ export const AuditEntry = z
   .meta({ id: "AuditEntry" });
 
 /**
- * Endpoint 32: GET /v1/audit-log, read scope. An untenanted key sees every entry; a tenant-bound
+ * GET /v1/audit-log, read scope. An untenanted key sees every entry; a tenant-bound
  * key sees only entries its own tenant's keys made.
  */
 /** The audit log reads only the store. */

@@ -41,7 +41,7 @@ const keyParams = z.object({ key_id: z.string() });
 const TAG = "api-keys";
 
 /**
- * Endpoints 34-37: virtual API keys. Every route needs admin (a tenant-role key gets 403), and like
+ * /v1/api-keys: virtual API keys (docs/auth.md). Every route needs admin (a tenant-role key gets 403), and like
  * every other route they take the caller's tenant: a tenant-bound admin key mints, lists, reads and
  * revokes its own tenant's keys only. Mint and revoke are the same service as `voxgate keys`.
  */

@@ -109,7 +109,7 @@ export function lookupCatalog(catalog: Catalog, modelId: string, provider: strin
   return found;
 }
 
-/** JSON form of an entry (endpoint 12's `catalog`, endpoint 11). */
+/** JSON form of an entry (the `catalog` of a quote, and GET /v1/billing/rate-card/models). */
 export function publicCatalogEntry(e: CatalogEntry | null) {
   if (!e) return { found: false, rated: false };
   return {

@@ -30,7 +30,7 @@ import {
   UsageSchema,
 } from "./schemas.js";
 
-/** Most models one POST quote may price (spec limit); more is a 422, never a silent truncation. */
+/** Most models one POST quote may price (docs/api/billing.md); more is a 422, never a silent truncation. */
 export const QUOTE_BATCH_MAX = 200;
 
 /** Rows matched in the catalog with no rate were recorded as priced before this release. */
@@ -77,7 +77,7 @@ export function defaultWindow(now = new Date()): { from: Date; to: Date } {
 
 const usd = moneyNumber;
 
-/** Endpoints 9-17: usage, rate card, models, quotes, gaps, override rules. */
+/** Billing routes (docs/api/billing.md): usage, rate card, models, quotes, gaps, override rules. */
 /** Rating and billing reads: the store, the rate card in memory, the pricing section and the log. */
 export interface BillingRouteDeps {
   database: Database;

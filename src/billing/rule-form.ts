@@ -21,7 +21,7 @@ export const UNIT_MODALITIES: Record<PriceUnit, readonly Modality[]> = {
   "1k_token": ["llm"],
 };
 
-/** The canonical price unit of each modality (endpoint 11's `unit`). */
+/** The canonical price unit of each modality (the `unit` of GET /v1/billing/rate-card/models). */
 export const CANONICAL_UNIT: Record<Modality, PriceUnit> = { stt: "minute", tts: "1k_char", llm: "1m_token" };
 
 /** How many base quantities (seconds, characters, tokens, requests) one unit holds: exact integers. */

@@ -6,7 +6,7 @@ import { DRAIN_DEADLINE_MS, FLUSH_BATCH, FLUSH_RETRY_MAX_MS, FLUSH_RETRY_MIN_MS,
 import { observationToUpdate, type QueuedObservation } from "./observation.js";
 import { applyCallUpdates } from "./upsert.js";
 
-/** The counters both answers of endpoint 39 carry. */
+/** The counters both answers of POST /v1/calls/observations carry. */
 export interface QueueCounters {
   /** Reports accepted into the queue since start. */
   queued: number;

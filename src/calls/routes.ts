@@ -15,7 +15,7 @@ import { type LivekitSettings, livekitCredentials, verifyWebhook } from "./webho
 /** LiveKit sends application/webhook+json; plain application/json is accepted too. */
 const WEBHOOK_CONTENT_TYPES = new Set(["application/webhook+json", "application/json"]);
 
-/** Call recording: the LiveKit webhook (endpoint 38) and agent/loadgen observations (endpoint 39). */
+/** Call recording: the LiveKit webhook and agent/loadgen observations (docs/api/calls.md). */
 /** LiveKit webhooks and call observations: the credentials that sign webhooks, and the two writers. */
 export interface CallRouteDeps extends LivekitSettings {
   callWriter: CallWriter;
@@ -98,7 +98,7 @@ export function callRoutes(deps: CallRouteDeps) {
     },
   }, async (c) => {
     const queue = deps.callObservations;
-    // Read per request (spec): flipping the variable takes effect without a restart.
+    // Read per request (docs/api/calls.md): flipping the variable takes effect without a restart.
     if (callObservationsDisabled()) {
       throw new ApiError("unavailable", "call observations are disabled (VOXGATE_DISABLE_CALL_OBSERVATIONS)");
     }

@@ -39,7 +39,7 @@ export const modelId = z
   .max(400)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:@-]*\/[A-Za-z0-9._:@/-]+$/, "a full <provider>/<model> id (letters, digits, . _ : @ - /)");
 
-/** A rate-card rule as written in YAML or POSTed to endpoint 16; the pricing-form matrix is checked in billing. */
+/** A rate-card rule as written in YAML or POSTed to /v1/billing/rate-card/rules; the pricing-form matrix is checked in billing. */
 export const rateRuleInputSchema = z.strictObject({
   tenant: scopeId.optional(),
   plan: scopeId.optional(),

@@ -44,7 +44,7 @@ const modelsByModality = z
   .transform((entries) => Object.fromEntries(Object.entries(entries).map(([id, m]) => [id, withModelName(id, m)])));
 
 /**
- * What a project does when its daily budget is spent (DESIGN.md): `warn` (served, with a header),
+ * What a project does when its daily budget is spent (docs/api/gateway.md): `warn` (served, with a header),
  * `block` (the gateway refuses new calls with 402 budget_exceeded) or `throttle` (served by the
  * project's `throttle_stack`). docs/api/gateway.md.
  */
@@ -81,7 +81,7 @@ export const catalogEntryInputSchema = z.strictObject({
 });
 export type CatalogEntryInput = z.infer<typeof catalogEntryInputSchema>;
 
-/** Seed rules obey the same pricing-form matrix as endpoint 16, and one rule per scope key. */
+/** Seed rules obey the same pricing-form matrix as POST /v1/billing/rate-card/rules, and one rule per scope key. */
 function checkSeedRules(rules: RateRuleInput[], ctx: z.RefinementCtx): void {
   const seen = new Map<string, number>();
   rules.forEach((r, i) => {

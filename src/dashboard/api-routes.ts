@@ -34,7 +34,7 @@ export type { ModelList } from "./schemas.js";
 const tag = "dashboard";
 
 /**
- * Dashboard reads the web app needs beyond the spec's table: whoami, cost and latency series, log
+ * Dashboard reads the web app needs beyond the public API (docs/api/dashboard.md): whoami, cost and latency series, log
  * status filter and detail, calls with legs, models with source. Read scope, tenant from the key.
  */
 export function dashboardExtraRoutes(deps: ConfigStore & Pick<KeyGate, "staticKeys">) {

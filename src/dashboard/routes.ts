@@ -48,7 +48,7 @@ export function dashboardApiRoutes(deps: DashboardRouteDeps) {
     async (c, { query: q }) => {
       const report = await costReport(deps.database.db, { ...q, tenantId: c.var.auth.tenantId });
       const { period, total, by_provider, by_model, by_project } = report;
-      // by_project only without a project filter (spec Dashboard API table).
+      // by_project only without a project filter (docs/api/dashboard.md).
       const body: DashboardCostReport = q.project === null ? { period, total, by_provider, by_model, by_project } : { period, total, by_provider, by_model };
       return c.json(body);
     },

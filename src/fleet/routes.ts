@@ -9,7 +9,7 @@ import { heartbeatSchema, listRoster, recordHeartbeat, ROSTER_AGEING_SECONDS, ro
 /** Heartbeat bodies are one small object; anything bigger is not a snapshot. */
 export const HEARTBEAT_BODY_LIMIT_BYTES = 64 * 1024;
 
-/** Fleet presence (spec endpoints 40-41): heartbeat upsert and the live roster; the fleet index /api/agents. */
+/** Fleet presence (docs/api/fleet.md): heartbeat upsert and the live roster; the fleet index /api/agents. */
 export function fleetRoutes(deps: { database: Database }) {
   const app = contractRouter();
 

@@ -73,7 +73,7 @@ export interface RouteInput<P extends Schema, Q extends Schema, B extends Schema
 
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: "malformed request (invalid JSON, bad encoding, or a rule the spec answers with 400)",
+  400: "malformed request (invalid JSON, bad encoding, or a rule docs/api.md answers with 400)",
   401: "no valid API key",
   403: "the key lacks the scope, or is bound to a tenant where the route is the operator's",
   404: "no such resource",

@@ -20,7 +20,7 @@ import { FAST_RECORD_KEYS, fastRecord } from "./record-fast.js";
 const count = nonNegative.max(Number.MAX_SAFE_INTEGER);
 
 /**
- * One request record of POST /v1/ingest (DESIGN.md's table). Unknown keys, and `tenant_id`,
+ * One request record of POST /v1/ingest (the table of docs/api/ingest.md). Unknown keys, and `tenant_id`,
  * `rated_price_usd`, `rate_rule` sent by the agent, are ignored: tenant comes from the key,
  * price from the collector's own rate card.
  */

@@ -11,7 +11,7 @@ import { storeTurns } from "./turns.js";
 const overCap = { 413: { description: "payload_too_large: over the body size limit, or over the batch cap (details.batch_cap)" } };
 
 /**
- * Telemetry write path (spec endpoints 42-44). Tenant always from the key; each batch is one
+ * Telemetry write path (docs/api/ingest.md). Tenant always from the key; each batch is one
  * transaction and the answer is sent only after it committed. The bodies are declared for the
  * document only (bodyMode "document"): readBatch reads them and each row is validated once, by the
  * store function (the common request record without zod).

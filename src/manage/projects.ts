@@ -77,7 +77,7 @@ export function projectView(p: EffectiveProject) {
   };
 }
 
-/** Endpoint 18 and GET /api/projects: every project plus its rolling-24 h cost and requests. */
+/** GET /v1/projects and GET /api/projects: every project plus its rolling-24 h cost and requests. */
 export async function listProjectsWithStats(deps: ConfigStore, scope: TenantScope) {
   const all = await listEffectiveProjects(deps);
   const stats = await projectsToday(deps.database.db, { ...scope, projectIds: all.map((p) => p.id), window: todayWindow() });
@@ -87,7 +87,7 @@ export async function listProjectsWithStats(deps: ConfigStore, scope: TenantScop
   };
 }
 
-/** Endpoint 19: the detail, with today's spend scoped to the caller's tenant. */
+/** GET /v1/projects/{id}: the detail, with today's spend scoped to the caller's tenant. */
 export async function projectDetail(deps: ConfigStore, scope: TenantScope, projectId: string) {
   const p = await findEffectiveProject(deps, projectId);
   if (!p) throw new DomainError("not_found", `no project ${projectId}`);

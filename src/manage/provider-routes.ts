@@ -34,7 +34,7 @@ function answerTest(c: Context<AppEnv>, providerId: string | null, result: Provi
   return c.json(answer);
 }
 
-/** Endpoints 23-28: providers and their connectivity tests. */
+/** /v1/providers: providers and their connectivity tests. */
 export function providerTestRoutes(deps: SecretStore & { upstreams: UpstreamPools }) {
   const r = contractRouter();
 

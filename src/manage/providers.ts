@@ -99,7 +99,7 @@ async function changeableProvider(deps: ConfigStore, providerId: string, verb: s
 }
 
 /**
- * Endpoint 25's host rule: moving base_url without supplying a new key would send the stored key
+ * The host rule of PATCH /v1/providers/{id} (docs/api/manage.md): moving base_url without supplying a new key would send the stored key
  * to the new place, so it must be where the key was entered for (the current origin: scheme, host
  * and port together, so not another port nor plain http), the vendor's default origin, or a host
  * the operator trusts (listed in serve.provider_base_url_hosts or used by a provider in voxgate.yaml).

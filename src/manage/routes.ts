@@ -24,7 +24,7 @@ async function statusProviders(deps: ConfigStore, auth: TenantScope) {
 }
 
 /**
- * Endpoints 2, 3, 18-22, 29-30 and the dashboard's /api/status and /api/projects (providers,
+ * The registry routes of docs/api/manage.md and the dashboard's /api/status and /api/projects (providers,
  * 23-28, live in provider-routes.ts). Reads need "read"; changes need "write" from a key bound to
  * no tenant (providers, models and projects are operator-global).
  */

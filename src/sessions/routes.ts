@@ -26,7 +26,7 @@ import { RoomLatencySchema, roomParams, SessionDetailSchema, SessionRowSchema, s
 type Ctx = Context<AppEnv>;
 
 /**
- * Endpoints 6-8 and the dashboard's session reads. /v1/sessions and /api/sessions answer the same
+ * GET /v1/sessions, /v1/sessions/{id}, /v1/rooms/{room}/latency and the dashboard's session reads. /v1/sessions and /api/sessions answer the same
  * rows. Every route needs read scope and is tenant-scoped by the key (never by a parameter).
  */
 /** What the session reads use: the store, and whether cost tracking (and so session recording) is on. */
@@ -148,7 +148,7 @@ const sessionTenantParam = z.object({
 });
 
 async function listSessionsHandler(deps: SessionRouteDeps, c: Ctx, { query: q }: { query: SessionListQuery }) {
-  // Cost tracking off: nothing is recorded as a session, and the spec answers an empty array.
+  // Cost tracking off: nothing is recorded as a session, and the answer is an empty array (docs/api/sessions.md).
   if (!deps.config.cost_tracking.enabled) return c.json([]);
   const page = await listSessions(deps.database.db, { ...q, tenantId: c.var.auth.tenantId });
   if (page.next) c.header(NEXT_CURSOR_HEADER, encodeCursor(page.next));

@@ -22,7 +22,7 @@ interface Counters {
   queue_depth: number;
 }
 
-describe("POST /v1/calls/observations (endpoint 39)", () => {
+describe("POST /v1/calls/observations", () => {
   const post = (body: unknown, key = INGEST_A) => t.call("POST", "/v1/calls/observations", { key, body });
   const flushed = () => t.services.callObservations.flushed();
 

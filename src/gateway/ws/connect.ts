@@ -25,7 +25,7 @@ export class UpstreamConnectError extends Error {
     super(message);
   }
 
-  /** Worth trying the next fallback: a network error, a timeout, a 429 or a 5xx (issue 11's fallback rule). */
+  /** Worth trying the next fallback: a network error, a timeout, a 429 or a 5xx (the fallback rule of docs/api/gateway.md). */
   get retryable(): boolean {
     return this.kind !== "status" || this.status === 429 || (this.status !== null && this.status >= 500);
   }

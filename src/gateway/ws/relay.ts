@@ -28,7 +28,7 @@ export interface RelaySummary {
 
 export interface RelayOptions {
   meter: StreamMeter;
-  /** Usage checkpoints of a long stream, so a budget trips for the next request (issue 11, Budgets). */
+  /** Usage checkpoints of a long stream, so a budget trips for the next request (docs/api/gateway.md, budgets). */
   checkpointMs?: number;
   onCheckpoint?(units: Units, elapsedMs: number): void;
   onEnd(summary: RelaySummary): void;
