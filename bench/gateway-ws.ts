@@ -14,10 +14,15 @@
  *     (its rows summed) against the stub's truth (the bytes it received, as its Metadata.duration).
  * BENCH_RELAY_NODE_ARGS: node flags for the relays (Voxgate, its base, the floor), space-separated,
  * e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" (each writes its profile there on exit).
- * Target (docs/PERFORMANCE.md): relay ≤ 0.2 ms per frame at p50.
+ *   - governance (gateway.streams): RSS of BENCH_IDLE_STREAMS (300) idle streams held open, over the
+ *     process's idle RSS, through Voxgate and through the floor; and how long revoking a vk_ key takes
+ *     to close BENCH_REVOKE_STREAMS (100) of its open streams (1008 `key revoked`), beside the same
+ *     streams closed by their clients (the same-run baseline).
+ * Targets: relay ≤ 0.2 ms per frame at p50, Voxgate's own ≤ 0.02 ms over the floor; 300 idle streams
+ * ≤ 40 MB of RSS; revocation closes 100 streams within 5 s.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -34,6 +39,8 @@ const KEY = "bench-gateway-ws-key-0123456789abcdef";
 const PROVIDER_KEY = "dg-bench-provider-key-0123456789";
 const QUERY = "model=nova-3&encoding=linear16&sample_rate=16000&channels=1";
 const FRAME = Buffer.alloc(3200, 7); // 100 ms of 16 kHz mono linear16
+const IDLE_STREAMS = Number(process.env.BENCH_IDLE_STREAMS ?? 300);
+const REVOKE_STREAMS = Number(process.env.BENCH_REVOKE_STREAMS ?? 100);
 
 async function spawnWithPort(cmd: string[]): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, cmd, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
@@ -136,6 +143,68 @@ async function recordedSeconds(dbUrl: string, requestId: string): Promise<number
   }
 }
 
+/** Resident set of a process in bytes (VmRSS). */
+function rssBytes(pid: number | undefined): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(m?.[1] ?? Number.NaN) * 1024;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Opens `n` streams (20 handshakes in flight at a time) and resolves with the open sockets. */
+async function openStreams(url: string, headers: Record<string, string>, n: number): Promise<WebSocket[]> {
+  const out: WebSocket[] = [];
+  for (let i = 0; i < n; i += 20) {
+    const batch = Array.from(
+      { length: Math.min(20, n - i) },
+      () =>
+        new Promise<WebSocket>((resolve, reject) => {
+          const ws = new WebSocket(url, { headers, perMessageDeflate: false });
+          ws.once("open", () => resolve(ws));
+          ws.once("unexpected-response", (_q, res) => reject(new Error(`upgrade refused: ${res.statusCode} ${String(res.headers["x-voxgate-error"])}`)));
+          ws.once("error", reject);
+        }),
+    );
+    out.push(...(await Promise.all(batch)));
+  }
+  return out;
+}
+
+const closedAll = (sockets: WebSocket[]) => Promise.all(sockets.map((ws) => new Promise<number>((r) => (ws.readyState === ws.CLOSED ? r(0) : ws.once("close", (code) => r(code))))));
+
+/** Extra RSS of a relay process while `n` idle streams are open through it (settled 2 s each way). */
+async function idleStreamsRss(t: Target, n: number): Promise<number> {
+  await sleep(2_000);
+  const before = rssBytes(t.pid);
+  const sockets = await openStreams(t.url, t.headers, n);
+  await sleep(2_000);
+  const after = rssBytes(t.pid);
+  for (const ws of sockets) ws.close(1000);
+  await closedAll(sockets);
+  return after - before;
+}
+
+/** Seconds from revoking a vk_ key to the last of its `n` open streams closed, and the close codes seen. */
+async function revocationSeconds(server: BenchServer, path: string, n: number): Promise<{ revoke: number; clientClose: number; codes: Set<number> }> {
+  const api = (method: string, p: string, body?: unknown) =>
+    fetch(`${server.baseUrl}${p}`, { method, headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const minted = (await (await api("POST", "/v1/api-keys", { name: "bench-revoke", scopes: ["infer"] })).json()) as { plaintext: string; id: string };
+  const url = `${server.baseUrl.replace("http://", "ws://")}${path}`;
+  const headers = { authorization: `Token ${minted.plaintext}` };
+  // Baseline: the same number of streams, closed by their clients.
+  const own = await openStreams(url, headers, n);
+  const c0 = performance.now();
+  for (const ws of own) ws.close(1000);
+  await closedAll(own);
+  const clientClose = (performance.now() - c0) / 1000;
+  const sockets = await openStreams(url, headers, n);
+  const t0 = performance.now();
+  const res = await api("DELETE", `/v1/api-keys/${minted.id}`);
+  if (res.status !== 204) throw new Error(`revoke answered ${res.status}`);
+  const codes = new Set(await closedAll(sockets));
+  return { revoke: (performance.now() - t0) / 1000, clientClose, codes };
+}
+
 async function main() {
   const stub = await spawnWithPort(["--import", "tsx", join(ROOT, "bench/gateway-ws-stub.ts")]);
   const stubOrigin = `127.0.0.1:${stub.port}`;
@@ -143,7 +212,7 @@ async function main() {
   const configPath = join(dir, "voxgate.yaml");
   writeFileSync(
     configPath,
-    `auth:\n  api_keys: [${KEY}]\nproviders:\n  deepgram: { api_key: "${PROVIDER_KEY}", base_url: "http://${stubOrigin}/v1" }\nmodels:\n  stt:\n    deepgram/nova-3: { provider: deepgram, model: nova-3 }\nworkers: { enabled: false }\n`,
+    `auth:\n  api_keys: [${KEY}]\nproviders:\n  deepgram: { api_key: "${PROVIDER_KEY}", base_url: "http://${stubOrigin}/v1" }\nmodels:\n  stt:\n    deepgram/nova-3: { provider: deepgram, model: nova-3 }\nworkers: { enabled: false }\ngateway: { streams: { max_per_key: ${IDLE_STREAMS + REVOKE_STREAMS} } }\n`,
   );
   const env = { VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" };
   const db = await createBenchDatabase("gateway_ws");
@@ -219,6 +288,19 @@ async function main() {
     }
     const b = added["voxgate@base"];
     if (v && b) console.log(`  voxgate vs voxgate@base: added p50 ${(v.p50 - b.p50).toFixed(3)} ms, CPU ${(v.cpuUs - b.cpuUs).toFixed(1)} µs per frame (user ${(v.userUs - b.userUs).toFixed(1)} µs)`);
+
+    const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+    const floorTarget = all.find((t) => t.name === "floor") as Target;
+    const voxTarget = all.find((t) => t.name === "voxgate") as Target;
+    const floorRss = await idleStreamsRss(floorTarget, IDLE_STREAMS);
+    const voxRss = await idleStreamsRss(voxTarget, IDLE_STREAMS);
+    console.log(
+      `  ${IDLE_STREAMS} idle streams: voxgate +${mb(voxRss)} MB RSS (target ≤ 40 MB), the floor +${mb(floorRss)} MB in the same run (${(voxRss / floorRss).toFixed(2)} × the floor)`,
+    );
+    const r = await revocationSeconds(voxgate, through.path, REVOKE_STREAMS);
+    console.log(
+      `  revocation: ${REVOKE_STREAMS} open streams of a revoked vk_ key closed in ${r.revoke.toFixed(2)} s (target ≤ 5 s; close codes ${[...r.codes].join(", ")}); the same streams closed by their clients took ${r.clientClose.toFixed(2)} s`,
+    );
   } finally {
     for (const s of servers) await s.stop();
     floor.child.kill("SIGTERM");

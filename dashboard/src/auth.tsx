@@ -1,6 +1,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { createContext, type FormEvent, type ReactNode, useContext, useEffect, useState } from "react";
-import { ApiError, currentKey, get, setKey } from "./api/client";
+import { ApiError, currentKey, setKey } from "./api/client";
+import { manageQueries } from "./api/queries/manage";
 import type { Whoami } from "./api/types";
 import { ErrorBox, Loading } from "./ui/components";
 
@@ -27,7 +28,7 @@ export const SIGNED_OUT_EVENT = "voxgate:signed-out";
 export function AuthGate({ children }: { children: ReactNode }) {
   const qc = useQueryClient();
   const [key, setKeyState] = useState<string | null>(currentKey());
-  const whoami = useQuery({ queryKey: ["whoami", key], queryFn: () => get<Whoami>("/api/whoami"), retry: false, staleTime: 60_000 });
+  const whoami = useQuery(manageQueries.whoami(key));
 
   useEffect(() => {
     const onSignedOut = () => {

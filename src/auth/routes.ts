@@ -4,8 +4,9 @@ import type { Logger } from "../logging.js";
 import type { VirtualKeyVerifier } from "./virtual-keys.js";
 import { ApiError } from "../http/errors.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
-import { mintKey, revokeKey } from "./key-service.js";
-import { getApiKeyById, listApiKeys, publicKeyRow } from "./queries.js";
+import { apiKeyList, keyListQuery, revokeApiKey } from "./answers.js";
+import { mintKey } from "./key-service.js";
+import { getApiKeyById, publicKeyRow } from "./queries.js";
 
 const mintBody = z.strictObject({
   name: z.string().trim().min(1).max(200).describe("what the key is for"),
@@ -15,11 +16,6 @@ const mintBody = z.strictObject({
   scopes: z.array(z.enum(["read", "write", "ingest", "infer", "*"])).min(1).optional().describe("defaults to [\"*\"]"),
   role: z.enum(["tenant", "admin"]).default("tenant"),
 });
-
-const booleanQuery = z
-  .enum(["true", "false", "1", "0"])
-  .optional()
-  .transform((v) => (v === undefined ? undefined : v === "true" || v === "1"));
 
 /** A key as every answer shows it: never its hash or plaintext. */
 export const ApiKey = z
@@ -93,13 +89,10 @@ export function apiKeyRoutes(deps: ApiKeyRouteDeps) {
       tag: TAG,
       summary: "List keys",
       scope: "admin",
-      query: z.object({ include_revoked: booleanQuery.describe("true (default) or false") }),
+      query: keyListQuery,
       responses: { 200: { description: "the keys in the caller's tenant", schema: z.array(ApiKey) } },
     },
-    async (c, { query }) => {
-      const rows = await listApiKeys(deps.database.db, c.var.auth, { includeRevoked: query.include_revoked ?? true });
-      return c.json(rows.map(publicKeyRow));
-    },
+    async (c, { query }) => c.json(await apiKeyList(deps, c.var.auth, query)),
   );
 
   defineRoute(
@@ -132,9 +125,7 @@ export function apiKeyRoutes(deps: ApiKeyRouteDeps) {
       responses: { 204: { description: "revoked" } },
     },
     async (c, { params }) => {
-      const row = await revokeKey(deps.database.db, deps.virtualKeys, c.var.auth, params.key_id);
-      if (!row) throw new ApiError("not_found", "no API key with this id");
-      deps.log.info({ key_id: row.id, actor: c.var.auth.actor }, "api key revoked");
+      await revokeApiKey(deps, c.var.auth, params.key_id);
       return c.body(null, 204);
     },
   );

@@ -6,6 +6,7 @@ import { registerCheck } from "./check.js";
 import { reportCliError } from "./errors.js";
 import { registerKeys } from "./keys.js";
 import { registerLatency } from "./latency.js";
+import { registerMcp } from "./mcp.js";
 import { registerRates } from "./rates.js";
 import { registerReconcile } from "./reconcile.js";
 import { serveCommand } from "./serve.js";
@@ -43,6 +44,7 @@ registerCheck(program);
 registerLatency(program);
 registerRates(program);
 registerReconcile(program);
+registerMcp(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) {

@@ -18,6 +18,8 @@ const envSchema = z.object({
   VOXGATE_COLLECTOR_URL: z.string().min(1).optional(),
   /** A sidecar's id on the collector's roster (the client's default: `<hostname>:<pid>`). */
   VOXGATE_AGENT_ID: z.string().min(1).optional(),
+  /** The Voxgate server the remote commands (`voxgate mcp`, `status`, `costs`, …) talk to. */
+  VOXGATE_URL: z.string().min(1).optional(),
   VOXGATE_LOADTEST_TRUNK_IDS: z.string().optional(),
   VOXGATE_NODE_SCRAPE_TARGETS: z.string().optional(),
   DATABASE_URL: z.string().min(1).optional(),

@@ -2,6 +2,21 @@ import { z } from "zod";
 import { pricingFormProblems, scopeKey, toRuleDef } from "../billing/rule-form.js";
 import { MAX_UNIT_PRICE_USD, MODALITIES, modelId, type RateRuleInput, rateRuleInputSchema, usd } from "./rate-rule.js";
 
+/** gateway.streams: the governance of every relayed WebSocket (a looseObject: other stream knobs join it). */
+const streamsSchema = z.looseObject({
+  /** No frame in either direction for this long: close 1000 `idle timeout`. */
+  idle_timeout_s: z.number().positive().default(60),
+  /** A stream open this long is closed 1000 `max duration`. */
+  max_duration_s: z.number().positive().default(14_400),
+  /** Open streams per key on this replica; the next upgrade is refused 429 too_many_streams. */
+  max_per_key: z.number().int().positive().default(100),
+  /** Bytes queued toward a side that does not read, per direction, before the writing side is paused. */
+  max_buffered_bytes: z.number().int().positive().default(4 * 1024 * 1024),
+  /** A direction still over max_buffered_bytes this long after its writer was paused: close 1013. */
+  stall_timeout_s: z.number().positive().default(10),
+});
+const STREAMS_DEFAULTS = { idle_timeout_s: 60, max_duration_s: 14_400, max_per_key: 100, max_buffered_bytes: 4 * 1024 * 1024, stall_timeout_s: 10 };
+
 /** The shape of voxgate.yaml (same shape as voicegateway's voicegw.yaml). One schema, every section. */
 
 export { MAX_MARKUP, MAX_UNIT_PRICE_USD, MODALITIES, type Modality, PRICE_UNITS, type PriceUnit, type RateRuleInput, rateRuleInputSchema } from "./rate-rule.js";
@@ -169,8 +184,17 @@ export const configSchema = z.strictObject({
       refresh_interval_ms: z.number().int().positive().default(2_000),
       /** A relayed WebSocket stream records its units so far this often (so budgets see long calls). */
       ws_checkpoint_interval_ms: z.number().int().positive().default(5_000),
+      /** Limits of every relayed WebSocket stream (docs/api/gateway-audio.md). */
+      streams: streamsSchema.default(STREAMS_DEFAULTS),
     })
-    .default({ first_byte_timeout_ms: 60_000, max_cooldown_ms: 30_000, record_queue_limit: 20_000, refresh_interval_ms: 2_000, ws_checkpoint_interval_ms: 5_000 }),
+    .default({
+      first_byte_timeout_ms: 60_000,
+      max_cooldown_ms: 30_000,
+      record_queue_limit: 20_000,
+      refresh_interval_ms: 2_000,
+      ws_checkpoint_interval_ms: 5_000,
+      streams: STREAMS_DEFAULTS,
+    }),
   cost_tracking: z
     .strictObject({
       daily_budget_alert: unused,

@@ -6,7 +6,8 @@ import { type Attribution, attributionOf } from "./attribution.js";
 import { type CallContext, recordAttempt } from "./attempt.js";
 import type { Gateway } from "./gateway.js";
 import { isLoopback } from "./loopback.js";
-import type { GatewayErrorCode, UpstreamTarget, VendorProtocol } from "./protocol.js";
+import { type Hold, NO_HOLD } from "./budget-reservations.js";
+import type { GatewayErrorCode, Units, UpstreamTarget, VendorProtocol } from "./protocol.js";
 import { fallbackChain, resolveModel, STACK_PREFIX } from "./resolve.js";
 
 /** A refusal before any upstream is tried, answered in the vendor's error shape. */
@@ -65,12 +66,16 @@ export interface CallPlan {
   chain: UpstreamTarget[];
   /** Headers every answer of this call carries (the budget warning). */
   extraHeaders: Record<string, string>;
+  /** The spend this call holds against a `block` budget; released once its record is queued. */
+  hold: Hold;
 }
 
 /**
  * Stage 2, once the model the caller named is known: the project's budget (block refuses with 402
  * budget_exceeded and records the refusal; warn adds a header and a log line; throttle switches to the
- * project's throttle_stack), model resolution and the fallback chain.
+ * project's throttle_stack), model resolution and the fallback chain. With an `estimate`, a `block`
+ * project also holds the estimate's cost on the primary model (refused 402 when the budget has no room
+ * left for it); without one (streams reserve per increment) nothing is held here.
  */
 export function planCall(
   gw: Gateway,
@@ -79,6 +84,7 @@ export function planCall(
   caller: Caller,
   model: string | null,
   clock: { startedAt: number; t0: number; requestId: string },
+  estimate: Units | null = null,
 ): CallPlan | Refusal {
   const table = gw.table;
   const { attribution } = caller;
@@ -99,7 +105,8 @@ export function planCall(
     t0: clock.t0,
     throttledFrom: throttled ? model : null,
   };
-  if (budget === "block") {
+  const hold = budget === "block" ? null : estimate === null ? NO_HOLD : gw.reservations.reserve(project, resolution.target, estimate, caller.auth.tenantId);
+  if (hold === null) {
     recordAttempt(ctx, { id: clock.requestId, target: resolution.target, status: "error", error: "budget_exceeded: the project's daily budget is spent (budget_action block)", units: {} });
     return refuse(402, "budget_exceeded", `project ${attribution.project} has reached its daily budget`);
   }
@@ -108,5 +115,5 @@ export function planCall(
     extraHeaders["x-voxgate-budget-warning"] = `project ${attribution.project} is over its daily budget`;
     gw.log.warn({ project: attribution.project, spend: gw.budgets.spend(attribution.project) }, "project over its daily budget (budget_action warn): served");
   }
-  return { ok: true, ctx, chain: [resolution.target, ...fallbackChain(table, speaks, resolution.target)], extraHeaders };
+  return { ok: true, ctx, chain: [resolution.target, ...fallbackChain(table, speaks, resolution.target)], extraHeaders, hold };
 }

@@ -27,6 +27,8 @@ export interface Attempt {
   error?: string;
   ttfbMs?: number | null;
   units: Units;
+  /** Extra record metadata (a governed stream's `ended_by`). */
+  metadata?: Record<string, unknown>;
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -53,17 +55,36 @@ export function recordAttempt(ctx: CallContext, a: Attempt): void {
   if (u.cachedInputTokens !== undefined) record.cached_input_tokens = u.cachedInputTokens;
   if (u.audioSeconds !== undefined) record.audio_seconds = u.audioSeconds;
   if (u.characters !== undefined) record.characters = u.characters;
-  if (ctx.throttledFrom !== null || a.status !== "success") {
-    record.metadata = { via: "gateway", ...(ctx.throttledFrom !== null && { budget_action: "throttle", requested_model: ctx.throttledFrom }) };
+  if (ctx.throttledFrom !== null || a.status !== "success" || a.metadata) {
+    record.metadata = { via: "gateway", ...(ctx.throttledFrom !== null && { budget_action: "throttle", requested_model: ctx.throttledFrom }), ...a.metadata };
   }
   ctx.gw.recorder.record(ctx.tenantId, record);
 }
 
-/** A failed upstream attempt, told apart for the answer: timeout before the first byte, or not reachable. */
-export function failureOf(err: unknown): { timeout: boolean; message: string } {
+/**
+ * Errors raised while the caller's own request is turned into the upstream one (a header or body the
+ * HTTP client will not send): the caller's fault, never the provider's, so they never cool it down.
+ */
+const CALLER_FAULT_CODES = new Set([
+  "UND_ERR_NOT_SUPPORTED",
+  "UND_ERR_INVALID_ARG",
+  "UND_ERR_REQ_CONTENT_LENGTH_MISMATCH",
+  "ERR_INVALID_ARG_TYPE",
+  "ERR_INVALID_ARG_VALUE",
+  "ERR_INVALID_CHAR",
+  "ERR_INVALID_HTTP_TOKEN",
+  "ERR_HTTP_INVALID_HEADER_VALUE",
+]);
+
+/**
+ * A failed upstream attempt, told apart for the answer: timeout before the first byte, not reachable,
+ * or a request the caller made unsendable (`callerFault`: a 400, no cooldown, no fallback).
+ */
+export function failureOf(err: unknown): { timeout: boolean; callerFault: boolean; message: string } {
   const e = err as { code?: string; name?: string; message?: string };
   const code = e.code ?? e.name ?? "error";
   const timeout = code === "UND_ERR_HEADERS_TIMEOUT" || code === "UND_ERR_CONNECT_TIMEOUT";
-  if (timeout) return { timeout, message: "no answer before the first-byte timeout" };
-  return { timeout, message: `upstream not reachable (${code})` };
+  if (timeout) return { timeout, callerFault: false, message: "no answer before the first-byte timeout" };
+  if (CALLER_FAULT_CODES.has(code)) return { timeout, callerFault: true, message: `the request could not be sent upstream (${code})` };
+  return { timeout, callerFault: false, message: `upstream not reachable (${code})` };
 }

@@ -5,6 +5,7 @@ import type { Db } from "../db/client.js";
 import type { Logger } from "../logging.js";
 import type { Worker } from "../worker.js";
 import { type BudgetGate, OPEN_BUDGETS } from "./budget-gate.js";
+import { BudgetReservations } from "./budget-reservations.js";
 import { BudgetTracker, type SpendSource } from "./budget-tracker.js";
 import { Cooldowns } from "./cooldown.js";
 import { FleetLimiter, limitsFromConfig } from "./fleet-limiter.js";
@@ -12,6 +13,7 @@ import { type ProviderLimiter, UNLIMITED } from "./limiter.js";
 import { GatewayRecorder, type RecordSink } from "./recorder.js";
 import { EMPTY_TABLE, type RoutingTable } from "./routing-table.js";
 import { GatewayUpstreams } from "./upstream.js";
+import { StreamRegistry, streamLimits } from "./ws/streams.js";
 
 /** What the gateway is built from; the composition root (src/compose.ts) chooses each one. */
 export interface GatewayDeps {
@@ -51,8 +53,12 @@ export class Gateway {
   readonly upstreams: GatewayUpstreams;
   readonly recorder: GatewayRecorder;
   readonly cooldowns: Cooldowns;
+  /** The open WebSocket streams of this process: per-key cap, idle/duration limits, revocation. */
+  readonly streams: StreamRegistry;
   limiter: ProviderLimiter = UNLIMITED;
   budgets: BudgetGate = OPEN_BUDGETS;
+  /** Spend held by calls and streams of `block` projects while they run. */
+  readonly reservations: BudgetReservations;
   readonly sidecar: boolean;
   private refreshTimer: NodeJS.Timeout | null = null;
   private loaded: Promise<void> | null = null;
@@ -65,6 +71,8 @@ export class Gateway {
     this.sidecar = deps.sidecar;
     this.upstreams = new GatewayUpstreams(deps.trustedHosts);
     this.cooldowns = new Cooldowns(cfg.max_cooldown_ms);
+    this.streams = new StreamRegistry(streamLimits(cfg.streams), (token) => this.authenticate(token));
+    this.reservations = new BudgetReservations(() => this.budgets, deps.rateCard);
     const limits = limitsFromConfig(deps.config.rate_limiting);
     if (limits.size > 0) this.limiter = new FleetLimiter(deps.db, limits, deps.log);
     this.recorder = new GatewayRecorder(deps.sink, { limit: cfg.record_queue_limit, log: deps.log, observer: { queued: (r) => this.budgets.queued(r), written: (b, t) => this.budgets.written(b, t) } });
@@ -82,6 +90,7 @@ export class Gateway {
     this.budgets = tracker;
     await tracker.start(this.config.gateway.refresh_interval_ms);
     this.recorder.start();
+    this.streams.start();
     this.refreshTimer = setInterval(() => void this.refresh(), this.config.gateway.refresh_interval_ms);
     this.refreshTimer.unref();
     return [
@@ -90,6 +99,7 @@ export class Gateway {
         name: "gateway-upstreams",
         stop: async () => {
           if (this.refreshTimer) clearInterval(this.refreshTimer);
+          this.streams.stop();
           await this.limiter.stop?.();
           await this.budgets.stop?.();
           await this.upstreams.close();

@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Context } from "hono";
-import { admitKey, loopbackRefusal, planCall } from "./admit.js";
+import { type CallPlan, admitKey, loopbackRefusal, planCall } from "./admit.js";
+import { defaultEstimate } from "./budget-reservations.js";
 import { BodyTooLarge, headersOf, nodeBindings, type Outbound, readBody } from "./exchange.js";
 import type { Gateway } from "./gateway.js";
 import { type Attempt, type CallContext, failureOf, recordAttempt } from "./attempt.js";
-import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
+import { headersHoldKey, KeyWatch, relayableHeaders, searchableKey, upstreamHeaders } from "./header-policy.js";
+import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamRequest, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
 import { answerError, openOutbound, relayHeaders } from "./respond.js";
 import { UpstreamAnswer } from "./upstream.js";
 
@@ -79,8 +81,28 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
     if (err instanceof ProtocolInputError) return fail(err.status, "invalid_request", err.message);
     throw err;
   }
-  const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId });
+  const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId }, call.estimate ?? defaultEstimate(route.modality, body.length));
   if (!plan.ok) return fail(plan.status, plan.code, plan.message, undefined, plan.details);
+  try {
+    await forward(gw, protocol, route, inbound, call, plan, out, requestId, fail);
+  } finally {
+    // Every attempt's record is queued by now: its cost counts as spend from here on.
+    plan.hold.release();
+  }
+}
+
+/** Tries each candidate of the plan (primary, then fallbacks) until one answers; every attempt is recorded. */
+async function forward(
+  gw: Gateway,
+  protocol: VendorProtocol,
+  route: ProxyRoute,
+  inbound: InboundRequest,
+  call: ParsedCall,
+  plan: CallPlan,
+  out: Outbound,
+  requestId: string,
+  fail: (status: number, code: Parameters<typeof answerError>[3], message: string, extra?: Record<string, string>) => void,
+): Promise<void> {
   const { ctx, chain, extraHeaders: extra } = plan;
 
   let firstFailed: UpstreamTarget | null = null;
@@ -100,11 +122,16 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
     out.onAbort(() => handle.abort());
     let res: UpstreamAnswer;
     try {
-      res = await gw.upstreams.send(target, route.upstreamRequest(inbound, call, target), gw.config.gateway.first_byte_timeout_ms, handle);
+      res = await gw.upstreams.send(target, allowedRequest(protocol, route.upstreamRequest(inbound, call, target), target), gw.config.gateway.first_byte_timeout_ms, handle);
     } catch (err) {
       limit.grant.release();
       if (out.aborted) return;
       const f = failureOf(err);
+      if (f.callerFault) {
+        // The caller's own request could not be sent: neither the provider's fault nor worth a fallback.
+        recordAttempt(ctx, { ...attempt, status: "error", error: f.message });
+        return fail(400, "invalid_request", f.message, extra);
+      }
       gw.cooldowns.fail(target.providerId, null);
       recordAttempt(ctx, { ...attempt, status: "error", error: f.message });
       firstFailed ??= target;
@@ -126,7 +153,7 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
       attempt.fallbackFrom = firstFailed.modelId;
     }
     try {
-      await relay(ctx, out, res, route, call, attempt, extra);
+      await relay(ctx, out, res, route, call, attempt, extra, protocol);
     } finally {
       limit.grant.release();
     }
@@ -138,22 +165,78 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
   fail(r.status, r.code, r.message, { ...extra, ...retryHeader });
 }
 
+/** The upstream request with its headers cut to the vendor's allowlist and the provider's auth (src/gateway/header-policy.ts). */
+function allowedRequest(protocol: VendorProtocol, req: UpstreamRequest, target: UpstreamTarget): UpstreamRequest {
+  const headers = upstreamHeaders(protocol.id, req.headers, protocol.upstreamAuth(target));
+  return headers === req.headers ? req : { ...req, headers };
+}
+
+/** An error answer is held back (to be searched for the provider's key) up to this many bytes. */
+const MAX_HELD_ERROR_BYTES = 256 * 1024;
+
 /**
  * Streams the answering attempt to the client as it arrives, metering every chunk, then records it.
  * Each chunk is written before the meter scans it, and the answer is ended before its units are read
  * (the JSON meter parses the usage block there): the client does not wait for Voxgate's accounting.
  * TTFB is still read when the chunk arrived, before the write.
+ *
+ * Only the vendor's allowlisted headers are relayed, and never the provider's key: an answer whose
+ * headers hold it becomes a neutral 502; an error answer (held whole, it is small) likewise; a
+ * success answer in which it appears is cut before that chunk. The operator log says which.
  */
-function relay(ctx: CallContext, out: Outbound, res: UpstreamAnswer, route: ProxyRoute, call: ParsedCall, attempt: Attempt, extra: Record<string, string>): Promise<void> {
+function relay(
+  ctx: CallContext,
+  out: Outbound,
+  res: UpstreamAnswer,
+  route: ProxyRoute,
+  call: ParsedCall,
+  attempt: Attempt,
+  extra: Record<string, string>,
+  protocol: VendorProtocol,
+): Promise<void> {
   const meter = route.meter(call, attempt.target);
+  const key = searchableKey(attempt.target.apiKey);
+  const watch = key ? new KeyWatch(key) : null;
+  const withheld = (where: string) => {
+    ctx.gw.log.warn({ provider: attempt.target.providerId, model: attempt.target.modelId, status: res.statusCode, where }, "upstream answer withheld: it contained the provider's key");
+    attempt.status = "error";
+    attempt.error = "upstream answer withheld (it contained the provider credential)";
+  };
+  if (headersHoldKey(res.headers, key)) {
+    withheld("headers");
+    recordAttempt(ctx, attempt);
+    answerError(out, protocol, 502, "upstream_unavailable", `${attempt.target.modelId}: the provider's answer was withheld`, attempt.id, extra);
+    return res.dump();
+  }
   meter.headers?.(res.statusCode, res.headers);
-  out.head(res.statusCode, relayHeaders(res.headers, extra, attempt.id));
+  const head = relayHeaders(relayableHeaders(protocol.id, res.headers), extra, attempt.id);
+  // An error answer is held until its end (or MAX_HELD_ERROR_BYTES) so a key in it can still be refused.
+  let held: Buffer[] | null = watch && res.statusCode >= 400 ? [] : null;
+  let heldBytes = 0;
+  if (!held) out.head(res.statusCode, head);
   let ttfb: number | null = null;
+  let leaked = false;
   return new Promise<void>((resolve) => {
     res.stream({
       data(chunk) {
         const arrived = ttfb === null ? performance.now() : 0;
-        const flowing = out.write(chunk);
+        if (leaked) return true;
+        if (watch?.push(chunk)) {
+          leaked = true;
+          withheld(held ? "error body" : "body");
+          res.abort();
+          return true;
+        }
+        let flowing = true;
+        if (held) {
+          held.push(chunk);
+          heldBytes += chunk.byteLength;
+          if (heldBytes > MAX_HELD_ERROR_BYTES) {
+            out.head(res.statusCode, head);
+            for (const c of held) flowing = out.write(c);
+            held = null;
+          }
+        } else flowing = out.write(chunk);
         const first = meter.chunk(chunk);
         if (ttfb === null && first !== false) ttfb = arrived - ctx.t0;
         if (flowing) return true;
@@ -162,11 +245,21 @@ function relay(ctx: CallContext, out: Outbound, res: UpstreamAnswer, route: Prox
       },
       end(err) {
         const aborted = out.aborted;
-        const complete = err === null && !aborted;
-        out.end(!complete);
+        const complete = err === null && !aborted && !leaked;
+        if (held && leaked) {
+          answerError(out, protocol, 502, "upstream_unavailable", `${attempt.target.modelId}: the provider's answer was withheld`, attempt.id, extra);
+        } else {
+          if (held) {
+            out.head(res.statusCode, head);
+            for (const c of held) out.write(c);
+          }
+          out.end(!complete);
+        }
         attempt.ttfbMs = ttfb;
         attempt.units = meter.units(complete);
-        if (res.statusCode >= 400) {
+        if (leaked) {
+          // status and error set by withheld()
+        } else if (res.statusCode >= 400) {
           attempt.status = "error";
           attempt.error = `upstream answered ${res.statusCode}`;
         } else if (!complete) {

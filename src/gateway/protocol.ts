@@ -40,6 +40,12 @@ export interface ParsedCall {
    * characters of a TTS input). Opaque to the core.
    */
   state?: unknown;
+  /**
+   * The units this call may use at most, as far as the request tells (prompt size and max_tokens,
+   * characters to speak): what a `block` budget reserves before forwarding. Absent: the core's
+   * default estimate for the modality (src/gateway/budget-reservations.ts).
+   */
+  estimate?: Units;
 }
 
 /** A request refused by parse: malformed body, missing field. Always a 4xx in the vendor's error shape. */
@@ -170,6 +176,7 @@ export type GatewayErrorCode =
   | "payload_too_large"
   | "budget_exceeded"
   | "rate_limited"
+  | "too_many_streams"
   | "upstream_unavailable"
   | "upstream_timeout"
   | "loopback_only";

@@ -15,14 +15,15 @@ import type { IngestDeps } from "../ingest/ingest-requests.js";
 import { ingestRoutes } from "../ingest/routes.js";
 import type { Logger } from "../logging.js";
 import { type ManageRouteDeps, manageRoutes } from "../manage/routes.js";
+import { health } from "../manage/status.js";
+import { type McpDeps, mcpRoutes } from "../mcp/routes.js";
 import type { MetricsSources } from "../metrics/collect.js";
 import { readRoutes } from "../reports/routes.js";
 import { type SessionRouteDeps, sessionRoutes } from "../sessions/routes.js";
-import { VERSION } from "../version.js";
 import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
 import { checkContracts, defineRoute, registerComponents } from "./openapi.js";
-import { docsRoutes, openApiRoutes } from "./openapi-docs.js";
+import { docsRoutes, openApiDocument, openApiRoutes } from "./openapi-docs.js";
 import { registerGatewayPaths } from "./openapi-gateway.js";
 import { requestLog } from "./request-log.js";
 import { securityHeaders } from "./security-headers.js";
@@ -46,7 +47,8 @@ export type AppDeps = KeyGate &
   IngestDeps &
   ManageRouteDeps &
   MetricsSources &
-  SessionRouteDeps & { config: Config; log: Logger; gateway: Gateway; startedAt: number };
+  SessionRouteDeps &
+  McpDeps & { config: Config; log: Logger; gateway: Gateway; startedAt: number };
 
 export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
@@ -77,17 +79,13 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<
         200: { description: "up", schema: z.object({ status: z.literal("ok"), uptime_seconds: z.number(), version: z.string() }) },
       },
     },
-    (c) =>
-      c.json({
-        status: "ok",
-        uptime_seconds: Math.round((Date.now() - deps.startedAt) / 10) / 100,
-        version: VERSION,
-      }),
+    (c) => c.json(health(deps)),
   );
 
   const identified = identify(deps);
   app.use("/v1/*", identified);
   app.use("/api/*", identified);
+  app.use("/mcp", identified);
   app.use(refuseUnstorableUrl);
   app.route("/", apiKeyRoutes(deps));
   app.route("/", ingestRoutes(deps));
@@ -100,6 +98,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<
   app.route("/", sessionRoutes(deps));
   app.route("/", dashboardApiRoutes(deps));
   app.route("/", openApiRoutes(app));
+  app.route("/", mcpRoutes(deps, () => openApiDocument(app)));
 
   // Unknown /v1 and /api paths are JSON 404s; everything else falls through to the web app.
   app.all("/v1/*", (c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));

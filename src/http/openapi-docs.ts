@@ -17,7 +17,6 @@ export const SCALAR_BUNDLE_PATH = "/docs/scalar.js";
  */
 export function openApiRoutes(app: OpenAPIHono<AppEnv>) {
   const r = contractRouter();
-  let document: unknown = null;
   defineRoute(
     r,
     {
@@ -28,12 +27,21 @@ export function openApiRoutes(app: OpenAPIHono<AppEnv>) {
       scope: null,
       responses: { 200: { description: "the document", schema: z.record(z.string(), z.unknown()) } },
     },
-    (c) => {
-      document ??= app.getOpenAPI31Document(OPENAPI_INFO);
-      return c.json(document as Record<string, unknown>);
-    },
+    (c) => c.json(openApiDocument(app) as Record<string, unknown>),
   );
   return r;
+}
+
+const documents = new WeakMap<OpenAPIHono<AppEnv>, unknown>();
+
+/** The app's OpenAPI 3.1 document, generated once per app (served at /v1/openapi.json and as an MCP resource). */
+export function openApiDocument(app: OpenAPIHono<AppEnv>): unknown {
+  let document = documents.get(app);
+  if (document === undefined) {
+    document = app.getOpenAPI31Document(OPENAPI_INFO);
+    documents.set(app, document);
+  }
+  return document;
 }
 
 function scalarBundle(): string {

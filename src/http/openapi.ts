@@ -184,7 +184,9 @@ export const OPENAPI_INFO = {
     version: VERSION,
     description:
       "Gateway and observability for voice-agent inference. Authenticate with `Authorization: Bearer <key>`; " +
-      "each operation lists the scope its key needs. Every error answers {error: {code, message, details?}}.",
+      "each operation lists the scope its key needs. Every error answers {error: {code, message, details?}}. " +
+      "Assistants reach the same reads and changes as Model Context Protocol tools at POST /mcp (streamable HTTP, stateless, the same keys and scopes), " +
+      "or over stdio with `voxgate mcp` pointed at this server.",
   },
 } as const;
 

@@ -17,10 +17,18 @@ export const confirmQuery = z.strictObject({
 
 /** 403 for a tenant-bound key: what follows is operator-global configuration. */
 function operatorOnly(message: string) {
-  return createMiddleware<AppEnv>(async (c, next) => {
-    if (c.var.auth.tenantId !== null) throw new DomainError("forbidden", message);
-    await next();
-  });
+  return Object.assign(
+    createMiddleware<AppEnv>(async (c, next) => {
+      assertUntenanted(c.var.auth, message);
+      await next();
+    }),
+    { message },
+  );
+}
+
+/** The check of operatorOnly as a plain function (for callers other than a route, such as MCP tools). */
+export function assertUntenanted(auth: { tenantId: string | null }, message: string): void {
+  if (auth.tenantId !== null) throw new DomainError("forbidden", message);
 }
 
 /**

@@ -18,7 +18,8 @@ import {
   updateProvider,
   updateProviderBody,
 } from "./providers.js";
-import { findEffectiveProvider, listEffectiveProviders, providerApiKey } from "./registry.js";
+import { findEffectiveProvider, providerApiKey } from "./registry.js";
+import { providerList } from "./status.js";
 import { DeleteAnswer, Provider, ProviderCreated, ProviderTest, ProviderUpdated } from "./schemas.js";
 
 const read = { tag: "providers", scope: "read", middleware: [requireOperatorForProviders] } as const;
@@ -41,7 +42,7 @@ export function providerTestRoutes(deps: SecretStore & { upstreams: UpstreamPool
   defineRoute(
     r,
     { method: "get", path: "/v1/providers", ...read, summary: "Providers (keys masked)", responses: { 200: { description: "providers", schema: z.object({ providers: z.array(Provider) }) } } },
-    async (c) => c.json({ providers: (await listEffectiveProviders(deps)).map(providerView) }),
+    async (c) => c.json(await providerList(deps)),
   );
   defineRoute(
     r,

@@ -1,27 +1,18 @@
 import { z } from "zod";
-import type { ConfigStore, SecretStore } from "./registry.js";
+import type { SecretStore } from "./registry.js";
 import type { UpstreamPools } from "./provider-check.js";
-import type { TenantScope } from "../auth/context.js";
-import { ApiError } from "../http/errors.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { confirmQuery, requireUntenanted } from "./common.js";
 import { createModel, createModelBody, deleteModel, getModel } from "./models.js";
 import { createProject, createProjectBody, deleteProject, listProjectsWithStats, projectDetail, updateProject, updateProjectBody } from "./projects.js";
 import { providerTestRoutes } from "./provider-routes.js";
-import { findEffectiveProject, listEffectiveModels, listEffectiveProjects, listEffectiveProviders, stackModelIds } from "./registry.js";
+import { listEffectiveModels } from "./registry.js";
+import { modelList, modelListQuery, serviceStatus, statusProviders } from "./status.js";
 import { Created, DashboardStatus, DeleteAnswer, Model, ModelList, ProjectDetail, ProjectList, Status } from "./schemas.js";
 
 const write = { scope: "write", middleware: [requireUntenanted] } as const;
 const conflict = { 409: { description: "the id exists already (in voxgate.yaml or the database)" } };
 const notFound = { 404: { description: "no such entity" } };
-
-/** The status view of providers: operator keys only; a tenant key sees `{}` (provider setup is the operator's). */
-async function statusProviders(deps: ConfigStore, auth: TenantScope) {
-  if (auth.tenantId !== null) return {};
-  return Object.fromEntries(
-    (await listEffectiveProviders(deps)).map((p) => [p.providerId, { configured: p.configured, type: p.location }]),
-  );
-}
 
 /**
  * The registry routes of docs/api/manage.md and the dashboard's /api/status and /api/projects (providers,
@@ -37,14 +28,7 @@ export function manageRoutes(deps: ManageRouteDeps) {
   defineRoute(
     r,
     { method: "get", path: "/v1/status", tag: "manage", summary: "Providers, model and project counts", scope: "read", responses: { 200: { description: "status", schema: Status } } },
-    async (c) => {
-      const [providers, models, projects] = await Promise.all([
-        statusProviders(deps, c.var.auth),
-        listEffectiveModels(deps),
-        listEffectiveProjects(deps),
-      ]);
-      return c.json({ providers, model_count: models.length, project_count: projects.length });
-    },
+    async (c) => c.json(await serviceStatus(deps, c.var.auth)),
   );
 
   defineRoute(
@@ -69,23 +53,10 @@ export function manageRoutes(deps: ManageRouteDeps) {
       tag: "models",
       summary: "Models, optionally those of one project's stack",
       scope: "read",
-      // `?project=` (empty) means no project, like leaving it out.
-      query: z.strictObject({ project: z.string().max(200).optional().transform((p) => (p === "" ? undefined : p)) }),
+      query: modelListQuery,
       responses: { 200: { description: "models by id", schema: ModelList }, ...notFound },
     },
-    async (c, { query }) => {
-      let models = await listEffectiveModels(deps);
-      if (query.project !== undefined) {
-        const project = await findEffectiveProject(deps, query.project);
-        if (!project) throw new ApiError("not_found", `no project ${query.project}`);
-        const inStack = stackModelIds(deps.config, project);
-        models = models.filter((m) => inStack.has(m.modelId));
-      }
-      return c.json({
-        models: Object.fromEntries(models.map((m) => [m.modelId, { modality: m.modality, provider: m.providerId, model: m.modelName }])),
-        project: query.project ?? null,
-      });
-    },
+    async (c, { query }) => c.json(await modelList(deps, query.project)),
   );
 
   defineRoute(

@@ -20,7 +20,7 @@ const sorted = <T>(o: Record<string, T>) => Object.entries(o).sort(([a], [b]) =>
 export interface MetricsSources extends ConfigStore {
   startedAt: number;
   authFailures: Pick<AuthFailures, "counts">;
-  gateway: { recorder: { stats(): { queued: number; dropped: number } } };
+  gateway: { recorder: { stats(): { queued: number; dropped: number } }; streams: { openPerTenant(): Iterable<[string | null, number]> } };
 }
 
 export async function metricsExposition(deps: MetricsSources, scope: TenantScope, now: Date = new Date()): Promise<string> {
@@ -75,6 +75,16 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
     { name: "voxgate_request_ttfb_seconds", help: "Time to first byte over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(ttfb) },
     { name: "voxgate_request_total_latency_seconds", help: "Total request latency over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(latency) },
   ];
+  // Open streams per tenant (never per key): an operator sees every tenant, a tenant key its own.
+  const streams = [...deps.gateway.streams.openPerTenant()]
+    .filter(([tenant]) => operator || tenant === scope.tenantId)
+    .sort(([a], [b]) => (a ?? "").localeCompare(b ?? ""));
+  families.push({
+    name: "voxgate_gateway_open_streams",
+    help: "Gateway WebSocket streams open on this replica, per tenant (no tenant label: keys without a tenant).",
+    type: "gauge",
+    samples: streams.map(([tenant, n]) => (tenant === null ? { value: n } : { labels: { tenant }, value: n })),
+  });
   if (operator) {
     // Operator only: refused credentials are about the whole service, not one tenant's traffic.
     const failures = deps.authFailures.counts();

@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import { z } from "zod";
-import { ApiError } from "../http/errors.js";
 import { SessionDeadAirSchema, SessionReplaySchema, SessionTranscriptSchema, SessionTurnsSchema } from "../dashboard/schemas.js";
 import type { Database, Db } from "../db/client.js";
 import type { Config } from "../config/schema.js";
@@ -8,19 +7,9 @@ import type { AppEnv } from "../http/app-env.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { nodeRoutes } from "../nodes/routes.js";
 import { sessionDeadAir, sessionReplay, sessionTranscript, sessionTurns } from "./drilldowns.js";
-import {
-  encodeCursor,
-  isLookupSafe,
-  NEXT_CURSOR_HEADER,
-  roomLatencyQuery,
-  roomNotFound,
-  type SessionListQuery,
-  sessionListQuery,
-  sessionTenantQuery,
-  sessionNotFound,
-} from "./params.js";
-import { findSessions, getSessionDetail, listSessions, type SessionDbRow, sessionRow } from "./queries.js";
-import { roomLatency } from "./room-latency.js";
+import { NEXT_CURSOR_HEADER, type SessionListQuery, roomLatencyQuery, sessionListQuery } from "./params.js";
+import { roomLatencyRecord, sessionDetail, sessionPage, visibleSession as visibleSessionOf } from "./answers.js";
+import type { SessionDbRow } from "./queries.js";
 import { RoomLatencySchema, roomParams, SessionDetailSchema, SessionRowSchema, sessionParams } from "./schemas.js";
 
 type Ctx = Context<AppEnv>;
@@ -37,8 +26,13 @@ export interface SessionRouteDeps {
 
 export function sessionRoutes(deps: SessionRouteDeps) {
   const r = contractRouter();
-  const listHandler = (c: Ctx, input: { query: SessionListQuery }) => listSessionsHandler(deps, c, input);
-  const detailHandler = (c: Ctx) => sessionDetailHandler(deps, c);
+  const listHandler = async (c: Ctx, { query: q }: { query: SessionListQuery }) => {
+    const page = await sessionPage(deps, c.var.auth, q);
+    if (page.next_cursor) c.header(NEXT_CURSOR_HEADER, page.next_cursor);
+    return c.json(page.sessions);
+  };
+  const detailHandler = async (c: Ctx) => c.json(await sessionDetail(deps, c.var.auth, c.req.param("session_id") ?? "", c.req.query("tenant")));
+  const visibleSession = (c: Ctx) => visibleSessionOf(deps, c.var.auth, c.req.param("session_id") ?? "", c.req.query("tenant"));
   const tag = "sessions";
 
   defineRoute(
@@ -101,7 +95,7 @@ export function sessionRoutes(deps: SessionRouteDeps) {
   dashboardRead("", "One session with its cost per modality and its providers, as GET /v1/sessions/{session_id}", SessionDetailSchema, detailHandler);
   // Each drill-down's answer type is held to its schema at compile time too.
   const drill = <S extends z.ZodType>(path: string, summary: string, schema: S, read: (d: Db, s: SessionDbRow) => Promise<z.output<S>>) =>
-    dashboardRead(path, summary, schema, async (c) => c.json((await read(deps.database.db, await visibleSession(deps, c))) as object));
+    dashboardRead(path, summary, schema, async (c) => c.json((await read(deps.database.db, await visibleSession(c))) as object));
   drill("/turns", "The session's turns by turn_index (at most 5000)", SessionTurnsSchema, sessionTurns);
   drill("/dead-air", "The session's dead-air events by start (at most 5000)", SessionDeadAirSchema, sessionDeadAir);
   drill("/transcript", "Who spoke when (no utterance text is stored)", SessionTranscriptSchema, sessionTranscript);
@@ -123,57 +117,15 @@ export function sessionRoutes(deps: SessionRouteDeps) {
         404: { description: "no row of the caller's tenant names the room (another tenant's room answers the same)" },
       },
     },
-    async (c, { params, query: q }) => {
-      const room = params.room;
-      if (!isLookupSafe(room)) throw roomNotFound();
-      const record = await roomLatency(deps.database.db, {
-        tenantId: c.var.auth.tenantId,
-        room,
-        sinceTurn: q.since_turn,
-        includeProbe: q.include_probe,
-      });
-      if (!record) throw roomNotFound();
-      return c.json(record);
-    },
+    async (c, { params, query }) => c.json(await roomLatencyRecord(deps, c.var.auth, params.room, query)),
   );
 
   r.route("/", nodeRoutes(deps));
   return r;
 }
 
-
 /** `?tenant=` of the session reads, as documented (visibleSession reads it; absent, empty or a tenant id). */
 const sessionTenantParam = z.object({
   tenant: z.string().optional().describe("an operator picks one tenant's session of a shared id (empty: the untenanted one); a tenant key can only narrow"),
 });
 
-async function listSessionsHandler(deps: SessionRouteDeps, c: Ctx, { query: q }: { query: SessionListQuery }) {
-  // Cost tracking off: nothing is recorded as a session, and the answer is an empty array (docs/api/sessions.md).
-  if (!deps.config.cost_tracking.enabled) return c.json([]);
-  const page = await listSessions(deps.database.db, { ...q, tenantId: c.var.auth.tenantId });
-  if (page.next) c.header(NEXT_CURSOR_HEADER, encodeCursor(page.next));
-  return c.json(page.rows.map(sessionRow));
-}
-
-async function sessionDetailHandler(deps: SessionRouteDeps, c: Ctx) {
-  return c.json(await getSessionDetail(deps.database.db, await visibleSession(deps, c)));
-}
-
-/**
- * The session row when the caller may see it; otherwise the one 404 (missing = another tenant's).
- * Session ids are unique per tenant, so an operator may find several: `?tenant=<tenant_id>` (empty
- * for the untenanted one) picks one, and without it an id two tenants used is a 409 naming them.
- */
-async function visibleSession(deps: SessionRouteDeps, c: Ctx) {
-  const id = c.req.param("session_id") ?? "";
-  const tenant = sessionTenantQuery(c.req.query("tenant"));
-  if (!deps.config.cost_tracking.enabled || !isLookupSafe(id) || tenant === false) throw sessionNotFound();
-  const rows = await findSessions(deps.database.db, { tenantId: c.var.auth.tenantId, id, tenant });
-  const [row] = rows;
-  if (!row) throw sessionNotFound();
-  if (rows.length > 1) {
-    const tenants = rows.map((r) => r.tenantId);
-    throw new ApiError("conflict", `session id ${id} was used by ${rows.length} tenants; add ?tenant=<tenant_id> (?tenant= for the untenanted one)`, { tenants });
-  }
-  return row;
-}

@@ -32,6 +32,8 @@ projects:
   capped: { daily_budget: 0.00002, budget_action: block }
   warned: { daily_budget: 0.00001, budget_action: warn }
   throttled: { daily_budget: 0.00001, budget_action: throttle, throttle_stack: economy }
+  reserved: { daily_budget: 0.0001159, budget_action: block }
+  released: { daily_budget: 0.00001, budget_action: block }
 `,
 }));
 
@@ -83,5 +85,52 @@ describe("budgets", () => {
     expect(cheap.hits.length).toBe(cheapHits + 1);
     const row = (await recordedRows(app)).find((r) => r.id === response.headers.get("x-voxgate-request-id"));
     expect(row).toMatchObject({ model_id: "cheap/small", metadata: { budget_action: "throttle", requested_model: "openai/gpt-4.1-mini" } });
+  });
+});
+
+/** 48 characters: the reservation estimates 12 input tokens, what the stub reports. */
+const PROMPT_48 = "reserve twelve tokens of prompt for this call ok";
+
+describe("budgets as reservations (block)", () => {
+  it("50 parallel calls against a budget with room for 10: 10 are served, the rest refused 402, the recorded spend stays within one estimate of the budget", async () => {
+    // Each answer costs 0.0000116 (12 in, 4 cached, 5 out); the estimate is 12 in + max_tokens 5 out = 0.0000128.
+    // The budget is just under 10 answers (sums of float costs must not decide the count).
+    expect(PROMPT_48.length).toBe(48);
+    stub.fallback = { delayMs: 300 };
+    const hits = stub.hits.length;
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () =>
+          client("reserved")
+            .chat.completions.create({ model: "openai/gpt-4.1-mini", max_tokens: 5, messages: [{ role: "user", content: PROMPT_48 }] })
+            .then(() => 200, (e: unknown) => (e as { status?: number }).status),
+        ),
+      );
+      expect(results.filter((s) => s === 200)).toHaveLength(10);
+      expect(results.filter((s) => s === 402)).toHaveLength(40);
+    } finally {
+      stub.fallback = {};
+    }
+    expect(stub.hits.length - hits).toBe(10);
+    const rows = (await recordedRows(app)).filter((r) => r.project === "reserved");
+    const spent = rows.reduce((sum, r) => sum + Number(r.cost_usd ?? 0), 0);
+    expect(spent).toBeLessThanOrEqual(0.0001159 + 0.0000128);
+    expect(rows.filter((r) => r.status === "success")).toHaveLength(10);
+    expect(rows.filter((r) => r.error_message?.includes("budget_exceeded"))).toHaveLength(40);
+  });
+
+  it("a failed call releases its hold: the next call is served", async () => {
+    // Room for one estimate only; the first call's upstream fails (500, no fallback) and costs nothing.
+    stub.script({ status: 500 });
+    const first = await client("released")
+      .chat.completions.create({ model: "openai/gpt-4.1-mini", max_tokens: 5, messages: [{ role: "user", content: PROMPT_48 }] }, { maxRetries: 0 })
+      .catch((e: unknown) => e);
+    expect((first as { status?: number }).status).toBe(500);
+    const second = await client("released").chat.completions.create({ model: "openai/gpt-4.1-mini", max_tokens: 5, messages: [{ role: "user", content: PROMPT_48 }] }, { maxRetries: 0 });
+    expect(second.usage?.completion_tokens).toBe(5);
+    const third = await client("released")
+      .chat.completions.create({ model: "openai/gpt-4.1-mini", max_tokens: 5, messages: [{ role: "user", content: PROMPT_48 }] }, { maxRetries: 0 })
+      .catch((e: unknown) => e);
+    expect((third as { status?: number }).status).toBe(402);
   });
 });

@@ -31,14 +31,16 @@ export interface CallOptions {
 
 /**
  * A Voxgate app over a fresh database of its own. `yaml` is a voxgate.yaml text; `env` overrides
- * variables (VOXGATE_API_KEY, LIVEKIT_*…) without touching process.env; `log` replaces the silent logger.
+ * variables (VOXGATE_API_KEY, LIVEKIT_*…) without touching process.env; `log` replaces the silent logger;
+ * `replicaOf` makes it a second replica on another app's database (close the replica first).
  */
 export async function createTestApp(
-  opts: { yaml?: string; env?: Record<string, string>; log?: Logger; checkContracts?: boolean } = {},
+  opts: { yaml?: string; env?: Record<string, string>; log?: Logger; checkContracts?: boolean; replicaOf?: TestApp } = {},
 ): Promise<TestApp> {
   const rawEnv = { ...opts.env };
   const config = parseConfigText(opts.yaml ?? "", "test.yaml", rawEnv);
-  const testDb = await createTestDatabase();
+  // A replica shares another app's database (two Voxgate processes on one Postgres); it never drops it.
+  const testDb = opts.replicaOf?.testDb ?? (await createTestDatabase());
   const services = createServices({ database: testDb.database, config, env: parseEnv(rawEnv), log: opts.log ?? silentLogger });
   await startWorkers(services);
   // Every answer of a declared route is checked against its documented schema (src/http/openapi.ts).
@@ -75,7 +77,7 @@ export async function createTestApp(
         await new Promise<void>((r) => s.close(() => r()));
       }
       await stopWorkers(services);
-      await testDb.drop();
+      if (!opts.replicaOf) await testDb.drop();
     },
   };
 }

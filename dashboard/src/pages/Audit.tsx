@@ -1,7 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
-import { get } from "../api/client";
+import { manageQueries } from "../api/queries/manage";
 import type { AuditEntry } from "../api/types";
 import { Badge, Card, Page, QueryView, Select, Time, useParam } from "../ui/components";
+import { type Column, Table } from "../ui/Table";
 
 const ENTITY_TYPES = ["provider", "model", "project", "rate_rule", "api_key"];
 const ACTIONS = ["create", "update", "delete"];
@@ -16,14 +17,34 @@ function Change({ before, after }: { before: unknown; after: unknown }) {
   );
 }
 
+const COLUMNS: Column<AuditEntry>[] = [
+  { header: "When", cell: (r) => <Time value={r.ts} /> },
+  {
+    header: "Actor",
+    cell: (r) => (
+      <>
+        <code>{r.actor}</code>
+        {r.tenant_id ? <div className="muted small">tenant {r.tenant_id}</div> : null}
+      </>
+    ),
+  },
+  { header: "Action", cell: (r) => <Badge tone={r.action === "delete" ? "bad" : r.action === "create" ? "ok" : "info"}>{r.action}</Badge> },
+  {
+    header: "Entity",
+    cell: (r) => (
+      <>
+        {r.entity_type} <strong>{r.entity_id}</strong>
+      </>
+    ),
+  },
+  { header: "Change", cell: (r) => <Change before={r.before} after={r.after} /> },
+];
+
 export function AuditPage() {
   const [entityType, setEntityType] = useParam("entity_type");
   const [entityId, setEntityId] = useParam("entity_id");
   const [action, setAction] = useParam("action");
-  const log = useQuery({
-    queryKey: ["audit", entityType, entityId, action],
-    queryFn: () => get<AuditEntry[]>("/v1/audit-log", { entity_type: entityType, entity_id: entityId, action, limit: 500 }),
-  });
+  const log = useQuery(manageQueries.audit(entityType, entityId, action));
   return (
     <Page
       title="Audit log"
@@ -41,39 +62,7 @@ export function AuditPage() {
       <Card wide>
         <QueryView query={log} action="read the audit log" isEmpty={(l) => l.length === 0} empty="No audit entries match.">
           {(rows) => (
-            <table data-testid="audit-table">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Entity</th>
-                  <th scope="col">Change</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((r) => (
-                  <tr key={r.id}>
-                    <td>
-                      <Time value={r.ts} />
-                    </td>
-                    <td>
-                      <code>{r.actor}</code>
-                      {r.tenant_id ? <div className="muted small">tenant {r.tenant_id}</div> : null}
-                    </td>
-                    <td>
-                      <Badge tone={r.action === "delete" ? "bad" : r.action === "create" ? "ok" : "info"}>{r.action}</Badge>
-                    </td>
-                    <td>
-                      {r.entity_type} <strong>{r.entity_id}</strong>
-                    </td>
-                    <td>
-                      <Change before={r.before} after={r.after} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table testId="audit-table" rows={rows} rowKey={(r) => r.id} columns={COLUMNS} />
           )}
         </QueryView>
       </Card>

@@ -1,13 +1,52 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Link, useParams, useSearchParams } from "react-router";
-import { get } from "../api/client";
-import type { CallDetail, CallRow } from "../api/types";
+import { callQueries } from "../api/queries/calls";
+import type { CallLeg, CallRow } from "../api/types";
 import { Badge, Card, Page, QueryView, Select, Tile, Time, useParam } from "../ui/components";
 import { duration } from "../ui/format";
+import { type Column, dash, Table } from "../ui/Table";
 
 const callDuration = (c: CallRow) => (c.started_at_ms !== null && c.ended_at_ms !== null ? duration(c.ended_at_ms - c.started_at_ms) : c.ended_at_ms === null ? "live" : "—");
 
 const PAGE_SIZES = ["50", "100", "200", "500"];
+
+const CALL_COLUMNS: Column<CallRow>[] = [
+  {
+    header: "Room",
+    cell: (c) => (
+      <>
+        <Link to={`/calls/${encodeURIComponent(c.room_sid)}`}>{c.room_name ?? c.room_sid}</Link> {c.is_probe ? <Badge tone="muted">probe</Badge> : null}
+      </>
+    ),
+  },
+  { header: "Started", cell: (c) => <Time value={c.started_at_ms} /> },
+  { header: "Duration", className: "num", cell: callDuration },
+  { header: "Channel", cell: (c) => c.channel ?? "—" },
+  {
+    header: "SIP status",
+    cell: (c) =>
+      c.end_reason ? (
+        <Badge tone={c.end_reason.includes("FAILURE") ? "bad" : "warn"}>{c.end_reason}</Badge>
+      ) : c.channel === "sip" ? (
+        <Badge tone="ok">ok</Badge>
+      ) : (
+        "—"
+      ),
+  },
+  { header: "Disconnect reasons", cell: (c) => c.disconnect_reasons.join(", ") || dash },
+  { header: "Legs", align: "r", className: "num", cell: (c) => c.leg_count },
+  { header: "Agent", cell: (c) => c.agent_id ?? dash },
+];
+
+const LEG_COLUMNS: Column<CallLeg>[] = [
+  { header: "Participant", cell: (l) => l.identity ?? l.participant_sid },
+  { header: "Kind", cell: (l) => <Badge tone="info">{l.kind ?? "?"}</Badge> },
+  { header: "Joined", cell: (l) => <Time value={l.joined_at_ms} /> },
+  { header: "Left", cell: (l) => <Time value={l.left_at_ms} /> },
+  { header: "First audio", cell: (l) => (l.first_audio_track_at_ms !== null && l.joined_at_ms !== null ? `+${l.first_audio_track_at_ms - l.joined_at_ms} ms` : "—") },
+  { header: "Codec", cell: (l) => l.audio_codec ?? "—" },
+  { header: "Disconnect reason", cell: (l) => (l.disconnect_reason ? <Badge tone="warn">{l.disconnect_reason}</Badge> : dash) },
+];
 
 /**
  * Calls newest first, a page at a time: GET /api/calls takes `limit` and a `before` cursor (epoch ms,
@@ -27,8 +66,7 @@ export function CallsPage() {
       return next;
     });
   const calls = useQuery({
-    queryKey: ["calls", limit, before],
-    queryFn: () => get<CallRow[]>("/api/calls", { limit, before }),
+    ...callQueries.list(limit, before),
     // Only the newest page changes as calls arrive; an older page is a fixed window.
     refetchInterval: before ? false : 15_000,
     placeholderData: keepPreviousData,
@@ -57,40 +95,7 @@ export function CallsPage() {
         </div>
         <QueryView query={calls} action="read calls" isEmpty={(c) => c.length === 0} empty={before ? "No older calls." : "No calls recorded (LiveKit webhook or call observations)."}>
           {(rows) => (
-            <table data-testid="calls-table">
-              <thead>
-                <tr>
-                  <th scope="col">Room</th>
-                  <th scope="col">Started</th>
-                  <th scope="col">Duration</th>
-                  <th scope="col">Channel</th>
-                  <th scope="col">SIP status</th>
-                  <th scope="col">Disconnect reasons</th>
-                  <th scope="col" className="r">
-                    Legs
-                  </th>
-                  <th scope="col">Agent</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((c) => (
-                  <tr key={c.room_sid}>
-                    <td>
-                      <Link to={`/calls/${encodeURIComponent(c.room_sid)}`}>{c.room_name ?? c.room_sid}</Link> {c.is_probe ? <Badge tone="muted">probe</Badge> : null}
-                    </td>
-                    <td>
-                      <Time value={c.started_at_ms} />
-                    </td>
-                    <td className="num">{callDuration(c)}</td>
-                    <td>{c.channel ?? "—"}</td>
-                    <td>{c.end_reason ? <Badge tone={c.end_reason.includes("FAILURE") ? "bad" : "warn"}>{c.end_reason}</Badge> : c.channel === "sip" ? <Badge tone="ok">ok</Badge> : "—"}</td>
-                    <td>{c.disconnect_reasons.join(", ") || <span className="muted">—</span>}</td>
-                    <td className="r num">{c.leg_count}</td>
-                    <td>{c.agent_id ?? <span className="muted">—</span>}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table testId="calls-table" rows={rows} rowKey={(c) => c.room_sid} columns={CALL_COLUMNS} />
           )}
         </QueryView>
         {hasOlder ? (
@@ -105,7 +110,7 @@ export function CallsPage() {
 
 export function CallDetailPage() {
   const ref = useParams().ref ?? "";
-  const call = useQuery({ queryKey: ["call", ref], queryFn: () => get<CallDetail>(`/api/calls/${encodeURIComponent(ref)}`) });
+  const call = useQuery(callQueries.detail(ref));
   return (
     <Page title={`Call ${ref}`} actions={<Link to="/calls">All calls</Link>}>
       <QueryView query={call} action="read this call">
@@ -118,38 +123,7 @@ export function CallDetailPage() {
               <Tile label="End reason" value={c.end_reason ?? "—"} hint={c.origin ? `first seen from ${c.origin}` : undefined} />
             </div>
             <Card title="Legs" wide>
-              <table data-testid="legs-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Participant</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col">Joined</th>
-                    <th scope="col">Left</th>
-                    <th scope="col">First audio</th>
-                    <th scope="col">Codec</th>
-                    <th scope="col">Disconnect reason</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {c.legs.map((l) => (
-                    <tr key={l.participant_sid}>
-                      <td>{l.identity ?? l.participant_sid}</td>
-                      <td>
-                        <Badge tone="info">{l.kind ?? "?"}</Badge>
-                      </td>
-                      <td>
-                        <Time value={l.joined_at_ms} />
-                      </td>
-                      <td>
-                        <Time value={l.left_at_ms} />
-                      </td>
-                      <td>{l.first_audio_track_at_ms !== null && l.joined_at_ms !== null ? `+${l.first_audio_track_at_ms - l.joined_at_ms} ms` : "—"}</td>
-                      <td>{l.audio_codec ?? "—"}</td>
-                      <td>{l.disconnect_reason ? <Badge tone="warn">{l.disconnect_reason}</Badge> : <span className="muted">—</span>}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <Table testId="legs-table" rows={c.legs} rowKey={(l) => l.participant_sid} columns={LEG_COLUMNS} />
               {c.room_name ? (
                 <p className="small">
                   <Link to={`/sessions?room=${encodeURIComponent(c.room_name)}`}>Sessions in this room</Link>

@@ -1,10 +1,11 @@
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
-import { get } from "../api/client";
-import type { CostSeries, DashboardCostReport } from "../api/types";
+import { reportQueries } from "../api/queries/reports";
+import type { DashboardCostReport } from "../api/types";
 import { TimeChart } from "../ui/Chart";
 import { Card, Money, Page, QueryView, Segmented, Select, Tile, useParam } from "../ui/components";
 import { count, money } from "../ui/format";
+import { Table } from "../ui/Table";
 import { COST_PERIODS, PERIOD_HINT, useProjectOptions } from "../ui/hooks";
 
 type Lines = DashboardCostReport["by_provider"];
@@ -17,39 +18,29 @@ function Breakdown({ title, lines, total, testId }: { title: string; lines: Line
       {rows.length === 0 ? (
         <p className="muted">No spend in this period.</p>
       ) : (
-        <table data-testid={testId}>
-          <thead>
-            <tr>
-              <th scope="col">{title.replace("By ", "")}</th>
-              <th scope="col" className="r">
-                Requests
-              </th>
-              <th scope="col" className="r">
-                Cost
-              </th>
-              <th scope="col" className="r">
-                Share
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map(([k, l]) => (
-              <tr key={k}>
-                <td>{k}</td>
-                <td className="r num">{count(l.requests)}</td>
-                <td className="r">
-                  <Money value={l.cost} />
-                </td>
-                <td className="r num">
+        <Table
+          testId={testId}
+          rows={rows}
+          rowKey={([k]) => k}
+          columns={[
+            { header: title.replace("By ", ""), cell: ([k]) => k },
+            { header: "Requests", align: "r", className: "num", cell: ([, l]) => count(l.requests) },
+            { header: "Cost", align: "r", cell: ([, l]) => <Money value={l.cost} /> },
+            {
+              header: "Share",
+              align: "r",
+              className: "num",
+              cell: ([, l]) => (
+                <>
                   <span className="bar" aria-hidden="true">
                     <span className={`bar-fill w${Math.round((total > 0 ? l.cost / total : 0) * 20) * 5}`} />
                   </span>
                   {total > 0 ? `${((l.cost / total) * 100).toFixed(1)}%` : "—"}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+          ]}
+        />
       )}
     </Card>
   );
@@ -59,8 +50,8 @@ export function CostsPage() {
   const [period, setPeriod] = useParam("period", "today");
   const [project, setProject] = useParam("project");
   const projects = useProjectOptions();
-  const report = useQuery({ queryKey: ["costs", period, project], queryFn: () => get<DashboardCostReport>("/api/costs", { period, project }) });
-  const series = useQuery({ queryKey: ["costs-series", period, "", project], queryFn: () => get<CostSeries>("/api/costs/series", { period, project }) });
+  const report = useQuery(reportQueries.costs(period, project));
+  const series = useQuery(reportQueries.costSeries(period, "", project));
   const chart = useMemo(() => {
     const pts = series.data?.points ?? [];
     return {

@@ -1,10 +1,11 @@
 import { useQuery } from "@tanstack/react-query";
 import { useSearchParams } from "react-router";
-import { get } from "../api/client";
+import { fleetQueries } from "../api/queries/fleet";
 import type { FleetIndex, RosterResponse } from "../api/types";
 import { Badge, Card, Money, Page, QueryView, Segmented, Select, statusTone, Tile, Time, useParam } from "../ui/components";
 import { bytes, count, ms, num, pct } from "../ui/format";
 import { COST_PERIODS, PERIOD_HINT } from "../ui/hooks";
+import { type Column, Table } from "../ui/Table";
 
 /** Heartbeats older than this (of the 45 s roster ageing) are shown as stale. */
 const STALE_SECONDS = 30;
@@ -33,101 +34,131 @@ function Probe({ p }: { p: IndexAgent["probe"] }) {
   );
 }
 
-function FleetIndexTable({ r }: { r: FleetIndex }) {
-  return (
-    <table data-testid="fleet-index">
-      <thead>
-        <tr>
-          <th scope="col">Agent</th>
-          <th scope="col">Presence</th>
-          <th scope="col" className="r">
-            Sessions
-          </th>
-          <th scope="col" className="r">
-            Calls
-          </th>
-          <th scope="col" className="r">
-            Requests
-          </th>
-          <th scope="col" className="r">
-            Error rate
-          </th>
-          <th scope="col" className="r">
-            Cost
-          </th>
-          <th scope="col" className="r">
-            Rated price
-          </th>
-          <th scope="col" className="r">
-            p95 response
-          </th>
-          <th scope="col" className="r">
-            p95 TTFB stt / llm / tts
-          </th>
-          <th scope="col">Probe traffic (excluded)</th>
-        </tr>
-      </thead>
-      <tbody>
-        {r.agents.map((a) => (
-          <tr key={`${a.tenant_id ?? ""}/${a.agent_id}`} data-testid="fleet-index-row">
-            <td>
-              <strong>{a.agent_name ?? a.agent_id}</strong>
-              <div className="muted small">
-                {a.agent_id}
-                {a.tenant_id ? ` · ${a.tenant_id}` : null}
-                {a.version ? ` · ${a.version}` : null}
-                {a.host ? ` · ${a.host}` : null}
-              </div>
-            </td>
-            <td>
-              <Presence a={a} />
-              {a.last_heartbeat_at ? (
-                <div className="muted small">
-                  <Time value={a.last_heartbeat_at} />
-                </div>
-              ) : null}
-            </td>
-            <td className="r num">{count(a.sessions)}</td>
-            <td className="r num">{count(a.calls)}</td>
-            <td className="r num">
-              {count(a.requests)}
-              {a.errors > 0 ? <div className="muted small">{a.errors === 1 ? "1 error" : `${count(a.errors)} errors`}</div> : null}
-            </td>
-            <td className="r num">{a.error_rate === null ? "—" : pct(a.error_rate * 100)}</td>
-            <td className="r">
-              <Money value={a.cost_usd} />
-            </td>
-            <td className="r">
-              <Money value={a.rated_price_usd} />
-            </td>
-            <td className="r num">
-              {ms(a.p95_response_speed_ms)}
-              {a.turns > 0 ? <div className="muted small">{a.turns === 1 ? "1 turn" : `${count(a.turns)} turns`}</div> : null}
-            </td>
-            <td className="r num">
-              {ms(a.p95_ttfb_ms.stt)} / {ms(a.p95_ttfb_ms.llm)} / {ms(a.p95_ttfb_ms.tts)}
-            </td>
-            <td>
-              <Probe p={a.probe} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
+const INDEX_COLUMNS: Column<IndexAgent>[] = [
+  {
+    header: "Agent",
+    cell: (a) => (
+      <>
+        <strong>{a.agent_name ?? a.agent_id}</strong>
+        <div className="muted small">
+          {a.agent_id}
+          {a.tenant_id ? ` · ${a.tenant_id}` : null}
+          {a.version ? ` · ${a.version}` : null}
+          {a.host ? ` · ${a.host}` : null}
+        </div>
+      </>
+    ),
+  },
+  {
+    header: "Presence",
+    cell: (a) => (
+      <>
+        <Presence a={a} />
+        {a.last_heartbeat_at ? (
+          <div className="muted small">
+            <Time value={a.last_heartbeat_at} />
+          </div>
+        ) : null}
+      </>
+    ),
+  },
+  { header: "Sessions", align: "r", className: "num", cell: (a) => count(a.sessions) },
+  { header: "Calls", align: "r", className: "num", cell: (a) => count(a.calls) },
+  {
+    header: "Requests",
+    align: "r",
+    className: "num",
+    cell: (a) => (
+      <>
+        {count(a.requests)}
+        {a.errors > 0 ? <div className="muted small">{a.errors === 1 ? "1 error" : `${count(a.errors)} errors`}</div> : null}
+      </>
+    ),
+  },
+  { header: "Error rate", align: "r", className: "num", cell: (a) => (a.error_rate === null ? "—" : pct(a.error_rate * 100)) },
+  { header: "Cost", align: "r", cell: (a) => <Money value={a.cost_usd} /> },
+  { header: "Rated price", align: "r", cell: (a) => <Money value={a.rated_price_usd} /> },
+  {
+    header: "p95 response",
+    align: "r",
+    className: "num",
+    cell: (a) => (
+      <>
+        {ms(a.p95_response_speed_ms)}
+        {a.turns > 0 ? <div className="muted small">{a.turns === 1 ? "1 turn" : `${count(a.turns)} turns`}</div> : null}
+      </>
+    ),
+  },
+  {
+    header: "p95 TTFB stt / llm / tts",
+    align: "r",
+    className: "num",
+    cell: (a) => `${ms(a.p95_ttfb_ms.stt)} / ${ms(a.p95_ttfb_ms.llm)} / ${ms(a.p95_ttfb_ms.tts)}`,
+  },
+  { header: "Probe traffic (excluded)", cell: (a) => <Probe p={a.probe} /> },
+];
+
+type RosterAgent = RosterResponse["agents"][number];
+
+const ROSTER_COLUMNS: Column<RosterAgent>[] = [
+  {
+    header: "Agent",
+    cell: (a) => (
+      <>
+        <strong>{a.agent_name ?? a.agent_id}</strong>
+        <div className="muted small">{a.agent_id}</div>
+      </>
+    ),
+  },
+  {
+    header: "Presence",
+    cell: (a) => {
+      const stale = a.seconds_since_heartbeat > STALE_SECONDS;
+      return <Badge tone={stale ? "warn" : "ok"}>{stale ? "stale" : "online"}</Badge>;
+    },
+  },
+  { header: "Status", cell: (a) => <Badge tone={statusTone(a.status ?? "")}>{a.status ?? "—"}</Badge> },
+  { header: "Sessions", align: "r", className: "num", cell: (a) => count(a.active_sessions) },
+  { header: "Version", cell: (a) => a.version ?? "—" },
+  {
+    header: "Host / region",
+    cell: (a) => (
+      <>
+        {a.host ?? "—"}
+        {a.region ? <span className="muted"> · {a.region}</span> : null}
+      </>
+    ),
+  },
+  { header: "Project", cell: (a) => a.project ?? "—" },
+  { header: "CPU", align: "r", className: "num", cell: (a) => (a.cpu_pct === null ? "—" : `${num(a.cpu_pct)}%`) },
+  {
+    header: "Memory",
+    align: "r",
+    className: "num",
+    cell: (a) => (
+      <>
+        {bytes(a.memory_rss_bytes)}
+        {a.memory_total_bytes ? <span className="muted"> / {bytes(a.memory_total_bytes)}</span> : null}
+      </>
+    ),
+  },
+  {
+    header: "Last heartbeat",
+    cell: (a) => (
+      <>
+        <Time value={a.last_seen_at} /> <span className="muted small">({num(a.seconds_since_heartbeat)} s ago)</span>
+      </>
+    ),
+  },
+];
 
 export function FleetPage() {
   const [period] = useParam("period", "today");
   const [sort] = useParam("sort", "cost");
   const [offsetParam, setOffset] = useParam("offset", "0");
   const offset = Math.max(0, Number.parseInt(offsetParam, 10) || 0);
-  const roster = useQuery({ queryKey: ["agents"], queryFn: () => get<RosterResponse>("/v1/agents"), refetchInterval: 15_000 });
-  const index = useQuery({
-    queryKey: ["fleet-index", period, sort, offset],
-    queryFn: () => get<FleetIndex>("/api/agents", { period, sort, offset: offset || null, limit: PAGE }),
-    refetchInterval: 30_000,
-  });
+  const roster = useQuery(fleetQueries.roster());
+  const index = useQuery({ ...fleetQueries.index(period, sort, offset, PAGE), refetchInterval: 30_000 });
   const [, setParams] = useSearchParams();
   // A new period or sort starts at the first page: one URL update (two in one tick would overwrite each other).
   const refilter = (name: string, fallback: string) => (v: string) =>
@@ -184,7 +215,7 @@ export function FleetPage() {
         >
           {(r) => (
             <>
-              <FleetIndexTable r={r} />
+              <Table testId="fleet-index" rows={r.agents} rowKey={(a) => `${a.tenant_id ?? ""}/${a.agent_id}`} columns={INDEX_COLUMNS} rowTestId="fleet-index-row" />
               {r.total_agents > r.limit ? (
                 <div className="buttons">
                   <span className="muted small">
@@ -208,62 +239,7 @@ export function FleetPage() {
             r.agents.length === 0 ? (
               <p className="state empty">No agent has sent a heartbeat in the last {r.ageing_seconds} seconds.</p>
             ) : (
-              <table data-testid="fleet-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Agent</th>
-                    <th scope="col">Presence</th>
-                    <th scope="col">Status</th>
-                    <th scope="col" className="r">
-                      Sessions
-                    </th>
-                    <th scope="col">Version</th>
-                    <th scope="col">Host / region</th>
-                    <th scope="col">Project</th>
-                    <th scope="col" className="r">
-                      CPU
-                    </th>
-                    <th scope="col" className="r">
-                      Memory
-                    </th>
-                    <th scope="col">Last heartbeat</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {r.agents.map((a) => {
-                    const stale = a.seconds_since_heartbeat > STALE_SECONDS;
-                    return (
-                      <tr key={`${a.tenant_id ?? ""}/${a.agent_id}`}>
-                        <td>
-                          <strong>{a.agent_name ?? a.agent_id}</strong>
-                          <div className="muted small">{a.agent_id}</div>
-                        </td>
-                        <td>
-                          <Badge tone={stale ? "warn" : "ok"}>{stale ? "stale" : "online"}</Badge>
-                        </td>
-                        <td>
-                          <Badge tone={statusTone(a.status ?? "")}>{a.status ?? "—"}</Badge>
-                        </td>
-                        <td className="r num">{count(a.active_sessions)}</td>
-                        <td>{a.version ?? "—"}</td>
-                        <td>
-                          {a.host ?? "—"}
-                          {a.region ? <span className="muted"> · {a.region}</span> : null}
-                        </td>
-                        <td>{a.project ?? "—"}</td>
-                        <td className="r num">{a.cpu_pct === null ? "—" : `${num(a.cpu_pct)}%`}</td>
-                        <td className="r num">
-                          {bytes(a.memory_rss_bytes)}
-                          {a.memory_total_bytes ? <span className="muted"> / {bytes(a.memory_total_bytes)}</span> : null}
-                        </td>
-                        <td>
-                          <Time value={a.last_seen_at} /> <span className="muted small">({num(a.seconds_since_heartbeat)} s ago)</span>
-                        </td>
-                      </tr>
-                    );
-                  })}
-                </tbody>
-              </table>
+              <Table testId="fleet-table" rows={r.agents} rowKey={(a) => `${a.tenant_id ?? ""}/${a.agent_id}`} columns={ROSTER_COLUMNS} />
             )
           }
         </QueryView>

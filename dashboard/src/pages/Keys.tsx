@@ -1,17 +1,20 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { api, get } from "../api/client";
+import { api } from "../api/client";
+import { manageQueries } from "../api/queries/manage";
 import type { ApiKey, MintedKey } from "../api/types";
 import { useAuth } from "../auth";
 import { Badge, Card, ErrorBox, Page, QueryView, Time } from "../ui/components";
+import { Table } from "../ui/Table";
 
 export function KeysPage() {
   const { whoami } = useAuth();
   const qc = useQueryClient();
-  const list = useQuery({ queryKey: ["api-keys"], queryFn: () => get<ApiKey[]>("/v1/api-keys", { include_revoked: true }), enabled: whoami.can.admin });
+  const list = useQuery({ ...manageQueries.apiKeys(), enabled: whoami.can.admin });
+  const refresh = () => qc.invalidateQueries({ queryKey: manageQueries.apiKeys().queryKey });
   const revoke = useMutation({
     mutationFn: (id: string) => api<unknown>("DELETE", `/v1/api-keys/${encodeURIComponent(id)}`),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ["api-keys"] }),
+    onSuccess: refresh,
   });
   if (!whoami.can.admin) {
     return (
@@ -28,64 +31,55 @@ export function KeysPage() {
         <Card title="Keys">
           <QueryView query={list} action="list API keys" isEmpty={(l) => l.length === 0} empty="No minted keys yet.">
             {(keys) => (
-              <table data-testid="keys-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Prefix</th>
-                    <th scope="col">Tenant</th>
-                    <th scope="col">Scopes / role</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {keys.map((k) => (
-                    <tr key={k.id}>
-                      <td>
+              <Table
+                testId="keys-table"
+                rows={keys}
+                rowKey={(k) => k.id}
+                columns={[
+                  {
+                    header: "Name",
+                    cell: (k: ApiKey) => (
+                      <>
                         {k.name}
                         <div className="muted small">by {k.issued_by ?? "—"}</div>
-                      </td>
-                      <td>
-                        <code>{k.key_prefix}…</code>
-                      </td>
-                      <td>{k.tenant_id ?? <span className="muted">all</span>}</td>
-                      <td>
-                        {k.scopes.join(", ")} · {k.role}
-                      </td>
-                      <td>
-                        <Time value={k.created_at} />
-                      </td>
-                      <td>
-                        {k.revoked_at ? (
-                          <Badge tone="bad">
-                            revoked <Time value={k.revoked_at} />
-                          </Badge>
-                        ) : (
-                          <Badge tone="ok">active</Badge>
-                        )}
-                      </td>
-                      <td>
-                        {k.revoked_at ? null : (
-                          <button
-                            type="button"
-                            className="link danger"
-                            onClick={() => window.confirm(`Revoke the key ${k.name} (${k.key_prefix}…)? Agents using it stop working.`) && revoke.mutate(k.id)}
-                          >
-                            Revoke
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                      </>
+                    ),
+                  },
+                  { header: "Prefix", cell: (k) => <code>{k.key_prefix}…</code> },
+                  { header: "Tenant", cell: (k) => k.tenant_id ?? <span className="muted">all</span> },
+                  { header: "Scopes / role", cell: (k) => `${k.scopes.join(", ")} · ${k.role}` },
+                  { header: "Created", cell: (k) => <Time value={k.created_at} /> },
+                  {
+                    header: "State",
+                    cell: (k) =>
+                      k.revoked_at ? (
+                        <Badge tone="bad">
+                          revoked <Time value={k.revoked_at} />
+                        </Badge>
+                      ) : (
+                        <Badge tone="ok">active</Badge>
+                      ),
+                  },
+                  {
+                    header: "Actions",
+                    cell: (k) =>
+                      k.revoked_at ? null : (
+                        <button
+                          type="button"
+                          className="link danger"
+                          onClick={() => window.confirm(`Revoke the key ${k.name} (${k.key_prefix}…)? Agents using it stop working.`) && revoke.mutate(k.id)}
+                        >
+                          Revoke
+                        </button>
+                      ),
+                  },
+                ]}
+              />
             )}
           </QueryView>
           {revoke.isError ? <ErrorBox error={revoke.error} action="revoke keys" /> : null}
         </Card>
-        <MintForm onMinted={() => qc.invalidateQueries({ queryKey: ["api-keys"] })} />
+        <MintForm onMinted={refresh} />
       </div>
     </Page>
   );

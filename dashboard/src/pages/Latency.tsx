@@ -1,24 +1,41 @@
 import { useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
-import { get } from "../api/client";
-import type { LatencyReport, LatencySeries } from "../api/types";
+import { reportQueries } from "../api/queries/reports";
+import type { ModelLatency } from "../api/types";
 import { TimeChart } from "../ui/Chart";
 import { Badge, Card, Page, QueryView, Segmented, Select, useParam } from "../ui/components";
 import { count, ms } from "../ui/format";
 import { LATENCY_PERIODS, MODALITIES, useProjectOptions } from "../ui/hooks";
+import { type Column, Table } from "../ui/Table";
 
 const msAxis = (v: number) => `${Math.round(v)} ms`;
+
+const msColumn = (header: string, f: (m: ModelLatency) => number | null | undefined, strong = false): Column<[string, ModelLatency]> => ({
+  header,
+  align: "r",
+  className: strong ? "num strong" : "num",
+  cell: ([, m]) => ms(f(m)),
+});
+
+const COLUMNS: Column<[string, ModelLatency]>[] = [
+  { header: "Model", cell: ([id]) => id },
+  { header: "Modality", cell: ([, m]) => <Badge tone="info">{m.modality}</Badge> },
+  { header: "Requests", align: "r", className: "num", cell: ([, m]) => count(m.requests) },
+  msColumn("Avg TTFB", (m) => m.avg_ttfb_ms),
+  msColumn("p50 TTFB", (m) => m.p50_ttfb_ms),
+  msColumn("p95 TTFB", (m) => m.p95_ttfb_ms, true),
+  msColumn("Avg total", (m) => m.avg_total_latency_ms),
+  msColumn("p50 total", (m) => m.p50_total_latency_ms),
+  msColumn("p95 total", (m) => m.p95_total_latency_ms, true),
+];
 
 export function LatencyPage() {
   const [period, setPeriod] = useParam("period", "today");
   const [project, setProject] = useParam("project");
   const [modality, setModality] = useParam("modality");
   const projects = useProjectOptions();
-  const report = useQuery({ queryKey: ["latency", period, project], queryFn: () => get<LatencyReport>("/api/latency", { period, project }) });
-  const series = useQuery({
-    queryKey: ["latency-series", period, project, modality],
-    queryFn: () => get<LatencySeries>("/api/latency/series", { period, project, modality }),
-  });
+  const report = useQuery(reportQueries.latency(period, project));
+  const series = useQuery(reportQueries.latencySeries(period, project, modality));
   const chart = useMemo(() => {
     const pts = series.data?.points ?? [];
     return {
@@ -55,54 +72,12 @@ export function LatencyPage() {
           empty="No latency samples for this filter."
         >
           {(r) => (
-            <table data-testid="latency-table">
-              <thead>
-                <tr>
-                  <th scope="col">Model</th>
-                  <th scope="col">Modality</th>
-                  <th scope="col" className="r">
-                    Requests
-                  </th>
-                  <th scope="col" className="r">
-                    Avg TTFB
-                  </th>
-                  <th scope="col" className="r">
-                    p50 TTFB
-                  </th>
-                  <th scope="col" className="r">
-                    p95 TTFB
-                  </th>
-                  <th scope="col" className="r">
-                    Avg total
-                  </th>
-                  <th scope="col" className="r">
-                    p50 total
-                  </th>
-                  <th scope="col" className="r">
-                    p95 total
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {Object.entries(r.models)
-                  .filter(([, m]) => !modality || m.modality === modality)
-                  .map(([id, m]) => (
-                    <tr key={id}>
-                      <td>{id}</td>
-                      <td>
-                        <Badge tone="info">{m.modality}</Badge>
-                      </td>
-                      <td className="r num">{count(m.requests)}</td>
-                      <td className="r num">{ms(m.avg_ttfb_ms)}</td>
-                      <td className="r num">{ms(m.p50_ttfb_ms)}</td>
-                      <td className="r num strong">{ms(m.p95_ttfb_ms)}</td>
-                      <td className="r num">{ms(m.avg_total_latency_ms)}</td>
-                      <td className="r num">{ms(m.p50_total_latency_ms)}</td>
-                      <td className="r num strong">{ms(m.p95_total_latency_ms)}</td>
-                    </tr>
-                  ))}
-              </tbody>
-            </table>
+            <Table
+              testId="latency-table"
+              rows={Object.entries(r.models).filter(([, m]) => !modality || m.modality === modality)}
+              rowKey={([id]) => id}
+              columns={COLUMNS}
+            />
           )}
         </QueryView>
       </Card>

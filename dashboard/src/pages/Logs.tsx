@@ -1,7 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import type { ReactNode } from "react";
-import { get } from "../api/client";
-import type { RequestLogDetail, RequestLogRecord } from "../api/types";
+import { logQueries } from "../api/queries/logs";
 import { Badge, Card, ErrorBox, Loading, Money, Page, QueryView, Select, statusTone, Time, useParam } from "../ui/components";
 import { count, ms, num } from "../ui/format";
 import { MODALITIES, useProjectOptions } from "../ui/hooks";
@@ -17,8 +16,7 @@ export function LogsPage() {
   const [openId, setOpenId] = useParam("id");
   const projects = useProjectOptions();
   const logs = useQuery({
-    queryKey: ["logs", modality, project, status, limit],
-    queryFn: () => get<RequestLogRecord[]>("/api/logs", { modality, project, status, limit }),
+    ...logQueries.list({ modality, project, status, limit }),
     refetchInterval: 30_000,
   });
 
@@ -99,7 +97,7 @@ function Field({ name, children }: { name: string; children: ReactNode }) {
 }
 
 function LogDetail({ id, onClose }: { id: string; onClose: () => void }) {
-  const q = useQuery({ queryKey: ["log", id], queryFn: () => get<RequestLogDetail>(`/api/logs/${encodeURIComponent(id)}`) });
+  const q = useQuery(logQueries.detail(id));
   return (
     <aside className="card detail" aria-label="Request detail" data-testid="log-detail">
       <div className="detail-head">

@@ -1,65 +1,50 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { api, get } from "../api/client";
-import type { ModelCreateBody, ModelList } from "../api/types";
+import { api } from "../api/client";
+import { manageQueries } from "../api/queries/manage";
+import type { ModelCreateBody, ModelView } from "../api/types";
 import { useAuth } from "../auth";
 import { Badge, Card, ErrorBox, Page, QueryView, Select, useParam } from "../ui/components";
 import { DeleteWithPreview } from "../ui/DeleteWithPreview";
 import { MODALITIES } from "../ui/hooks";
+import { type Column, dash, Table } from "../ui/Table";
 
 export function ModelsPage() {
   const { whoami } = useAuth();
   const canManage = whoami.can.manage;
   const qc = useQueryClient();
   const [modality, setModality] = useParam("modality");
-  const list = useQuery({ queryKey: ["models"], queryFn: () => get<ModelList>("/api/models") });
-  const refresh = () => qc.invalidateQueries({ queryKey: ["models"] });
+  const list = useQuery(manageQueries.models());
+  const refresh = () => qc.invalidateQueries({ queryKey: manageQueries.models().queryKey });
+  const columns: Column<ModelView>[] = [
+    { header: "Model", cell: (m) => m.model_id },
+    { header: "Modality", cell: (m) => <Badge tone="info">{m.modality}</Badge> },
+    { header: "Provider", cell: (m) => m.provider_id },
+    { header: "Display name", cell: (m) => m.display_name ?? dash },
+    { header: "Language", cell: (m) => m.default_language ?? dash },
+    { header: "Source", cell: (m) => <Badge tone={m.source === "db" ? "info" : "muted"}>{m.source}</Badge> },
+    ...(canManage
+      ? [
+          {
+            header: "Actions",
+            className: "actions",
+            cell: (m: ModelView) =>
+              m.source === "db" ? (
+                <DeleteWithPreview path={`/v1/models/${m.model_id}`} what={`model ${m.model_id}`} onDeleted={refresh} action="delete models" />
+              ) : (
+                <span className="muted small">read-only (yaml)</span>
+              ),
+          },
+        ]
+      : []),
+  ];
   return (
     <Page title="Models" actions={<Select label="Modality" value={modality} onChange={setModality} options={[{ value: "", label: "All" }, ...MODALITIES]} />}>
       <div className={canManage ? "grid manage" : ""}>
         <Card title="Models" wide={!canManage}>
           <QueryView query={list} action="read models" isEmpty={(l) => l.models.length === 0} empty="No models configured.">
             {(l) => (
-              <table data-testid="models-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Model</th>
-                    <th scope="col">Modality</th>
-                    <th scope="col">Provider</th>
-                    <th scope="col">Display name</th>
-                    <th scope="col">Language</th>
-                    <th scope="col">Source</th>
-                    {canManage ? <th scope="col">Actions</th> : null}
-                  </tr>
-                </thead>
-                <tbody>
-                  {l.models
-                    .filter((m) => !modality || m.modality === modality)
-                    .map((m) => (
-                      <tr key={m.model_id}>
-                        <td>{m.model_id}</td>
-                        <td>
-                          <Badge tone="info">{m.modality}</Badge>
-                        </td>
-                        <td>{m.provider_id}</td>
-                        <td>{m.display_name ?? <span className="muted">—</span>}</td>
-                        <td>{m.default_language ?? <span className="muted">—</span>}</td>
-                        <td>
-                          <Badge tone={m.source === "db" ? "info" : "muted"}>{m.source}</Badge>
-                        </td>
-                        {canManage ? (
-                          <td className="actions">
-                            {m.source === "db" ? (
-                              <DeleteWithPreview path={`/v1/models/${m.model_id}`} what={`model ${m.model_id}`} onDeleted={refresh} action="delete models" />
-                            ) : (
-                              <span className="muted small">read-only (yaml)</span>
-                            )}
-                          </td>
-                        ) : null}
-                      </tr>
-                    ))}
-                </tbody>
-              </table>
+              <Table testId="models-table" rows={l.models.filter((m) => !modality || m.modality === modality)} rowKey={(m) => m.model_id} columns={columns} />
             )}
           </QueryView>
         </Card>

@@ -1,8 +1,8 @@
-import { type QueryClient, queryOptions, useQuery } from "@tanstack/react-query";
+import { type QueryClient, useQuery } from "@tanstack/react-query";
 import { useMemo } from "react";
 import { Link } from "react-router";
-import { get } from "../api/client";
-import type { CostSeries, DashboardCostReport, ModalityLatencyReport, Overview, RosterResponse } from "../api/types";
+import { fleetQueries } from "../api/queries/fleet";
+import { reportQueries } from "../api/queries/reports";
 import { TimeChart } from "../ui/Chart";
 import { Card, ErrorBox, Loading, Page, Select, Tile, useParam } from "../ui/components";
 import { count, money, moneyShort, ms, pct } from "../ui/format";
@@ -14,23 +14,11 @@ const countAxis = (v: number) => count(Math.round(v));
 /** The overview's reads, shared by the page and the boot-time prefetch (same keys, one fetch each). */
 export function overviewQueries(project: string) {
   return {
-    overview: queryOptions({ queryKey: ["overview", project], queryFn: () => get<Overview>("/api/overview", { project }), refetchInterval: POLL }),
-    today: queryOptions({
-      queryKey: ["costs", "today", project],
-      queryFn: () => get<DashboardCostReport>("/api/costs", { period: "today", project }),
-      refetchInterval: POLL,
-    }),
-    series: queryOptions({
-      queryKey: ["costs-series", "week", "hour", project],
-      queryFn: () => get<CostSeries>("/api/costs/series", { period: "week", bucket: "hour", project }),
-      refetchInterval: POLL,
-    }),
-    latency: queryOptions({
-      queryKey: ["latency-modalities", "today", project],
-      queryFn: () => get<ModalityLatencyReport>("/api/latency/modalities", { period: "today", project }),
-      refetchInterval: POLL,
-    }),
-    agents: queryOptions({ queryKey: ["agents"], queryFn: () => get<RosterResponse>("/v1/agents"), refetchInterval: 15_000 }),
+    overview: { ...reportQueries.overview(project), refetchInterval: POLL },
+    today: { ...reportQueries.costs("today", project), refetchInterval: POLL },
+    series: { ...reportQueries.costSeries("week", "hour", project), refetchInterval: POLL },
+    latency: { ...reportQueries.latencyByModality("today", project), refetchInterval: POLL },
+    agents: fleetQueries.roster(),
   };
 }
 

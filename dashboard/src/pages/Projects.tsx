@@ -1,11 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { api, get } from "../api/client";
+import { api } from "../api/client";
+import { manageQueries } from "../api/queries/manage";
 import type { ProjectCreateBody, ProjectCreated, ProjectList, ProjectUpdateBody } from "../api/types";
 import { useAuth } from "../auth";
 import { Badge, Card, ErrorBox, Money, Page, QueryView } from "../ui/components";
 import { DeleteWithPreview } from "../ui/DeleteWithPreview";
 import { count } from "../ui/format";
+import { type Column, Table } from "../ui/Table";
 
 type ProjectView = ProjectList["projects"][number];
 
@@ -13,74 +15,58 @@ export function ProjectsPage() {
   const { whoami } = useAuth();
   const canManage = whoami.can.manage;
   const qc = useQueryClient();
-  const list = useQuery({ queryKey: ["projects"], queryFn: () => get<ProjectList>("/api/projects") });
+  const list = useQuery(manageQueries.projects());
   const [editing, setEditing] = useState<ProjectView | null>(null);
   // A new key after each save gives an empty form again.
   const [saved, setSaved] = useState(0);
-  const refresh = () => qc.invalidateQueries({ queryKey: ["projects"] });
+  const refresh = () => qc.invalidateQueries({ queryKey: manageQueries.projects().queryKey });
+  const columns = (stats: ProjectList["stats"]): Column<ProjectView>[] => [
+    {
+      header: "Project",
+      cell: (p) => (
+        <>
+          <strong>{p.name ?? p.id}</strong>
+          <div className="muted small">
+            {p.id}
+            {p.tags.length > 0 ? ` · ${p.tags.join(", ")}` : ""}
+          </div>
+        </>
+      ),
+    },
+    { header: "Source", cell: (p) => <Badge tone={p.source === "db" ? "info" : "muted"}>{p.source}</Badge> },
+    { header: "Daily budget", align: "r", cell: (p) => (p.daily_budget === null ? <span className="muted">none</span> : <Money value={p.daily_budget} />) },
+    { header: "Action", cell: (p) => p.budget_action },
+    { header: "Requests 24 h", align: "r", className: "num", cell: (p) => count(stats[p.id]?.requests_today) },
+    { header: "Cost 24 h", align: "r", cell: (p) => <Money value={stats[p.id]?.cost_today} /> },
+    ...(canManage
+      ? [
+          {
+            header: "Actions",
+            className: "actions",
+            cell: (p: ProjectView) =>
+              p.source === "db" ? (
+                <>
+                  <button type="button" className="link" onClick={() => setEditing(p)}>
+                    Edit
+                  </button>
+                  <DeleteWithPreview path={`/v1/projects/${encodeURIComponent(p.id)}`} what={`project ${p.id}`} onDeleted={refresh} action="delete projects" />
+                </>
+              ) : (
+                <span className="muted small" title="Defined in voxgate.yaml: change it there">
+                  read-only (yaml)
+                </span>
+              ),
+          },
+        ]
+      : []),
+  ];
   return (
     <Page title="Projects">
       <div className={canManage ? "grid manage" : ""}>
         <Card title="Projects" wide={!canManage}>
           <QueryView query={list} action="read projects" isEmpty={(l) => l.projects.length === 0} empty="No projects yet.">
             {(l) => (
-              <table data-testid="projects-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Project</th>
-                    <th scope="col">Source</th>
-                    <th scope="col" className="r">
-                      Daily budget
-                    </th>
-                    <th scope="col">Action</th>
-                    <th scope="col" className="r">
-                      Requests 24 h
-                    </th>
-                    <th scope="col" className="r">
-                      Cost 24 h
-                    </th>
-                    {canManage ? <th scope="col">Actions</th> : null}
-                  </tr>
-                </thead>
-                <tbody>
-                  {l.projects.map((p) => (
-                    <tr key={p.id}>
-                      <td>
-                        <strong>{p.name ?? p.id}</strong>
-                        <div className="muted small">
-                          {p.id}
-                          {p.tags.length > 0 ? ` · ${p.tags.join(", ")}` : ""}
-                        </div>
-                      </td>
-                      <td>
-                        <Badge tone={p.source === "db" ? "info" : "muted"}>{p.source}</Badge>
-                      </td>
-                      <td className="r">{p.daily_budget === null ? <span className="muted">none</span> : <Money value={p.daily_budget} />}</td>
-                      <td>{p.budget_action}</td>
-                      <td className="r num">{count(l.stats[p.id]?.requests_today)}</td>
-                      <td className="r">
-                        <Money value={l.stats[p.id]?.cost_today} />
-                      </td>
-                      {canManage ? (
-                        <td className="actions">
-                          {p.source === "db" ? (
-                            <>
-                              <button type="button" className="link" onClick={() => setEditing(p)}>
-                                Edit
-                              </button>
-                              <DeleteWithPreview path={`/v1/projects/${encodeURIComponent(p.id)}`} what={`project ${p.id}`} onDeleted={refresh} action="delete projects" />
-                            </>
-                          ) : (
-                            <span className="muted small" title="Defined in voxgate.yaml: change it there">
-                              read-only (yaml)
-                            </span>
-                          )}
-                        </td>
-                      ) : null}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <Table testId="projects-table" rows={l.projects} rowKey={(p) => p.id} columns={columns(l.stats)} />
             )}
           </QueryView>
         </Card>

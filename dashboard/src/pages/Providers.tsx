@@ -1,11 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import { api, get } from "../api/client";
+import { api } from "../api/client";
+import { manageQueries } from "../api/queries/manage";
 import type { ProviderCreateBody, ProviderTestResult, ProviderUpdateBody, ProviderView } from "../api/types";
 import { useAuth } from "../auth";
 import { Badge, Card, ErrorBox, Page, QueryView } from "../ui/components";
 import { DeleteWithPreview } from "../ui/DeleteWithPreview";
 import { ms } from "../ui/format";
+import { type Column, Table } from "../ui/Table";
 
 /** The server's provider types; `satisfies` fails the build if one is not a type the API accepts. */
 const PROVIDER_TYPES = ["openai", "anthropic", "groq", "deepgram", "elevenlabs", "cartesia", "openai_compatible"] as const satisfies readonly ProviderCreateBody["provider_type"][];
@@ -14,69 +16,64 @@ export function ProvidersPage() {
   const { whoami } = useAuth();
   const canManage = whoami.can.manage;
   const qc = useQueryClient();
-  const list = useQuery({ queryKey: ["providers"], queryFn: () => get<{ providers: ProviderView[] }>("/v1/providers") });
+  const list = useQuery(manageQueries.providers());
   const [editing, setEditing] = useState<ProviderView | null>(null);
-  const refresh = () => qc.invalidateQueries({ queryKey: ["providers"] });
+  const refresh = () => qc.invalidateQueries({ queryKey: manageQueries.providers().queryKey });
+  const columns: Column<ProviderView>[] = [
+    {
+      header: "Provider",
+      cell: (p) => (
+        <>
+          <strong>{p.provider_id}</strong>
+          <div className="muted small">{p.type}</div>
+        </>
+      ),
+    },
+    { header: "Type", cell: (p) => p.provider_type },
+    { header: "Source", cell: (p) => <Badge tone={p.source === "db" ? "info" : "muted"}>{p.source}</Badge> },
+    { header: "Key", cell: (p) => (p.api_key_masked ? <code className="nowrap">{p.api_key_masked}</code> : <span className="muted">none</span>) },
+    { header: "Base URL", className: "wrap-any", cell: (p) => p.base_url ?? <span className="muted">vendor default</span> },
+    {
+      header: "Connectivity",
+      cell: (p) => (canManage ? <TestButton id={p.provider_id} /> : <Badge tone={p.configured ? "ok" : "warn"}>{p.configured ? "configured" : "no key"}</Badge>),
+    },
+    ...(canManage
+      ? [
+          {
+            header: "Actions",
+            className: "actions",
+            cell: (p: ProviderView) =>
+              p.source === "db" ? (
+                <>
+                  <button type="button" className="link" onClick={() => setEditing(p)}>
+                    Edit
+                  </button>
+                  <DeleteWithPreview
+                    path={`/v1/providers/${encodeURIComponent(p.provider_id)}`}
+                    what={`provider ${p.provider_id}`}
+                    onDeleted={() => {
+                      if (editing?.provider_id === p.provider_id) setEditing(null);
+                      refresh();
+                    }}
+                    action="delete providers"
+                  />
+                </>
+              ) : (
+                <span className="muted small" title="Defined in voxgate.yaml: change it there">
+                  read-only (yaml)
+                </span>
+              ),
+          },
+        ]
+      : []),
+  ];
   return (
     <Page title="Providers">
       <div className={canManage ? "grid manage" : ""}>
         <Card title="Providers" wide={!canManage}>
           <QueryView query={list} action="read providers" isEmpty={(l) => l.providers.length === 0} empty="No providers configured.">
             {(l) => (
-              <table data-testid="providers-table">
-                <thead>
-                  <tr>
-                    <th scope="col">Provider</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Base URL</th>
-                    <th scope="col">Connectivity</th>
-                    {canManage ? <th scope="col">Actions</th> : null}
-                  </tr>
-                </thead>
-                <tbody>
-                  {l.providers.map((p) => (
-                    <tr key={p.provider_id}>
-                      <td>
-                        <strong>{p.provider_id}</strong>
-                        <div className="muted small">{p.type}</div>
-                      </td>
-                      <td>{p.provider_type}</td>
-                      <td>
-                        <Badge tone={p.source === "db" ? "info" : "muted"}>{p.source}</Badge>
-                      </td>
-                      <td>{p.api_key_masked ? <code className="nowrap">{p.api_key_masked}</code> : <span className="muted">none</span>}</td>
-                      <td className="wrap-any">{p.base_url ?? <span className="muted">vendor default</span>}</td>
-                      <td>{canManage ? <TestButton id={p.provider_id} /> : <Badge tone={p.configured ? "ok" : "warn"}>{p.configured ? "configured" : "no key"}</Badge>}</td>
-                      {canManage ? (
-                        <td className="actions">
-                          {p.source === "db" ? (
-                            <>
-                              <button type="button" className="link" onClick={() => setEditing(p)}>
-                                Edit
-                              </button>
-                              <DeleteWithPreview
-                                path={`/v1/providers/${encodeURIComponent(p.provider_id)}`}
-                                what={`provider ${p.provider_id}`}
-                                onDeleted={() => {
-                                  if (editing?.provider_id === p.provider_id) setEditing(null);
-                                  refresh();
-                                }}
-                                action="delete providers"
-                              />
-                            </>
-                          ) : (
-                            <span className="muted small" title="Defined in voxgate.yaml: change it there">
-                              read-only (yaml)
-                            </span>
-                          )}
-                        </td>
-                      ) : null}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <Table testId="providers-table" rows={l.providers} rowKey={(p) => p.provider_id} columns={columns} />
             )}
           </QueryView>
         </Card>

@@ -1,10 +1,9 @@
 import { useQuery } from "@tanstack/react-query";
-import { get } from "../api/client";
-import type { ProjectList } from "../api/types";
+import { manageQueries } from "../api/queries/manage";
 
 /** Project ids for the project filters (every page offers the same list). */
 export function useProjectOptions(): { value: string; label: string }[] {
-  const q = useQuery({ queryKey: ["projects"], queryFn: () => get<ProjectList>("/api/projects"), staleTime: 60_000 });
+  const q = useQuery({ ...manageQueries.projects(), staleTime: 60_000 });
   return [{ value: "", label: "All projects" }, ...(q.data?.projects ?? []).map((p) => ({ value: p.id, label: p.name ?? p.id }))];
 }
 

@@ -4,12 +4,14 @@ import {
   type DeepgramAudioFormat,
   deepgramLiveFrame,
   deepgramLiveSeconds,
+  jsonObject,
   realtimeClientFrame,
   realtimeInputBytesPerSecond,
   realtimeServerFrame,
   rawAudioSeconds,
 } from "./stt-units.js";
-import { cartesiaWsCharacters, deepgramSpeakWsCharacters, elevenlabsWsCharacters, ttsWsAudioFrame } from "./tts-units.js";
+import { vendorMessage } from "./tts-contexts.js";
+import { deepgramSpeakWsCharacters } from "./tts-units.js";
 
 /** Text of a text frame for parsing; binary frames are never parsed as JSON. */
 const text = (frame: Buffer, isBinary: boolean): string | null => (isBinary ? null : frame.toString("utf8"));
@@ -19,6 +21,7 @@ export function deepgramListenMeter(format: DeepgramAudioFormat): StreamMeter {
   let audioBytes = 0;
   let metadataDuration: number | null = null;
   let resultsEnd: number | null = null;
+  let error: string | null = null;
   // Raw audio is timed from its bytes; only container audio needs how far the results reached.
   const needResultsEnd = rawAudioSeconds(0, format) === null;
   return {
@@ -41,17 +44,27 @@ export function deepgramListenMeter(format: DeepgramAudioFormat): StreamMeter {
         const f = deepgramLiveFrame(frame.toString("utf8"));
         if (f.metadataDuration !== null) metadataDuration = (metadataDuration ?? 0) + f.metadataDuration;
       }
+      // Deepgram's error frame: {"type":"Error","description","message","variant"} (then it closes).
+      if (frame.includes(ERROR_TYPE)) {
+        const msg = jsonObject(frame.toString("utf8"));
+        if (msg?.type === "Error") {
+          const words = [msg.description, msg.message].filter((v): v is string => typeof v === "string" && v !== "");
+          error = words.length > 0 ? words.join(" — ").slice(0, 2000) : vendorMessage(msg);
+        }
+      }
       return false;
     },
     units(): Units {
       const seconds = deepgramLiveSeconds({ metadataDuration, audioBytes, resultsEnd }, format);
       return seconds === null ? {} : { audioSeconds: seconds };
     },
+    error: () => error,
   };
 }
 
 const RESULTS_TYPE = Buffer.from('"Results"');
 const METADATA_TYPE = Buffer.from('"Metadata"');
+const ERROR_TYPE = Buffer.from('"Error"');
 
 /** Deepgram speak WS: `Speak` messages carry the text; binary frames are the audio. */
 export function deepgramSpeakMeter(): StreamMeter {
@@ -68,50 +81,6 @@ export function deepgramSpeakMeter(): StreamMeter {
   };
 }
 
-/** ElevenLabs multi-stream-input: `text` messages (the single-space opener excluded); `audio` answers. */
-export function elevenlabsMeter(): StreamMeter {
-  let characters = 0;
-  let answered = false;
-  return {
-    client(frame, isBinary) {
-      const t = text(frame, isBinary);
-      const n = t === null ? 0 : elevenlabsWsCharacters(t);
-      characters += n;
-      return n > 0;
-    },
-    upstream(frame, isBinary) {
-      // Only the first audio frame matters (TTFB); later ones (large base64 audio) are not parsed.
-      if (answered) return false;
-      const t = text(frame, isBinary);
-      answered = t !== null && ttsWsAudioFrame("elevenlabs", t);
-      return answered;
-    },
-    units: () => ({ characters }),
-  };
-}
-
-/** Cartesia tts/websocket: `transcript` of each generation request; `chunk` answers. */
-export function cartesiaMeter(): StreamMeter {
-  let characters = 0;
-  let answered = false;
-  return {
-    client(frame, isBinary) {
-      const t = text(frame, isBinary);
-      const n = t === null ? 0 : cartesiaWsCharacters(t);
-      characters += n;
-      return n > 0;
-    },
-    upstream(frame, isBinary) {
-      // Only the first audio frame matters (TTFB); later ones (large base64 audio) are not parsed.
-      if (answered) return false;
-      const t = text(frame, isBinary);
-      answered = t !== null && ttsWsAudioFrame("cartesia", t);
-      return answered;
-    },
-    units: () => ({ characters }),
-  };
-}
-
 /**
  * OpenAI realtime transcription: `input_audio_buffer.append` carries base64 audio in the session's
  * input format (pcm16 at 24 kHz unless a session update says otherwise); completed transcriptions
@@ -122,6 +91,7 @@ export function realtimeTranscriptionMeter(): StreamMeter {
   let usageSeconds: number | null = null;
   let inputTokens: number | null = null;
   let outputTokens: number | null = null;
+  let error: string | null = null;
   let bytesPerSecond = 48_000;
   return {
     client(frame, isBinary) {
@@ -140,6 +110,7 @@ export function realtimeTranscriptionMeter(): StreamMeter {
       if (f.usageSeconds !== null) usageSeconds = (usageSeconds ?? 0) + f.usageSeconds;
       if (f.inputTokens !== null) inputTokens = (inputTokens ?? 0) + f.inputTokens;
       if (f.outputTokens !== null) outputTokens = (outputTokens ?? 0) + f.outputTokens;
+      if (f.error !== null) error = f.error;
       return f.transcript;
     },
     units(): Units {
@@ -148,5 +119,6 @@ export function realtimeTranscriptionMeter(): StreamMeter {
       if (outputTokens !== null) out.outputTokens = outputTokens;
       return out;
     },
+    error: () => error,
   };
 }

@@ -60,7 +60,7 @@ export function rawAudioSeconds(bytes: number, format: DeepgramAudioFormat): num
   return rate === null ? null : bytes / rate;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
@@ -223,12 +223,18 @@ export interface RealtimeServerFrame {
   usageSeconds: number | null;
   inputTokens: number | null;
   outputTokens: number | null;
+  /** The message of an `error` event. */
+  error: string | null;
 }
 
 export function realtimeServerFrame(text: string): RealtimeServerFrame {
   const msg = jsonObject(text);
-  const out: RealtimeServerFrame = { transcript: false, usageSeconds: null, inputTokens: null, outputTokens: null };
+  const out: RealtimeServerFrame = { transcript: false, usageSeconds: null, inputTokens: null, outputTokens: null, error: null };
   if (!msg || typeof msg.type !== "string") return out;
+  if (msg.type === "error") {
+    const e = isRecord(msg.error) ? msg.error : {};
+    out.error = typeof e.message === "string" && e.message !== "" ? e.message.slice(0, 2000) : "the vendor reported an error";
+  }
   if (msg.type === "conversation.item.input_audio_transcription.delta") out.transcript = true;
   if (msg.type === "conversation.item.input_audio_transcription.completed") {
     out.transcript = true;

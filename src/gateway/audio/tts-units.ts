@@ -32,7 +32,12 @@ export const cartesiaTranscript = (body: unknown) => textField(body, "transcript
  * text closes a context. Both count 0.
  */
 export function elevenlabsWsCharacters(frame: string): number {
-  const text = textField(jsonObject(frame), "text");
+  const msg = jsonObject(frame);
+  return msg ? elevenlabsMessageCharacters(msg) : 0;
+}
+
+export function elevenlabsMessageCharacters(msg: Record<string, unknown>): number {
+  const text = textField(msg, "text");
   if (text === null || text === " ") return 0;
   return characterCount(text);
 }
@@ -40,7 +45,11 @@ export function elevenlabsWsCharacters(frame: string): number {
 /** Characters of one Cartesia WebSocket client message (a generation request, or 0 for a cancel). */
 export function cartesiaWsCharacters(frame: string): number {
   const msg = jsonObject(frame);
-  if (!msg || msg.cancel === true) return 0;
+  return msg ? cartesiaMessageCharacters(msg) : 0;
+}
+
+export function cartesiaMessageCharacters(msg: Record<string, unknown>): number {
+  if (msg.cancel === true) return 0;
   const text = cartesiaTranscript(msg);
   return text === null ? 0 : characterCount(text);
 }

@@ -1,6 +1,6 @@
 import { authorizationToken, type GatewayErrorCode, headerValue, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type Units, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
-import { CHARS_PER_TOKEN_ESTIMATE } from "./openai-chat.js";
-import { jsonObjectBody, withModel } from "./json-body.js";
+import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
+import { contentChars, jsonObjectBody, maxTokens, withModel } from "./json-body.js";
 import { SseLines } from "./sse.js";
 
 /** The API version sent when the caller's SDK sent none. */
@@ -14,6 +14,7 @@ const ERROR_TYPES: Record<GatewayErrorCode, string> = {
   payload_too_large: "request_too_large",
   budget_exceeded: "budget_exceeded",
   rate_limited: "rate_limit_error",
+  too_many_streams: "rate_limit_error",
   upstream_unavailable: "api_error",
   upstream_timeout: "api_error",
   loopback_only: "permission_error",
@@ -53,17 +54,15 @@ function parseMessages(inbound: { body: Buffer; headers: Parameters<typeof heade
   if (model !== undefined && model !== null && typeof model !== "string") throw new ProtocolInputError("model: Input should be a valid string");
   if (!Array.isArray(json.messages)) throw new ProtocolInputError("messages: Field required");
   let promptChars = typeof json.system === "string" ? json.system.length : 0;
-  for (const m of json.messages as unknown[]) {
-    const content = (m as { content?: unknown } | null)?.content;
-    if (typeof content === "string") promptChars += content.length;
-  }
+  for (const m of json.messages as unknown[]) promptChars += contentChars((m as { content?: unknown } | null)?.content);
   const state: MessagesState = {
     json,
     promptChars,
     version: headerValue(inbound.headers, "anthropic-version") ?? ANTHROPIC_VERSION,
     beta: headerValue(inbound.headers, "anthropic-beta"),
   };
-  return { model: typeof model === "string" ? model : null, stream: json.stream === true, state };
+  const estimate = { inputTokens: promptTokensEstimate(promptChars), outputTokens: maxTokens(json.max_tokens) ?? DEFAULT_RESERVED_OUTPUT_TOKENS };
+  return { model: typeof model === "string" ? model : null, stream: json.stream === true, state, estimate };
 }
 
 function jsonMeter(): Meter {
@@ -126,7 +125,7 @@ function sseMeter(state: MessagesState): Meter {
     units() {
       const out = { ...units };
       if (!sawOutput) out.outputTokens = deltas;
-      out.inputTokens ??= Math.ceil(state.promptChars / CHARS_PER_TOKEN_ESTIMATE);
+      out.inputTokens ??= promptTokensEstimate(state.promptChars);
       return out;
     },
   };

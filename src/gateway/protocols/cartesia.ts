@@ -1,4 +1,5 @@
-import { cartesiaMeter } from "../audio/stream-meters.js";
+import { TtsContextLedger } from "../audio/tts-contexts.js";
+import { jsonObject } from "../audio/stt-units.js";
 import { cartesiaTranscript, characterCount } from "../audio/tts-units.js";
 import {
   authorizationToken,
@@ -11,7 +12,7 @@ import {
   type UpstreamTarget,
   type VendorProtocol,
 } from "../protocol.js";
-import { forwardQuery, type WsProtocol, type WsRoute } from "../ws/ws-route.js";
+import { forwardQuery, type StreamModels, type WsProtocol, type WsRoute } from "../ws/ws-route.js";
 import { charactersMeter, optionalString, type SpeechState, withModelField } from "./audio-common.js";
 import { jsonObjectBody } from "./json-body.js";
 
@@ -37,7 +38,7 @@ export const cartesiaBytesRoute: ProxyRoute = {
     const text = cartesiaTranscript(json);
     if (text === null) throw new ProtocolInputError('"transcript" must be a string');
     const state: SpeechState = { json, characters: characterCount(text) };
-    return { model: optionalString(json, "model_id"), stream: true, state };
+    return { model: optionalString(json, "model_id"), stream: true, state, estimate: { characters: state.characters } };
   },
   upstreamRequest(inbound, call, target) {
     const state = call.state as SpeechState;
@@ -72,9 +73,12 @@ export const cartesiaProtocol: VendorProtocol = {
 };
 
 /**
- * WebSocket /tts/websocket: the model is named per message (`model_id`), not at connect, so the
- * route's model comes from the project's stack or a `model_id` query parameter Voxgate accepts; each
- * message's model_id is rewritten to the routed model's name.
+ * WebSocket /tts/websocket: the model is named per generation request (`model_id`), not at connect
+ * (a `model_id` query parameter, which Voxgate accepts, or the project's stack may name one). Without
+ * one on the URL the upgrade completes first and the first generation request picks the model. Each
+ * request's model_id is resolved: the stream's model or another routable Cartesia model of the same
+ * provider is sent on under its vendor name (and that generation is recorded under it); any other is
+ * answered with Cartesia's own `error` message for the request's context_id and not sent.
  */
 const websocketRoute: WsRoute = {
   path: "/tts/websocket",
@@ -84,22 +88,62 @@ const websocketRoute: WsRoute = {
     path: `/tts/websocket${forwardQuery(inbound.query, { cartesia_version: cartesiaVersion(inbound), model_id: null, model: null })}`,
     headers: { ...keyAuth(target), "cartesia-version": cartesiaVersion(inbound) },
   }),
-  meter: () => cartesiaMeter(),
-  rewriteClientText: (target) => (frame) => rewriteModelId(frame, target.modelName),
+  meter: (_inbound, target) => new TtsContextLedger("cartesia", target),
+  clientText: (target, models, meter) => generationGate(target, models, meter as TtsContextLedger),
+  inBand: {
+    named: (frame) => {
+      if (!frame.includes('"model_id"')) return null;
+      const m = jsonObject(frame)?.model_id;
+      return typeof m === "string" ? m : null;
+    },
+    work: (frame, isBinary) => !isBinary && frame.includes('"transcript"'),
+    error: cartesiaWsError,
+  },
 };
 
-/** A generation request's model_id set to the routed model (other messages untouched). */
-export function rewriteModelId(frame: string, modelName: string): string {
-  if (!frame.includes('"model_id"')) return frame;
-  try {
-    const msg = JSON.parse(frame) as unknown;
-    if (typeof msg !== "object" || msg === null || Array.isArray(msg)) return frame;
-    const m = msg as Record<string, unknown>;
-    if (m.model_id === modelName || typeof m.model_id !== "string") return frame;
-    return JSON.stringify({ ...m, model_id: modelName });
-  } catch {
-    return frame;
-  }
+/** Cartesia's WebSocket error message, in the context of the request it answers. */
+export function cartesiaWsError(frame: string | null, code: GatewayErrorCode, message: string): string {
+  const ctx = frame === null ? undefined : jsonObject(frame)?.context_id;
+  const status = code === "model_not_found" ? 404 : code === "budget_exceeded" ? 402 : code === "rate_limited" || code === "too_many_streams" ? 429 : code === "payload_too_large" ? 413 : code.startsWith("upstream") ? 502 : 400;
+  return JSON.stringify({
+    type: "error",
+    ...(typeof ctx === "string" && { context_id: ctx }),
+    done: true,
+    status_code: status,
+    error_code: code,
+    title: code,
+    message,
+    error: message,
+  });
+}
+
+/**
+ * The per-frame model gate of a Cartesia stream: a generation request's model_id resolved once per
+ * name (the stream's model, or another of the same provider) and rewritten to the vendor's name; a
+ * request without model_id gets the stream's model; an unservable one is refused in-band.
+ */
+function generationGate(stream: UpstreamTarget, models: StreamModels, ledger: TtsContextLedger): (frame: string) => string | null {
+  const resolved = new Map<string, ReturnType<StreamModels["resolve"]>>();
+  return (frame) => {
+    const hasModel = frame.includes('"model_id"');
+    if (!hasModel && !frame.includes('"transcript"')) return frame;
+    const msg = jsonObject(frame);
+    if (!msg || msg.cancel === true) return frame;
+    const named = msg.model_id;
+    if (typeof named !== "string") return typeof msg.transcript === "string" ? JSON.stringify({ ...msg, model_id: stream.modelName }) : frame;
+    let r = resolved.get(named);
+    if (!r) {
+      r = named === stream.modelName || named === stream.modelId ? { ok: true, target: stream } : models.resolve(named);
+      if (resolved.size < 64) resolved.set(named, r);
+    }
+    if (!r.ok) {
+      ledger.unbillLast();
+      models.refuse(frame, named, r.code, r.message);
+      return null;
+    }
+    ledger.assignLast(r.target);
+    return named === r.target.modelName ? frame : JSON.stringify({ ...msg, model_id: r.target.modelName });
+  };
 }
 
 export const cartesiaWs: WsProtocol = { protocol: cartesiaProtocol, routes: [websocketRoute] };

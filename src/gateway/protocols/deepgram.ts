@@ -36,7 +36,7 @@ const listenRoute: ProxyRoute = {
     const format = deepgramAudioFormat(inbound.query);
     const uploadSeconds = type.startsWith("application/json") ? null : (rawAudioSeconds(inbound.body.byteLength, format) ?? wavSeconds(inbound.body));
     const state: ListenState = { format, uploadSeconds };
-    return { model: modelQuery(inbound), stream: false, state };
+    return { model: modelQuery(inbound), stream: false, state, ...(uploadSeconds !== null && { estimate: { audioSeconds: uploadSeconds } }) };
   },
   upstreamRequest(inbound, _call, target) {
     return {

@@ -1,4 +1,4 @@
-import { elevenlabsMeter } from "../audio/stream-meters.js";
+import { TtsContextLedger } from "../audio/tts-contexts.js";
 import { characterCount, elevenlabsText } from "../audio/tts-units.js";
 import {
   authorizationToken,
@@ -38,7 +38,7 @@ function ttsRoute(stream: boolean): ProxyRoute {
       const text = elevenlabsText(json);
       if (text === null) throw new ProtocolInputError('"text" must be a string');
       const state: SpeechState = { json, characters: characterCount(text) };
-      return { model: optionalString(json, "model_id"), stream, state };
+      return { model: optionalString(json, "model_id"), stream, state, estimate: { characters: state.characters } };
     },
     upstreamRequest(inbound, call, target) {
       const state = call.state as SpeechState;
@@ -84,7 +84,7 @@ function wsRoute(kind: "multi-stream-input" | "stream-input"): WsRoute {
       path: `/text-to-speech/${voiceId(inbound)}/${kind}${forwardQuery(inbound.query, { model_id: target.modelName })}`,
       headers: xiAuth(target),
     }),
-    meter: () => elevenlabsMeter(),
+    meter: (_inbound, target) => new TtsContextLedger("elevenlabs", target),
   };
 }
 

@@ -89,3 +89,20 @@ export function withModel(raw: Buffer, json: Record<string, unknown>, modelName:
   parts.push(raw.subarray(from));
   return Buffer.concat(parts);
 }
+
+/** Characters of a message's content: a string, or the `text` of its parts (images and audio count 0). */
+export function contentChars(content: unknown): number {
+  if (typeof content === "string") return content.length;
+  if (!Array.isArray(content)) return 0;
+  let n = 0;
+  for (const part of content) {
+    const text = (part as { text?: unknown } | null)?.text;
+    if (typeof text === "string") n += text.length;
+  }
+  return n;
+}
+
+/** A max_tokens-like field when it is a positive integer, else undefined (the vendor judges bad values). */
+export function maxTokens(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
+}

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { openaiTranscriptionUsage, wavSeconds } from "../audio/stt-units.js";
+import { isRecord, jsonObject, openaiTranscriptionUsage, wavSeconds } from "../audio/stt-units.js";
 import { realtimeTranscriptionMeter } from "../audio/stream-meters.js";
 import { characterCount, openaiSpeechText } from "../audio/tts-units.js";
-import { forwardableHeaders, type InboundRequest, ProtocolInputError, type ProxyRoute, type Units, type UpstreamTarget } from "../protocol.js";
+import { forwardableHeaders, type GatewayErrorCode, type InboundRequest, ProtocolInputError, type ProxyRoute, type Units, type UpstreamTarget } from "../protocol.js";
 import type { WsRoute } from "../ws/ws-route.js";
 import { forwardQuery } from "../ws/ws-route.js";
 import { bufferedJsonMeter, charactersMeter, modelQuery, optionalString, type SpeechState, withModelField } from "./audio-common.js";
@@ -133,7 +133,7 @@ export function speechRoute(auth: Auth): ProxyRoute {
       const text = openaiSpeechText(json);
       if (text === null) throw new ProtocolInputError('"input" must be a string');
       const state: SpeechState = { json, characters: characterCount(text) };
-      return { model: optionalString(json, "model"), stream: true, state };
+      return { model: optionalString(json, "model"), stream: true, state, estimate: { characters: state.characters } };
     },
     upstreamRequest(inbound, call, target) {
       const state = call.state as SpeechState;
@@ -150,8 +150,10 @@ export function speechRoute(auth: Auth): ProxyRoute {
 
 /**
  * WebSocket /realtime?intent=transcription: the model is on the URL (`model`, as the LiveKit plugin
- * sends it off api.openai.com) or the project's stack; a transcription model named inside a session
- * update is rewritten to the routed model's name.
+ * sends it off api.openai.com) or named by the first `session.update` (the AI SDK names it only
+ * there): without one on the URL the upgrade completes first and that message (or the first audio,
+ * with the project's default_stack) picks it. A session update naming the stream's model is rewritten
+ * to the vendor's name; one naming another model is answered with a realtime `error` event, not sent.
  */
 export function realtimeRoute(auth: Auth): WsRoute {
   return {
@@ -163,8 +165,43 @@ export function realtimeRoute(auth: Auth): WsRoute {
       headers: { ...auth(target), ...(inbound.headers["openai-beta"] ? { "openai-beta": String(inbound.headers["openai-beta"]) } : {}) },
     }),
     meter: () => realtimeTranscriptionMeter(),
-    rewriteClientText: (target) => (frame) => rewriteSessionModel(frame, target.modelName),
+    clientText: (target, models) => (frame) => {
+      const named = sessionTranscriptionModel(frame);
+      if (named === null || named === target.modelName || named === target.modelId) return rewriteSessionModel(frame, target.modelName);
+      const r = models.resolve(named);
+      if (r.ok && r.target.modelId === target.modelId) return rewriteSessionModel(frame, target.modelName);
+      models.refuse(frame, named, r.ok ? "invalid_request" : r.code, r.ok ? `this stream transcribes with ${target.modelId}: open another stream for ${r.target.modelId}` : r.message);
+      return null;
+    },
+    inBand: {
+      named: sessionTranscriptionModel,
+      work: (frame, isBinary) => !isBinary && frame.includes("input_audio_buffer.append"),
+      error: realtimeErrorEvent,
+    },
   };
+}
+
+/** The transcription model a session update names (beta `input_audio_transcription` or GA `audio.input.transcription`), else null. */
+export function sessionTranscriptionModel(frame: string): string | null {
+  if (!frame.includes("session.update")) return null;
+  const msg = jsonObject(frame);
+  const s = msg?.session;
+  if (!isRecord(s)) return null;
+  const beta = s.input_audio_transcription;
+  const ga = isRecord(s.audio) && isRecord(s.audio.input) ? s.audio.input.transcription : undefined;
+  for (const t of [beta, ga]) if (isRecord(t) && typeof t.model === "string") return t.model;
+  return null;
+}
+
+/** OpenAI's realtime `error` event answering a client event (its event_id echoed). */
+export function realtimeErrorEvent(frame: string | null, code: GatewayErrorCode, message: string): string {
+  const eventId = frame === null ? undefined : jsonObject(frame)?.event_id;
+  const type = code === "model_not_found" || code === "invalid_request" ? "invalid_request_error" : code === "budget_exceeded" ? "insufficient_quota" : "server_error";
+  return JSON.stringify({
+    type: "error",
+    event_id: `event_voxgate_${randomUUID().replaceAll("-", "").slice(0, 20)}`,
+    error: { type, code, message, param: null, event_id: typeof eventId === "string" ? eventId : null },
+  });
 }
 
 /** A session update's transcription model set to the routed model's name (other frames untouched). */

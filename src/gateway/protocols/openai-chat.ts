@@ -1,5 +1,6 @@
 import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
-import { jsonObjectBody, valueAfterKey, withModel } from "./json-body.js";
+import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
+import { contentChars, jsonObjectBody, maxTokens, valueAfterKey, withModel } from "./json-body.js";
 import { SseLines } from "./sse.js";
 
 /** What parse keeps for the upstream request and the meter of a chat completion. */
@@ -11,9 +12,6 @@ interface ChatState {
   promptChars: number;
 }
 
-/** Rough characters per token, only for the input estimate of a stream cut off before its usage block. */
-export const CHARS_PER_TOKEN_ESTIMATE = 4;
-
 function parseChat(inbound: InboundRequest): ParsedCall {
   const json = jsonObjectBody(inbound.body);
   const model = json.model;
@@ -24,12 +22,10 @@ function parseChat(inbound: InboundRequest): ParsedCall {
   if (opts !== undefined && opts !== null && (typeof opts !== "object" || Array.isArray(opts))) throw new ProtocolInputError("stream_options must be an object");
   const injectUsage = stream && (opts as { include_usage?: unknown } | null | undefined)?.include_usage !== true;
   let promptChars = 0;
-  for (const m of json.messages as unknown[]) {
-    const content = (m as { content?: unknown } | null)?.content;
-    if (typeof content === "string") promptChars += content.length;
-  }
+  for (const m of json.messages as unknown[]) promptChars += contentChars((m as { content?: unknown } | null)?.content);
   const state: ChatState = { json, injectUsage, promptChars };
-  return { model: typeof model === "string" ? model : null, stream, state };
+  const estimate = { inputTokens: promptTokensEstimate(promptChars), outputTokens: maxTokens(json.max_completion_tokens) ?? maxTokens(json.max_tokens) ?? DEFAULT_RESERVED_OUTPUT_TOKENS };
+  return { model: typeof model === "string" ? model : null, stream, state, estimate };
 }
 
 function chatUpstream(inbound: InboundRequest, call: ParsedCall, target: UpstreamTarget, auth: Record<string, string>) {
@@ -149,7 +145,7 @@ function sseMeter(state: ChatState): Meter {
     },
     units() {
       if (usage) return usage;
-      return { inputTokens: Math.ceil(state.promptChars / CHARS_PER_TOKEN_ESTIMATE), outputTokens: deltas };
+      return { inputTokens: promptTokensEstimate(state.promptChars), outputTokens: deltas };
     },
   };
 }

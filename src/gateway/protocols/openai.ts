@@ -11,6 +11,7 @@ const OPENAI_ERROR_TYPES: Record<GatewayErrorCode, string> = {
   payload_too_large: "invalid_request_error",
   budget_exceeded: "insufficient_quota",
   rate_limited: "rate_limit_error",
+  too_many_streams: "rate_limit_error",
   upstream_unavailable: "api_error",
   upstream_timeout: "api_error",
   loopback_only: "permission_error",

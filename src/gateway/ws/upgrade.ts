@@ -8,7 +8,7 @@ import { connectUpstream, RELAY_SOCKET_OPTIONS, UpstreamConnectError, type Upstr
 /** Largest client frame the gateway accepts on a relayed WebSocket (a vendor's own limit is lower). */
 export const MAX_CLIENT_FRAME_BYTES = 16 * 1024 * 1024;
 /** An upgraded client that never completes its handshake releases the upstream after this long. */
-const HANDSHAKE_GRACE_MS = 10_000;
+export const HANDSHAKE_GRACE_MS = 10_000;
 
 /** The `ws` server node-server v2 hands upgrades to (it must be created with noServer). */
 export function createWebSocketServer(): WebSocketServer {

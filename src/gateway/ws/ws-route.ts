@@ -1,14 +1,15 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Modality } from "../../config/schema.js";
-import type { InboundRequest, UpstreamTarget, VendorProtocol } from "../protocol.js";
+import type { GatewayErrorCode, InboundRequest, UpstreamTarget, VendorProtocol } from "../protocol.js";
 import type { StreamMeter } from "./relay.js";
 
 /**
  * A WebSocket route of a vendor protocol (the WebSocket counterpart of protocol.ts's ProxyRoute):
- * where the model is named at connect time, the upstream socket's path/headers for one attempt,
- * how its frames are metered, and an optional rewrite of client text frames (a model named inside a
- * session message). Everything else (auth, budget, fallback at connect, relay, recording) is the
- * WebSocket pipeline's (src/gateway/ws/pipeline.ts).
+ * where the model is named at connect time (or, with `inBand`, inside messages), the upstream
+ * socket's path/headers for one attempt, how its frames are metered, and an optional gate on client
+ * text frames (a model named inside a message: rewritten to the vendor's name, or refused in-band).
+ * Everything else (auth, limits, budget, fallback at connect, relay, recording) is the WebSocket
+ * pipeline's (src/gateway/ws/pipeline.ts).
  */
 export interface WsRoute {
   /** Path below the protocol prefix in Hono syntax, e.g. "/listen", "/text-to-speech/:voice_id/multi-stream-input". */
@@ -19,8 +20,32 @@ export interface WsRoute {
   /** The upstream socket for one attempt: path (with query) below target.baseUrl, headers, subprotocols. */
   upstream(inbound: InboundRequest, target: UpstreamTarget): { path: string; headers: Record<string, string>; protocols?: string[] };
   meter(inbound: InboundRequest, target: UpstreamTarget): StreamMeter;
-  /** Rewrites a client text frame before it goes upstream (null: frames pass untouched). */
-  rewriteClientText?(target: UpstreamTarget): ((frame: string) => string) | null;
+  /**
+   * Gates each client text frame on its way upstream (null: frames pass untouched): returns the text
+   * to send (a model named in it rewritten to the vendor's name), or null when the frame names a
+   * model this stream cannot serve (`models.refuse` has answered it in-band and recorded it).
+   */
+  clientText?(target: UpstreamTarget, models: StreamModels, meter: StreamMeter): ((frame: string) => string | null) | null;
+  /** The vendor names the model inside messages: the upgrade completes first and the first message picks it. */
+  inBand?: InBandModels;
+}
+
+/** How a route names models inside messages, for the upgrade that completes before any model is known. */
+export interface InBandModels {
+  /** The model a client text frame names (null: none). */
+  named(frame: string): string | null;
+  /** A frame asking for work before any model is named (audio): the project's default_stack serves it. */
+  work(frame: Buffer, isBinary: boolean): boolean;
+  /** The vendor's own in-band error message answering a client frame (in that frame's context). */
+  error(frame: string | null, code: GatewayErrorCode, message: string): string;
+}
+
+/** What a route's gate may ask of the stream about a model named in a message. */
+export interface StreamModels {
+  /** The target a named model resolves to on this route, or why it cannot be served. */
+  resolve(named: string): { ok: true; target: UpstreamTarget } | { ok: false; code: GatewayErrorCode; message: string };
+  /** Answers a frame in-band with the vendor's error (not forwarded) and records a refused attempt. */
+  refuse(frame: string, named: string, code: GatewayErrorCode, message: string): void;
 }
 
 export interface WsProtocol {

@@ -39,6 +39,11 @@ export class CartesiaStub extends StubServer {
         }
         const contextId = typeof msg.context_id === "string" ? msg.context_id : "";
         if (msg.cancel === true) return;
+        // A transcript containing FAIL is a generation the vendor fails before any audio.
+        if (typeof msg.transcript === "string" && msg.transcript.includes("FAIL")) {
+          void ws.send(JSON.stringify({ type: "error", context_id: contextId, status_code: 500, done: true, title: "Internal error", message: "stub generation failed" }));
+          return;
+        }
         if (typeof msg.transcript === "string") {
           truth.characters = (truth.characters ?? 0) + [...msg.transcript].length;
           const data64 = Buffer.from(ttsAudioFor(msg.transcript)).toString("base64");

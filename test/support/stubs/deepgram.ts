@@ -73,6 +73,18 @@ export class DeepgramStub extends StubServer {
           ws.close(1008, "DATA-0000: bad message");
           return;
         }
+        // Scripted failures for the gateway's in-band error tests: Deepgram's error frame, then close 1011.
+        if (type === "Boom") {
+          void ws.send(JSON.stringify({ type: "Error", description: "stub failure: no audio decoded", message: "NET-0001", variant: "stub" })).then(() => ws.close(1011, "NET-0001"));
+          return;
+        }
+        // A vendor that keeps sending to a client that may not read: `bytes` of binary in 64 KiB frames.
+        if (type === "Flood") {
+          const total = Number((JSON.parse(String(data)) as { bytes?: unknown }).bytes ?? 0);
+          const frame = Buffer.alloc(64 * 1024, 1);
+          for (let sent = 0; sent < total && ws.socket.readyState === ws.socket.OPEN; sent += frame.length) ws.socket.send(frame);
+          return;
+        }
         if (type === "CloseStream") {
           void ws.send(JSON.stringify({ type: "Metadata", request_id: "dg-live-1", duration: rawSeconds(bytes, ws.req.query), channels: 1 })).then(() => ws.close(1000));
         }

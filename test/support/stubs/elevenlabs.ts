@@ -45,6 +45,11 @@ export class ElevenLabsStub extends StubServer {
           ws.close(1000);
           return;
         }
+        // A text containing FAIL: ElevenLabs' error message, then close 1008.
+        if (typeof msg.text === "string" && msg.text.includes("FAIL")) {
+          void ws.send(JSON.stringify({ message: "stub: invalid input", error: "invalid_input_message", code: 1008 })).then(() => ws.close(1008, "invalid_input_message"));
+          return;
+        }
         if (typeof msg.text === "string" && msg.text !== " " && msg.text !== "") {
           truth.characters = (truth.characters ?? 0) + [...msg.text].length;
           const audio = Buffer.from(ttsAudioFor(msg.text)).toString("base64");

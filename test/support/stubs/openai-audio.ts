@@ -62,6 +62,10 @@ export class OpenAIAudioStub extends StubServer {
           void ws.send(JSON.stringify({ type: "error", error: { message: "invalid json" } }));
           return;
         }
+        if (msg.type === "stub.fail") {
+          void ws.send(JSON.stringify({ type: "error", event_id: "event_stub", error: { type: "server_error", code: "stub", message: "stub transcription failed", param: null } }));
+          return;
+        }
         if (msg.type === "input_audio_buffer.append" && typeof msg.audio === "string") pending += Buffer.from(msg.audio, "base64").length;
         if (msg.type === "input_audio_buffer.commit") {
           const seconds = pending / 48_000;

@@ -1,0 +1,131 @@
+import { randomUUID } from "node:crypto";
+import type { WebSocket } from "ws";
+import { type Caller, type CallPlan, planCall } from "../admit.js";
+import { type Attempt, type CallContext, recordAttempt } from "../attempt.js";
+import type { Gateway } from "../gateway.js";
+import { upstreamHeaders } from "../header-policy.js";
+import type { LimitGrant } from "../limiter.js";
+import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type UpstreamTarget } from "../protocol.js";
+import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
+import type { StreamSession } from "./session.js";
+import { type StreamModels, type WsProtocol, type WsRoute, wsUrl } from "./ws-route.js";
+
+export type Refusal = { status: number; code: GatewayErrorCode; message: string; retryAfterSeconds?: number | null };
+
+/** One WebSocket call being set up: what every step of it shares. */
+export interface WsCall {
+  gw: Gateway;
+  wsp: WsProtocol;
+  route: WsRoute;
+  inbound: InboundRequest;
+  caller: Caller;
+  requestId: string;
+  startedAt: number;
+  t0: number;
+}
+
+export function planFor(call: WsCall, named: string | null): CallPlan | ({ ok: false } & Refusal) {
+  return planCall(call.gw, call.wsp.protocol, call.route.modality, call.caller, named, { startedAt: call.startedAt, t0: call.t0, requestId: call.requestId });
+}
+
+export interface OpenedUpstream {
+  ok: true;
+  upstream: WebSocket;
+  target: UpstreamTarget;
+  attempt: Attempt;
+  grant: LimitGrant;
+}
+
+/** Tries the plan's candidates in order until one vendor socket opens; failed attempts are recorded. */
+export async function connectChain(call: WsCall, plan: CallPlan): Promise<OpenedUpstream | { ok: false; refusal: Refusal }> {
+  const { gw, route, inbound } = call;
+  const { ctx, chain } = plan;
+  const timeoutMs = Math.min(UPSTREAM_CONNECT_TIMEOUT_MS, gw.config.gateway.first_byte_timeout_ms);
+  let firstFailed: UpstreamTarget | null = null;
+  let last: Refusal = { status: 503, code: "upstream_unavailable", message: "no provider could take the call" };
+  for (let i = 0; i < chain.length; i++) {
+    const target = chain[i] as UpstreamTarget;
+    if (i < chain.length - 1 && gw.cooldowns.cooling(target.providerId)) continue;
+    const limit = await gw.limiter.acquire(target.providerId);
+    if (!limit.ok) {
+      last = { status: 429, code: "rate_limited", message: `rate limit of provider ${target.providerId} reached (${limit.reason})`, retryAfterSeconds: limit.retryAfterMs / 1000 };
+      continue;
+    }
+    const attempt: Attempt = { id: i === 0 ? call.requestId : randomUUID(), target, status: "success", units: {} };
+    let upstream: WebSocket;
+    try {
+      const up = route.upstream(inbound, target);
+      const headers = upstreamHeaders(call.wsp.protocol.id, up.headers, call.wsp.protocol.upstreamAuth(target));
+      upstream = await connectUpstream({ url: wsUrl(target.baseUrl, up.path), headers, protocols: up.protocols ?? [], timeoutMs });
+    } catch (err) {
+      limit.grant.release();
+      if (err instanceof ProtocolInputError) return { ok: false, refusal: { status: err.status, code: "invalid_request", message: err.message } };
+      if (!(err instanceof UpstreamConnectError)) throw err;
+      recordAttempt(ctx, { ...attempt, status: "error", error: err.message });
+      if (err.retryable) gw.cooldowns.fail(target.providerId, err.retryAfterSeconds === null ? null : String(err.retryAfterSeconds));
+      firstFailed ??= target;
+      last = refusalOf(err, target);
+      if (!err.retryable) break;
+      continue;
+    }
+    if (firstFailed) {
+      attempt.status = "fallback";
+      attempt.fallbackFrom = firstFailed.modelId;
+    }
+    return { ok: true, upstream, target, attempt, grant: limit.grant };
+  }
+  return { ok: false, refusal: last };
+}
+
+/** Relays an accepted session to its open vendor socket, with the route's meter and model gate. */
+export function relayCall(call: WsCall, session: StreamSession, upstream: WebSocket, ctx: CallContext, opened: OpenedUpstream, queued?: Array<{ frame: Buffer; isBinary: boolean }>): void {
+  const { route, inbound } = call;
+  const meter = route.meter(inbound, opened.target);
+  session.relayTo(upstream, ctx, opened.attempt, {
+    meter,
+    checkpointMs: call.gw.config.gateway.ws_checkpoint_interval_ms,
+    clientText: route.clientText?.(opened.target, streamModels(call, session, opened.target), meter) ?? null,
+    queued,
+    onEnd: () => opened.grant.release(),
+  });
+}
+
+/** Model questions of a running stream: resolve a model named in a message, refuse one in-band. */
+export function streamModels(call: WsCall, session: StreamSession, current: UpstreamTarget): StreamModels {
+  return {
+    resolve(named) {
+      const plan = planFor(call, named);
+      if (!plan.ok) return { ok: false, code: plan.code, message: plan.message };
+      const target = plan.chain[0] as UpstreamTarget;
+      // One vendor socket serves one provider: another provider's model cannot run on it.
+      if (target.providerId !== current.providerId) {
+        return { ok: false, code: "model_not_found", message: `${target.modelId} is not served by this stream (provider ${current.providerId}); open another stream for it` };
+      }
+      return { ok: true, target };
+    },
+    refuse(frame, named, code, message) {
+      const inBand = call.route.inBand;
+      if (inBand) session.sendToClient(inBand.error(frame, code, message));
+      recordRefused(call, named, message);
+    },
+  };
+}
+
+/** A model a message named and the stream could not serve, recorded as a refused attempt (no units). */
+export function recordRefused(call: WsCall, named: string, message: string): void {
+  const { gw, route, caller } = call;
+  const ctx: CallContext = { gw, route: { modality: route.modality }, tenantId: caller.auth.tenantId, attribution: caller.attribution, startedAt: Date.now(), t0: performance.now(), throttledFrom: null };
+  const providerType = call.wsp.protocol.providerTypes[0] ?? "openai";
+  const target: UpstreamTarget = { modelId: named.slice(0, 200), modality: route.modality, providerId: providerType, providerType, modelName: named, baseUrl: "", apiKey: "" };
+  recordAttempt(ctx, { id: randomUUID(), target, status: "error", error: `refused in-band: ${message}`, units: {}, metadata: { stream_id: call.requestId } });
+}
+
+/** A failed connect as the client's answer: a provider 4xx (other than 429 and its own auth) passes on. */
+function refusalOf(err: UpstreamConnectError, target: UpstreamTarget): Refusal {
+  if (err.kind === "timeout") return { status: 504, code: "upstream_timeout", message: `${target.modelId}: ${err.message}` };
+  if (err.status === 429) return { status: 429, code: "rate_limited", message: `${target.modelId}: the provider is rate limiting`, retryAfterSeconds: err.retryAfterSeconds };
+  if (err.status !== null && err.status >= 400 && err.status < 500 && err.status !== 401 && err.status !== 403) {
+    return { status: err.status, code: "invalid_request", message: `${target.modelId}: the provider refused the stream's parameters (${err.status})` };
+  }
+  return { status: 502, code: "upstream_unavailable", message: `${target.modelId}: ${err.message}` };
+}
