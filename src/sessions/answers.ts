@@ -14,7 +14,7 @@ type Deps = { database: Database; config: Pick<Config, "cost_tracking"> };
 
 /** GET /v1/sessions: one keyset page; `next_cursor` is what the route sends as X-Next-Cursor. */
 export async function sessionPage(services: Deps, auth: TenantScope, q: SessionListQuery) {
-  // Cost tracking off: nothing is recorded as a session, and the spec answers an empty array.
+  // Cost tracking off: nothing is recorded as a session, and the answer is an empty array (docs/api/sessions.md).
   if (!services.config.cost_tracking.enabled) return { sessions: [], next_cursor: null };
   const page = await listSessions(services.database.db, { ...q, tenantId: auth.tenantId });
   return { sessions: page.rows.map(sessionRow), next_cursor: page.next ? encodeCursor(page.next) : null };
