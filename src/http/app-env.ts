@@ -25,6 +25,8 @@ export interface ResponseSpec {
   schema?: z.ZodType;
   /** Content type when it is not application/json. */
   contentType?: string;
+  /** Other content types the same answer may be sent in (negotiated), not checked against `schema`. */
+  otherContentTypes?: readonly string[];
 }
 
 /** What the response check (src/http/openapi.ts) reads from c.var.contract. */

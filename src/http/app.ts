@@ -18,6 +18,7 @@ import { type ManageRouteDeps, manageRoutes } from "../manage/routes.js";
 import { health } from "../manage/status.js";
 import { type McpDeps, mcpRoutes } from "../mcp/routes.js";
 import type { MetricsSources } from "../metrics/collect.js";
+import { otlpRoutes } from "../otlp/routes.js";
 import { readRoutes } from "../reports/routes.js";
 import { type SessionRouteDeps, sessionRoutes } from "../sessions/routes.js";
 import type { AppEnv } from "./app-env.js";
@@ -89,6 +90,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<
   app.use(refuseUnstorableUrl);
   app.route("/", apiKeyRoutes(deps));
   app.route("/", ingestRoutes(deps));
+  app.route("/", otlpRoutes(deps));
   app.route("/", fleetRoutes(deps));
   app.route("/", callRoutes(deps));
   app.route("/", billingRoutes(deps));

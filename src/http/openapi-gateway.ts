@@ -53,7 +53,9 @@ function gatewayPath(method: "get" | "post", path: string, protocol: VendorProto
     description:
       `Vendor protocol ${protocol.id} under ${protocol.prefix}: the body and answer are the vendor's own, and so is the error shape ` +
       "(its code names Voxgate's reason, e.g. budget_exceeded). The Voxgate key goes where the vendor's SDK sends its key; the key needs the infer scope." +
-      (websocket ? " A WebSocket upgrade; a plain GET answers 426." : "") +
+      (websocket
+        ? " A WebSocket upgrade; a plain GET answers 426. A governed stream (gateway.streams): 429 too_many_streams past the key's max_per_key, closed 1000 at idle_timeout_s or max_duration_s, 1008 when its key is revoked, 1013 when a side stops reading (docs/api/gateway-audio.md)."
+        : "") +
       (attributed ? " Behind /p/{project}/s/{session}: the call is attributed to that project and session." : ""),
     security: [{ bearer: ["infer"] }],
     parameters: names.map((name) => ({ name, in: "path" as const, required: true, schema: { type: "string" as const } })),

@@ -126,8 +126,9 @@ function toRouteConfig(spec: RouteSpec<Schema, Schema, Schema>, responses: Recor
   }
   const docResponses: RouteConfig["responses"] = {};
   for (const [status, r] of Object.entries(responses)) {
+    const others = Object.fromEntries((r.otherContentTypes ?? []).map((t) => [t, { schema: { type: "string" as const, format: "binary" } }]));
     docResponses[status] = r.schema
-      ? { description: r.description, content: { [r.contentType ?? "application/json"]: { schema: r.schema } } }
+      ? { description: r.description, content: { [r.contentType ?? "application/json"]: { schema: r.schema }, ...others } }
       : r.contentType
         ? { description: r.description, content: { [r.contentType]: { schema: { type: "string" } } } }
         : { description: r.description };
@@ -223,6 +224,7 @@ async function contractProblem(contract: RouteContract, res: Response): Promise<
   const spec = contract.responses[res.status];
   if (!spec) return `status ${res.status} is not documented`;
   const type = res.headers.get("content-type") ?? "";
+  if (spec.otherContentTypes?.some((t) => type.startsWith(t))) return null;
   if (!spec.schema) {
     if (spec.contentType) return type.startsWith(spec.contentType) ? null : `content-type ${type}, documented ${spec.contentType}`;
     return res.body === null || (await res.clone().text()) === "" ? null : `status ${res.status} is documented without a body`;

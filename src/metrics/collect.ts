@@ -4,6 +4,7 @@ import { type ConfigStore, listEffectiveProviders } from "../manage/registry.js"
 import { costReport } from "../reports/costs.js";
 import { latencySketches } from "../reports/latency.js";
 import { emptySketch, mergeSketch, quantile } from "../stats/summary.js";
+import { otlpState, type OtlpState } from "../otlp/receive.js";
 import { latestGatedRun } from "./diagnostics.js";
 import { type MetricFamily, type MetricSample, renderExposition } from "./exposition.js";
 
@@ -112,6 +113,7 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
         type: "gauge",
         samples: [{ value: rec.queued }],
       },
+      ...otlpFamilies(otlpState(deps)),
     );
   }
   if (diag) {
@@ -139,4 +141,28 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
     );
   }
   return renderExposition(families);
+}
+
+/** The OTLP trace receiver's counters (operator only: the receiver's state is the whole process's). */
+function otlpFamilies(state: OtlpState): MetricFamily[] {
+  return [
+    {
+      name: "voxgate_otlp_spans_received_total",
+      help: "Spans received on POST /v1/otlp/v1/traces since this process started.",
+      type: "counter",
+      samples: [{ value: state.spansReceived }],
+    },
+    {
+      name: "voxgate_otlp_spans_rejected_total",
+      help: "Spans refused (bad ids or times, or whose record the write path skipped), reported back in partial_success.",
+      type: "counter",
+      samples: [{ value: state.spansRejected }],
+    },
+    {
+      name: "voxgate_otlp_spans_unmapped_total",
+      help: "Spans of a kind Voxgate does not map, dropped, per LiveKit span name (any other name as span=other).",
+      type: "counter",
+      samples: [...state.spansUnmapped].sort(([a], [b]) => a.localeCompare(b)).map(([span, value]) => ({ labels: { span }, value })),
+    },
+  ];
 }

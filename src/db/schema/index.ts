@@ -19,3 +19,4 @@ export { requests } from "./requests.js";
 export { sessions } from "./sessions.js";
 export { roomSequences, turns } from "./turns.js";
 export { gatewayRateWindows, gatewayStreamLeases } from "./gateway-leases.js";
+export { otlpSpans, otlpTraces } from "./otlp.js";

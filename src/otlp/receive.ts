@@ -1,0 +1,163 @@
+import { type IngestDeps, ingestRequests } from "../ingest/ingest-requests.js";
+import { storeTurns } from "../ingest/turns.js";
+import { CLOSING_SPANS, type FreshSpan, identityOf, MAPPED_SPANS, mapTrace, namesSession, type OtlpRecord, type OtlpTurn, type TraceIdentity } from "./map.js";
+import type { Attrs, DecodedRequest } from "./spans.js";
+import { fixTraceIdentities, loadTraceState, pruneTraceState, saveSpans } from "./store.js";
+
+/** Export batches written at once; one more is answered 429 with Retry-After (the exporter backs off). */
+export const MAX_CONCURRENT_EXPORTS = 8;
+/**
+ * How long the spans of a trace that names no session (no gen_ai.conversation.id or lk.job_id yet)
+ * wait before the trace id becomes its session. Node agents in a job name it on the first LLM
+ * request; Python agents and sessions outside a job only on the session span sent at close.
+ */
+export const OTLP_SESSION_WAIT_MS = 15 * 60_000;
+/** Pairing state is pruned about once per this many export batches. */
+const PRUNE_EVERY = 500;
+
+/** Per-process receiver state: counters for /v1/metrics and the write-path gate. */
+export interface OtlpState {
+  inFlight: number;
+  batches: number;
+  spansReceived: number;
+  spansUnmapped: Map<string, number>;
+  spansRejected: number;
+}
+
+const states = new WeakMap<object, OtlpState>();
+
+/** The receiver state of one Services (one app); created on first use. */
+export function otlpState(services: object): OtlpState {
+  let s = states.get(services);
+  if (!s) {
+    s = { inFlight: 0, batches: 0, spansReceived: 0, spansUnmapped: new Map(), spansRejected: 0 };
+    states.set(services, s);
+  }
+  return s;
+}
+
+/** LiveKit span names counted one by one when dropped; any other name under "other" (the metric's labels stay a fixed set). */
+const KNOWN_UNMAPPED = new Set([
+  "eou_detection",
+  "function_tool",
+  "start_agent_activity",
+  "drain_agent_activity",
+  "on_enter",
+  "on_exit",
+  "answering_machine_detection",
+  "event_loop_blocked",
+]);
+
+export interface ExportOutcome {
+  rejectedSpans: number;
+  errorMessage: string;
+  records: number;
+  turns: number;
+}
+
+/**
+ * Maps one decoded export to records and turns and stores them through the ingest write path
+ * (validation, rating, sessions, rollups; tenant from the key). The batch's mapped spans are kept
+ * last, once records and turns committed: a batch that failed half-way is mapped whole again when
+ * the exporter retries, and what was stored is counted as duplicates.
+ */
+export async function receiveTraces(
+  services: IngestDeps,
+  state: OtlpState,
+  tenantId: string | null,
+  headerProject: string | null,
+  decoded: DecodedRequest,
+): Promise<ExportOutcome> {
+  const byTrace = new Map<string, { fresh: FreshSpan[]; resource: Attrs }>();
+  let received = decoded.rejected;
+  for (const batch of decoded.batches) {
+    const project = projectOf(batch.resource) ?? headerProject;
+    const python = batch.resource["telemetry.sdk.language"] === "python";
+    for (const span of batch.spans) {
+      received++;
+      if (!MAPPED_SPANS.has(span.name)) {
+        countUnmapped(state, span.name);
+        continue;
+      }
+      let trace = byTrace.get(span.traceId);
+      if (!trace) {
+        trace = { fresh: [], resource: batch.resource };
+        byTrace.set(span.traceId, trace);
+      }
+      trace.fresh.push({ ...span, project, python });
+    }
+  }
+  state.spansReceived += received;
+  state.spansRejected += decoded.rejected;
+  if (byTrace.size === 0) return { rejectedSpans: decoded.rejected, errorMessage: decoded.firstRejection ?? "", records: 0, turns: 0 };
+
+  const db = services.database.db;
+  const now = Date.now();
+  const stored = await loadTraceState(db, tenantId, [...byTrace.keys()]);
+  // A trace is mapped once its session is known: fixed by an earlier batch, named by a span
+  // (gen_ai.conversation.id, lk.job_id), over (the session span came), or waiting too long (the
+  // trace id then). Until then its spans wait in otlp_spans, so no record lands under a session
+  // id the trace's later spans would contradict.
+  const wanted = new Map<string, TraceIdentity>();
+  const ready = new Map<string, TraceIdentity>();
+  for (const [traceId, t] of byTrace) {
+    const earlier = stored.spans.get(traceId) ?? [];
+    const known = stored.identities.get(traceId);
+    const seen = identityOf(traceId, [...earlier, ...t.fresh], t.resource);
+    if (known) {
+      ready.set(traceId, known);
+      if ((!known.roomName && seen.roomName) || (!known.agentId && seen.agentId)) {
+        wanted.set(traceId, { sessionId: known.sessionId, roomName: known.roomName ?? seen.roomName, agentId: known.agentId ?? seen.agentId });
+      }
+      continue;
+    }
+    const spans = [...earlier, ...t.fresh];
+    const waitedMs = earlier.reduce((oldest, s) => Math.max(oldest, now - s.receivedMs), 0);
+    if (spans.some(namesSession) || spans.some((s) => CLOSING_SPANS.has(s.name)) || waitedMs >= OTLP_SESSION_WAIT_MS) wanted.set(traceId, seen);
+  }
+  for (const [traceId, identity] of await fixTraceIdentities(db, tenantId, wanted)) ready.set(traceId, identity);
+
+  const records: OtlpRecord[] = [];
+  const turns: OtlpTurn[] = [];
+  const keep: FreshSpan[] = [];
+  for (const [traceId, t] of byTrace) {
+    const earlier = stored.spans.get(traceId) ?? [];
+    const storedIds = new Set(earlier.map((s) => s.spanId));
+    const novel = t.fresh.filter((s) => !storedIds.has(s.spanId)); // a re-sent span is stored already
+    keep.push(...novel);
+    const identity = ready.get(traceId);
+    if (!identity) continue;
+    const mapped = mapTrace({
+      tenantId,
+      identity,
+      stored: earlier.filter((s) => s.mapped),
+      fresh: [...earlier.filter((s) => !s.mapped), ...novel],
+    });
+    records.push(...mapped.records);
+    turns.push(...mapped.turns);
+  }
+  const ingested = records.length > 0 ? await ingestRequests(services, tenantId, records) : null;
+  const timeline = turns.length > 0 ? await storeTurns(db, tenantId, turns) : null;
+  await saveSpans(db, tenantId, keep, new Set(ready.keys()));
+  if (++state.batches % PRUNE_EVERY === 0) await pruneTraceState(db);
+
+  const skipped = ingested?.skipped ?? 0;
+  state.spansRejected += skipped;
+  const reasons = [decoded.firstRejection, ingested?.skipped_records[0]?.reason, timeline?.skipped_rows[0]?.reason].filter(Boolean);
+  return {
+    rejectedSpans: decoded.rejected + skipped,
+    errorMessage: reasons.length > 0 ? `${decoded.rejected + skipped} span(s) rejected: ${reasons.join("; ")}` : "",
+    records: ingested?.accepted ?? 0,
+    turns: timeline?.accepted ?? 0,
+  };
+}
+
+function projectOf(resource: Attrs): string | null {
+  const v = resource["voxgate.project"];
+  return typeof v === "string" && v !== "" ? v.slice(0, 256) : null;
+}
+
+function countUnmapped(state: OtlpState, name: string): void {
+  const key = KNOWN_UNMAPPED.has(name) ? name : "other";
+  state.spansUnmapped.set(key, (state.spansUnmapped.get(key) ?? 0) + 1);
+}

@@ -1,0 +1,155 @@
+import { sql } from "drizzle-orm";
+import { type Db, queryRows } from "../db/client.js";
+import { type FreshSpan, KEPT_ATTRIBUTES, type TraceIdentity } from "./map.js";
+import type { Attrs } from "./spans.js";
+
+/** Stored spans and trace rows older than this are pruned: an agent session is long over by then. */
+export const OTLP_STATE_TTL_HOURS = 24;
+
+export interface StoredSpan extends FreshSpan {
+  mapped: boolean;
+  /** Epoch ms the receiver stored it. */
+  receivedMs: number;
+}
+
+/** The traces' fixed identities and their spans from earlier batches, by trace id. */
+export async function loadTraceState(
+  db: Db,
+  tenantId: string | null,
+  traceIds: string[],
+): Promise<{ identities: Map<string, TraceIdentity>; spans: Map<string, StoredSpan[]> }> {
+  const ids = JSON.stringify(traceIds);
+  const [traceRows, spanRows] = await Promise.all([
+    queryRows<{ trace_id: string; session_id: string; room_name: string | null; agent_id: string | null }>(
+      db,
+      sql`SELECT trace_id, session_id, room_name, agent_id FROM otlp_traces
+          WHERE trace_id IN (SELECT json_array_elements_text(${ids}::json)) AND tenant_id IS NOT DISTINCT FROM ${tenantId}::text`,
+    ),
+    queryRows<{
+      trace_id: string;
+      span_id: string;
+      parent_span_id: string | null;
+      name: string;
+      start_ms: number;
+      end_ms: number;
+      status_code: number;
+      status_message: string | null;
+      attributes: Attrs;
+      project: string | null;
+      python: boolean;
+      mapped: boolean;
+      received_ms: number;
+    }>(
+      db,
+      sql`SELECT trace_id, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project,
+            python, mapped, (extract(epoch FROM created_at) * 1000)::float8 AS received_ms
+          FROM otlp_spans
+          WHERE trace_id IN (SELECT json_array_elements_text(${ids}::json)) AND tenant_id IS NOT DISTINCT FROM ${tenantId}::text`,
+    ),
+  ]);
+  const identities = new Map(traceRows.map((r) => [r.trace_id, { sessionId: r.session_id, roomName: r.room_name, agentId: r.agent_id }]));
+  const spans = new Map<string, StoredSpan[]>();
+  for (const r of spanRows) {
+    const span: StoredSpan = {
+      traceId: r.trace_id,
+      spanId: r.span_id,
+      parentSpanId: r.parent_span_id,
+      name: r.name,
+      startMs: Number(r.start_ms),
+      endMs: Number(r.end_ms),
+      statusCode: Number(r.status_code),
+      statusMessage: r.status_message ?? "",
+      attributes: r.attributes ?? {},
+      project: r.project,
+      python: r.python,
+      mapped: r.mapped,
+      receivedMs: Number(r.received_ms),
+    };
+    const list = spans.get(r.trace_id);
+    if (list) list.push(span);
+    else spans.set(r.trace_id, [span]);
+  }
+  return { identities, spans };
+}
+
+/**
+ * Fixes each trace's identity on first sight (a concurrent batch of the same trace gets the winner's
+ * session), and fills a room or agent learnt later. Returns the identities as stored.
+ */
+export async function fixTraceIdentities(db: Db, tenantId: string | null, wanted: Map<string, TraceIdentity>): Promise<Map<string, TraceIdentity>> {
+  if (wanted.size === 0) return new Map();
+  const payload = JSON.stringify(
+    [...wanted]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([trace_id, i]) => ({ trace_id, session_id: i.sessionId, room_name: i.roomName, agent_id: i.agentId })),
+  );
+  const rows = await queryRows<{ trace_id: string; session_id: string; room_name: string | null; agent_id: string | null }>(
+    db,
+    sql`INSERT INTO otlp_traces (tenant_id, trace_id, session_id, room_name, agent_id)
+        SELECT ${tenantId}::text, v.trace_id, v.session_id, v.room_name, v.agent_id
+        FROM json_to_recordset(${payload}::json) AS v(trace_id text, session_id text, room_name text, agent_id text)
+        ON CONFLICT ON CONSTRAINT otlp_traces_trace_tenant_uq DO UPDATE SET
+          room_name = COALESCE(otlp_traces.room_name, excluded.room_name),
+          agent_id = COALESCE(otlp_traces.agent_id, excluded.agent_id)
+        RETURNING trace_id, session_id, room_name, agent_id`,
+  );
+  return new Map(rows.map((r) => [r.trace_id, { sessionId: r.session_id, roomName: r.room_name, agentId: r.agent_id }]));
+}
+
+/**
+ * Keeps the batch's spans (re-sent spans are no-ops) and marks every span of `mappedTraces` as
+ * mapped, the ones that waited for their session included.
+ */
+export async function saveSpans(db: Db, tenantId: string | null, spans: readonly FreshSpan[], mappedTraces: ReadonlySet<string>): Promise<void> {
+  if (spans.length > 0) {
+    const payload = JSON.stringify(
+      spans.map((s) => ({
+        trace_id: s.traceId,
+        span_id: s.spanId,
+        parent_span_id: s.parentSpanId,
+        name: s.name,
+        start_ms: s.startMs,
+        end_ms: s.endMs,
+        status_code: s.statusCode,
+        status_message: s.statusMessage || null,
+        attributes: keptAttributes(s.attributes),
+        project: s.project,
+        python: s.python,
+        mapped: mappedTraces.has(s.traceId),
+      })),
+    );
+    await db.execute(
+      sql`INSERT INTO otlp_spans (tenant_id, trace_id, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message,
+            attributes, project, python, mapped)
+          SELECT ${tenantId}::text, v.trace_id, v.span_id, v.parent_span_id, v.name, v.start_ms, v.end_ms, v.status_code, v.status_message,
+            v.attributes, v.project, v.python, v.mapped
+          FROM json_to_recordset(${payload}::json) AS v(trace_id text, span_id text, parent_span_id text, name text, start_ms float8,
+            end_ms float8, status_code int, status_message text, attributes jsonb, project text, python boolean, mapped boolean)
+          ON CONFLICT ON CONSTRAINT otlp_spans_span_tenant_uq DO NOTHING`,
+    );
+  }
+  if (mappedTraces.size > 0) {
+    await db.execute(
+      sql`UPDATE otlp_spans SET mapped = true
+          WHERE trace_id IN (SELECT json_array_elements_text(${JSON.stringify([...mappedTraces])}::json))
+            AND tenant_id IS NOT DISTINCT FROM ${tenantId}::text AND NOT mapped`,
+    );
+  }
+}
+
+/** Only the attributes mapping reads; an empty transcript is kept as such (it marks the closing turn), no other content. */
+function keptAttributes(a: Attrs): Attrs {
+  const out: Attrs = {};
+  for (const [key, v] of Object.entries(a)) {
+    if (KEPT_ATTRIBUTES.has(key) && (typeof v === "string" || typeof v === "number" || typeof v === "boolean")) out[key] = v;
+  }
+  if (a["lk.pii.user_transcript"] === "") out["lk.pii.user_transcript"] = "";
+  return out;
+}
+
+/** Drops pairing state older than OTLP_STATE_TTL_HOURS. */
+export async function pruneTraceState(db: Db): Promise<void> {
+  const cutoff = sql`now() - make_interval(hours => ${OTLP_STATE_TTL_HOURS})`;
+  await db.execute(sql`DELETE FROM otlp_spans WHERE created_at < ${cutoff}`);
+  await db.execute(sql`DELETE FROM otlp_traces WHERE created_at < ${cutoff}`);
+}

@@ -1,0 +1,165 @@
+import { gzipSync } from "node:zlib";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DomainError } from "../../src/errors.js";
+import { decodeTraces } from "../../src/otlp/decode.js";
+import { ExportTraceServiceResponse } from "../../src/otlp/proto.js";
+import { MAX_CONCURRENT_EXPORTS, otlpState } from "../../src/otlp/receive.js";
+import { ACME, AUTH_YAML, countOf, OPS, READER } from "../ingest/helpers.js";
+import { useTestApp } from "../support/app.js";
+import { jsonBody, protobufBody, SpanScript } from "./support.js";
+
+const PATH = "/v1/otlp/v1/traces";
+
+/** A small genuine export request: a session span, a committed user turn and an unmapped eou span. */
+function sampleSpans() {
+  const script = new SpanScript();
+  const t0 = Date.now() - 10_000;
+  const session = script.start("agent_session", t0, { "gen_ai.conversation.id": "RM_http" });
+  const turn = script.start("user_turn", t0 + 10, { "gen_ai.request.model": "nova-3", "gen_ai.provider.name": "deepgram" }, session);
+  script.start("user_speaking", t0 + 10, {}, turn).end(t0 + 1010);
+  script.start("eou_detection", t0 + 1010, {}, turn).end(t0 + 1020);
+  turn.end(t0 + 1100);
+  session.end(t0 + 2000);
+  return script.take();
+}
+
+describe("POST /v1/otlp/v1/traces: OTLP/HTTP answers", () => {
+  const t = useTestApp({ yaml: `${AUTH_YAML}\nserve:\n  body_limit_bytes: 65536\n` });
+  const post = (body: Uint8Array | string, headers: Record<string, string>, key: string | null = ACME) =>
+    t.call("POST", PATH, { key: key ?? undefined, raw: body, headers });
+  const proto = { "content-type": "application/x-protobuf" };
+
+  it("401 without a key, 403 for a key without the ingest scope", async () => {
+    const body = protobufBody(sampleSpans());
+    expect((await post(body, proto, null)).status).toBe(401);
+    expect((await post(body, proto, "nope-not-a-key")).status).toBe(401);
+    expect((await post(body, proto, READER)).status).toBe(403);
+  });
+
+  it("200 with an empty ExportTraceServiceResponse in protobuf, counts unmapped spans in /v1/metrics", async () => {
+    const before = await countOf(t.services.database.db, "requests");
+    const res = await post(protobufBody(sampleSpans()), proto);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/x-protobuf");
+    const answer = ExportTraceServiceResponse.toObject(ExportTraceServiceResponse.decode(new Uint8Array(await res.arrayBuffer())));
+    expect(answer).toEqual({});
+    expect(await countOf(t.services.database.db, "requests")).toBe(before + 1);
+    const metrics = await (await t.call("GET", "/v1/metrics", { key: OPS })).text();
+    expect(metrics).toContain('voxgate_otlp_spans_unmapped_total{span="eou_detection"} 1');
+    expect(metrics).toMatch(/voxgate_otlp_spans_received_total \d+/);
+  });
+
+  it("accepts gzip (OTEL_EXPORTER_OTLP_COMPRESSION=gzip) and OTLP/JSON", async () => {
+    const gz = await post(gzipSync(protobufBody(sampleSpans())), { ...proto, "content-encoding": "gzip" });
+    expect(gz.status).toBe(200);
+    const json = await post(jsonBody(sampleSpans()), { "content-type": "application/json" });
+    expect(json.status).toBe(200);
+    expect(await json.json()).toEqual({});
+  });
+
+  it("partial_success names the spans refused (bad ids), the others are stored", async () => {
+    const body = JSON.parse(new TextDecoder().decode(jsonBody(sampleSpans())));
+    const spans = body.resourceSpans[0].scopeSpans[0].spans;
+    spans.push({ ...spans[0], traceId: "not-hex", spanId: "0102030405060708" });
+    const res = await post(JSON.stringify(body), { "content-type": "application/json" });
+    expect(res.status).toBe(200);
+    const answer = await res.json();
+    expect(answer.partialSuccess.rejectedSpans).toBe("1");
+    expect(answer.partialSuccess.errorMessage).toContain("invalid trace id");
+  });
+
+  it("400 for an undecodable body, 415 for another content type, 413 over the limit", async () => {
+    const good = protobufBody(sampleSpans());
+    expect((await post(good.slice(0, good.length - 7), proto)).status).toBe(400);
+    expect((await post(new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), proto)).status).toBe(400);
+    expect((await post("{not json", { "content-type": "application/json" })).status).toBe(400);
+    expect((await post("[]", { "content-type": "application/json" })).status).toBe(400);
+    expect((await post(good, { "content-type": "text/plain" })).status).toBe(415);
+    expect((await post(new Uint8Array(70_000), proto)).status).toBe(413);
+  });
+
+  it("429 with Retry-After while the write path is saturated", async () => {
+    const state = otlpState(t.services);
+    state.inFlight = MAX_CONCURRENT_EXPORTS;
+    try {
+      const res = await post(protobufBody(sampleSpans()), proto);
+      expect(res.status).toBe(429);
+      expect(res.headers.get("retry-after")).toBe("1");
+    } finally {
+      state.inFlight = 0;
+    }
+  });
+
+  it("fuzz over HTTP: truncated and bit-flipped exports answer 200 or 400, never 500", async () => {
+    const good = protobufBody(sampleSpans());
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: good.length }), fc.nat({ max: good.length - 1 }), fc.nat({ max: 255 }), async (cut, at, byte) => {
+        const body = good.slice(0, cut);
+        if (at < body.length) body[at] = byte;
+        const res = await post(body, proto);
+        expect([200, 400]).toContain(res.status);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("decodeTraces (fuzz)", () => {
+  const good = protobufBody(sampleSpans());
+  const decodeOrRefuse = (bytes: Uint8Array, type = "application/x-protobuf") => {
+    try {
+      decodeTraces(bytes, type);
+    } catch (err) {
+      expect(err).toBeInstanceOf(DomainError);
+    }
+  };
+
+  it("arbitrary bytes never throw anything but a 400", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 2048 }), (bytes) => decodeOrRefuse(bytes)),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("every truncation and byte mutation of a genuine export is decoded or refused", () => {
+    for (let cut = 0; cut <= good.length; cut++) decodeOrRefuse(good.slice(0, cut));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat({ max: good.length - 1 }), fc.nat({ max: 255 })), { minLength: 1, maxLength: 8 }), (edits) => {
+        const body = good.slice();
+        for (const [at, byte] of edits) body[at] = byte;
+        decodeOrRefuse(body);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("lengths that lie (huge varints, deep nesting) are refused without hanging", () => {
+    // A length-delimited field claiming 2^35 bytes.
+    decodeOrRefuse(new Uint8Array([0x0a, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x00]));
+    // 20,000 nested ResourceSpans.resource → attributes → ... as empty length-delimited fields.
+    const deep = new Uint8Array(40_000).map((_, i) => (i % 2 === 0 ? 0x0a : 0x00));
+    decodeOrRefuse(deep);
+    // Nested AnyValue arrays 5,000 deep in one attribute, built inside out.
+    let value: Uint8Array = new Uint8Array([0x0a, 0x00]);
+    for (let i = 0; i < 5000; i++) value = wrap(0x2a, wrap(0x0a, value));
+    decodeOrRefuse(wrap(0x0a, wrap(0x12, wrap(0x12, wrap(0x4a, wrap(0x12, value))))));
+    decodeOrRefuse(new TextEncoder().encode("[".repeat(100_000)), "application/json");
+  });
+});
+
+/** A length-delimited protobuf field: tag, varint length, bytes. */
+function wrap(tag: number, inner: Uint8Array): Uint8Array {
+  const len: number[] = [];
+  let n = inner.length;
+  while (n > 0x7f) {
+    len.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  len.push(n);
+  const out = new Uint8Array(1 + len.length + inner.length);
+  out[0] = tag;
+  out.set(len, 1);
+  out.set(inner, 1 + len.length);
+  return out;
+}
