@@ -9,6 +9,8 @@
  *     BENCH_C64_ROUNDS interleaved rounds with every ratio taken within a round;
  *   - SSE at concurrency 1: added time to first token.
  * Targets (docs/PERFORMANCE.md): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
+ * BENCH_API=responses (`npm run bench:gateway:responses`) runs the same modes on OpenAI's Responses
+ * API (POST /v1/responses, SSE events up to response.completed) instead of chat completions.
  * A peer that fails a mode is reported as failed, not dropped.
  * Also in the same run: the floor (bench/gateway-floor.ts, a minimal undici proxy: what Node itself
  * costs here), and with BENCH_BASE_DIST=<dir> a second Voxgate built from another commit (A/B:
@@ -66,8 +68,15 @@ const history =
         role: i % 2 === 0 ? "user" : "assistant",
         content: `Turn ${i}: ${"the caller asked about their order status and the agent explained the delivery window. ".repeat(6)}`,
       }));
-const BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", messages: history });
-const SSE_BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", stream: true, messages: history });
+/** Which OpenAI API the calls use: chat completions (default) or Responses (BENCH_API=responses). */
+const RESPONSES = process.env.BENCH_API === "responses";
+const API = RESPONSES ? "responses" : "chat";
+/** The route below /v1 (the vendor's) or /openai/v1 (Voxgate's, the floor's). */
+const ROUTE = RESPONSES ? "/responses" : "/chat/completions";
+/** The first content delta of the stub's stream ("Hel"), as it appears on the wire. */
+const FIRST_DELTA = RESPONSES ? '"delta":"H' : '"content":"H';
+const BODY = JSON.stringify(RESPONSES ? { model: "openai/gpt-4.1-mini", input: history } : { model: "openai/gpt-4.1-mini", messages: history });
+const SSE_BODY = JSON.stringify(RESPONSES ? { model: "openai/gpt-4.1-mini", stream: true, input: history } : { model: "openai/gpt-4.1-mini", stream: true, messages: history });
 
 interface Target {
   name: string;
@@ -121,7 +130,7 @@ async function sequential(t: Target, body: string, n: number, untilFirstToken: b
       if (untilFirstToken) {
         let seen = false;
         for await (const chunk of res.body) {
-          if (!seen && String(chunk).includes('"content":"H')) {
+          if (!seen && String(chunk).includes(FIRST_DELTA)) {
             times.push(performance.now() - t0);
             seen = true;
           }
@@ -292,18 +301,18 @@ async function main() {
   const floor = await spawnWithPort(["--import", "tsx", join(ROOT, "bench/gateway-floor.ts"), stubOrigin, PROVIDER_KEY]);
   const portkey = await attempt(startPortkey);
 
-  const direct: Target = { name: "direct", pid: stub.child.pid, origin: stubOrigin, path: "/v1/chat/completions", headers: { authorization: `Bearer ${PROVIDER_KEY}` } };
-  const through: Target = { name: "voxgate", pid: voxgate.child.pid, dbUrl: db.url, origin: voxgate.baseUrl, path: "/openai/v1/chat/completions", headers: { authorization: `Bearer ${KEY}` } };
+  const direct: Target = { name: "direct", pid: stub.child.pid, origin: stubOrigin, path: `/v1${ROUTE}`, headers: { authorization: `Bearer ${PROVIDER_KEY}` } };
+  const through: Target = { name: "voxgate", pid: voxgate.child.pid, dbUrl: db.url, origin: voxgate.baseUrl, path: `/openai/v1${ROUTE}`, headers: { authorization: `Bearer ${KEY}` } };
   const peer: Target | null = portkey.ok
     ? {
         name: "portkey",
         pid: portkey.value.child.pid,
         origin: `http://127.0.0.1:${portkey.value.port}`,
-        path: "/v1/chat/completions",
+        path: `/v1${ROUTE}`,
         headers: { authorization: `Bearer ${PROVIDER_KEY}`, "x-portkey-provider": "openai", "x-portkey-custom-host": `${stubOrigin}/v1` },
       }
     : null;
-  const floorTarget: Target = { name: "floor", pid: floor.child.pid, origin: `http://127.0.0.1:${floor.port}`, path: "/openai/v1/chat/completions", headers: {} };
+  const floorTarget: Target = { name: "floor", pid: floor.child.pid, origin: `http://127.0.0.1:${floor.port}`, path: `/openai/v1${ROUTE}`, headers: {} };
   const baseTarget: Target | null = base ? { name: "voxgate@base", pid: base.child.pid, dbUrl: baseDb?.url, origin: base.baseUrl, path: through.path, headers: through.headers } : null;
   const all = [direct, floorTarget, through, ...(baseTarget ? [baseTarget] : []), ...(peer ? [peer] : [])];
   const others = all.filter((t) => t !== direct).map((t) => t.name);
@@ -364,7 +373,7 @@ async function main() {
     const d = stats(c1.direct ?? []);
     const dSse = stats(sse.direct ?? []);
     console.log(`bench:gateway — ${new Date().toISOString()}, load ${(await import("node:os")).loadavg().map((l) => l.toFixed(2)).join(" ")}; request body ${BODY.length} bytes (${MESSAGES} message${MESSAGES === 1 ? "" : "s"})`);
-    console.log(`chat JSON c=1 (${C1_REQUESTS} calls, ${ROUNDS} interleaved rounds): direct p50 ${d.p50.toFixed(3)} ms, p99 ${d.p99.toFixed(3)} ms`);
+    console.log(`${API} JSON c=1 (${C1_REQUESTS} calls, ${ROUNDS} interleaved rounds): direct p50 ${d.p50.toFixed(3)} ms, p99 ${d.p99.toFixed(3)} ms`);
     for (const name of [...others, ...(peer ? [] : ["portkey"])]) {
       if (c1Errors[name] || !(c1[name]?.length ?? 0)) {
         console.log(`  ${name}: FAILED ${c1Errors[name] ?? "not started"}`);
@@ -383,7 +392,7 @@ async function main() {
       console.log(`  ${name}: TTFT p50 ${s.p50.toFixed(3)} ms (added ${(s.p50 - dSse.p50).toFixed(3)} ms), p99 ${s.p99.toFixed(3)} ms`);
     }
     const report = (label: string, results: Record<string, Outcome<Throughput[]>>) => {
-      console.log(`chat JSON c=64 (${C64_ROUNDS} interleaved rounds of ${C64_SECONDS} s, ${label}; each peer's median round):`);
+      console.log(`${API} JSON c=64 (${C64_ROUNDS} interleaved rounds of ${C64_SECONDS} s, ${label}; each peer's median round):`);
       for (const t of all) {
         const o = results[t.name];
         if (!o?.ok) {
@@ -423,7 +432,7 @@ async function main() {
     };
     report("autocannon", rps);
     if (WRK) report(`wrk -t${WRK_THREADS}`, wrkRps);
-    else console.log("chat JSON c=64 with wrk: skipped (wrk not on PATH, or BENCH_WRK=0)");
+    else console.log(`${API} JSON c=64 with wrk: skipped (wrk not on PATH, or BENCH_WRK=0)`);
     const vs = stats(c1.voxgate ?? []);
     console.log(`  added p50 at c=1: ${(vs.p50 - d.p50).toFixed(3)} ms (target ≤ 0.3 ms); the floor adds ${(stats(c1.floor ?? []).p50 - d.p50).toFixed(3)} ms`);
   } finally {

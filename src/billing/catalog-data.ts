@@ -6,6 +6,9 @@ import type { CatalogEntryInput } from "../config/schema.js";
  * Each entry carries the date it was read and where. Vendors change prices: verify before you bill,
  * and override or add entries in voxgate.yaml under `pricing.catalog` (same field names).
  *
+ * Keys ending in `*` price every model id with that prefix (`deepgram/aura-2-*`: each Aura-2 voice is
+ * its own model id); an exact key wins over a prefix, the longest prefix over a shorter one.
+ *
  * A price of null means the catalog KNOWS the model but holds no rate for it (plan- or credit-based
  * pricing with no public list price): records of it rate as "unrated", never as a silent zero.
  * Self-hosted models are declared at zero cost (`self_hosted: true`) under `self-hosted/<model>`;
@@ -20,7 +23,11 @@ const ANTHROPIC = "anthropic.com/pricing#api (cached = cache read)";
 const GROQ = "groq.com/pricing (on-demand)";
 const DEEPGRAM = "deepgram.com/pricing (pay as you go, streaming)";
 const ELEVENLABS = "elevenlabs.io/pricing/api (per 1k characters, API)";
-const CARTESIA = "cartesia.ai/pricing (credit plans; no public per-character list price)";
+const CARTESIA = "docs.cartesia.ai/pricing (~1 credit per character) at cartesia.ai/pricing's Startup plan ($49 for 1.25M credits)";
+const DEEPGRAM_TTS = "deepgram.com/pricing (pay as you go; Aura-2 $0.030, Aura-1 $0.015 per 1k characters)";
+const ASSEMBLYAI = "assemblyai.com/pricing (Universal-Streaming billed per session hour: $0.15; Universal-3 Pro streaming $0.45)";
+const GEMINI = "ai.google.dev/gemini-api/docs/pricing (paid tier, text input; cached = context caching)";
+const OPENAI_TRANSCRIBE = "openai.com/api/pricing: per 1M tokens, input at the audio rate (text prompt tokens cost less), output text; per minute when no tokens are reported";
 const SELF = "self-hosted: no per-request vendor charge; your hardware cost is not per request";
 
 const llm = (input: number, cached: number, output: number, as_of: string, source: string): Entry => ({
@@ -32,6 +39,15 @@ const llm = (input: number, cached: number, output: number, as_of: string, sourc
   source,
 });
 const stt = (perMinute: number | null, as_of: string, source: string): Entry => ({ modality: "stt", price_usd: perMinute, as_of, source });
+/** A token-billed transcription model: per 1M tokens (input, output) when the answer reports tokens, else per minute. */
+const sttTokens = (perMinute: number, input: number, output: number, as_of: string, source: string): Entry => ({
+  modality: "stt",
+  price_usd: perMinute,
+  input_price_usd: input,
+  output_price_usd: output,
+  as_of,
+  source,
+});
 const tts = (per1k: number | null, as_of: string, source: string): Entry => ({ modality: "tts", price_usd: per1k, as_of, source });
 const self = (modality: "stt" | "llm" | "tts"): Entry =>
   modality === "llm"
@@ -51,12 +67,18 @@ export const SHIPPED_CATALOG: Record<string, Entry> = {
   "openai/gpt-5-mini": llm(0.25, 0.025, 2, "2025-10-01", OPENAI),
   "openai/gpt-5-nano": llm(0.05, 0.005, 0.4, "2025-10-01", OPENAI),
   "openai/o4-mini": llm(1.1, 0.275, 4.4, "2025-10-01", OPENAI),
+  // Speech-to-speech: the text token prices only (audio tokens cost $32 in / $64 out per 1M).
+  "openai/gpt-realtime": llm(4, 0.4, 16, "2026-11-28", `${OPENAI}; text tokens`),
   // Anthropic LLMs
   "anthropic/claude-sonnet-4-5": llm(3, 0.3, 15, "2025-10-01", ANTHROPIC),
   "anthropic/claude-sonnet-4-0": llm(3, 0.3, 15, "2025-10-01", ANTHROPIC),
   "anthropic/claude-haiku-4-5": llm(1, 0.1, 5, "2025-10-16", ANTHROPIC),
   "anthropic/claude-3-5-haiku-latest": llm(0.8, 0.08, 4, "2025-10-01", ANTHROPIC),
   "anthropic/claude-opus-4-1": llm(15, 1.5, 75, "2025-10-01", ANTHROPIC),
+  // Google Gemini LLMs
+  "gemini/gemini-2.5-flash": llm(0.3, 0.03, 2.5, "2026-11-28", GEMINI),
+  "gemini/gemini-2.5-flash-lite": llm(0.1, 0.01, 0.4, "2026-11-28", GEMINI),
+  "gemini/gemini-2.5-pro": llm(1.25, 0.125, 10, "2026-11-28", `${GEMINI}; prompts up to 200k tokens`),
   // Groq LLMs (no prompt-cache discount listed: cached = input)
   "groq/llama-3.1-8b-instant": llm(0.05, 0.05, 0.08, "2025-10-01", GROQ),
   "groq/llama-3.3-70b-versatile": llm(0.59, 0.59, 0.79, "2025-10-01", GROQ),
@@ -67,8 +89,12 @@ export const SHIPPED_CATALOG: Record<string, Entry> = {
   "deepgram/nova-2": stt(0.0058, "2025-10-01", DEEPGRAM),
   "deepgram/flux-general-en": stt(0.0077, "2025-10-01", DEEPGRAM),
   "openai/whisper-1": stt(0.006, "2025-10-01", OPENAI),
-  "openai/gpt-4o-transcribe": stt(0.006, "2025-10-01", OPENAI),
-  "openai/gpt-4o-mini-transcribe": stt(0.003, "2025-10-01", OPENAI),
+  "openai/gpt-4o-transcribe": sttTokens(0.006, 6, 10, "2026-11-28", OPENAI_TRANSCRIBE),
+  "openai/gpt-4o-mini-transcribe": sttTokens(0.003, 3, 5, "2026-11-28", OPENAI_TRANSCRIBE),
+  "assemblyai/universal-streaming-english": stt(0.0025, "2026-11-28", ASSEMBLYAI),
+  "assemblyai/universal-streaming-multilingual": stt(0.0025, "2026-11-28", ASSEMBLYAI),
+  "assemblyai/universal-streaming": stt(0.0025, "2026-11-28", ASSEMBLYAI),
+  "assemblyai/u3-rt-pro": stt(0.0075, "2026-11-28", ASSEMBLYAI),
   "groq/whisper-large-v3": stt(0.00185, "2025-10-01", `${GROQ}; $0.111 per audio hour`),
   "groq/whisper-large-v3-turbo": stt(0.000667, "2025-10-01", `${GROQ}; $0.04 per audio hour`),
   // TTS, per 1k characters
@@ -76,8 +102,13 @@ export const SHIPPED_CATALOG: Record<string, Entry> = {
   "elevenlabs/eleven_turbo_v2_5": tts(0.05, "2025-10-01", ELEVENLABS),
   "elevenlabs/eleven_multilingual_v2": tts(0.1, "2025-10-01", ELEVENLABS),
   "elevenlabs/eleven_v3": tts(0.1, "2025-10-01", ELEVENLABS),
-  "cartesia/sonic-2": tts(null, "2025-10-01", CARTESIA),
-  "cartesia/sonic-turbo": tts(null, "2025-10-01", CARTESIA),
+  "elevenlabs/eleven_flash_v2": tts(0.05, "2026-11-28", ELEVENLABS),
+  "elevenlabs/eleven_turbo_v2": tts(0.05, "2026-11-28", ELEVENLABS),
+  "cartesia/sonic-2": tts(0.039, "2026-11-28", CARTESIA),
+  "cartesia/sonic-3": tts(0.039, "2026-11-28", CARTESIA),
+  "cartesia/sonic-turbo": tts(0.039, "2026-11-28", CARTESIA),
+  "deepgram/aura-2-*": tts(0.03, "2026-11-28", DEEPGRAM_TTS),
+  "deepgram/aura-*": tts(0.015, "2026-11-28", DEEPGRAM_TTS),
   "openai/tts-1": tts(0.015, "2025-10-01", OPENAI),
   "openai/tts-1-hd": tts(0.03, "2025-10-01", OPENAI),
   "openai/gpt-4o-mini-tts": tts(0.015, "2025-10-01", `${OPENAI}; estimate: billed per token, ~$15 per 1M characters`),

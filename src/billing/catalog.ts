@@ -53,7 +53,7 @@ export function compileCatalog(overrides: Record<string, CatalogEntryInput>, sel
     const isLlm = merged.modality === "llm";
     const legs = o.input_price_usd !== undefined || o.output_price_usd !== undefined || o.cached_input_price_usd !== undefined;
     if (isLlm && o.price_usd !== undefined) throw new CatalogError(`pricing.catalog.${key}: llm entries use input_price_usd/output_price_usd, not price_usd`);
-    if (!isLlm && legs) throw new CatalogError(`pricing.catalog.${key}: ${merged.modality} entries use price_usd, not token legs`);
+    if (merged.modality === "tts" && legs) throw new CatalogError(`pricing.catalog.${key}: tts entries use price_usd, not token legs`);
     entries.set(key, toEntry(key, merged, "config"));
   }
   return { entries, selfHostedProviders: new Set(selfHostedProviders), memo: new Map() };
@@ -64,15 +64,18 @@ function toEntry(key: string, e: CatalogEntryInput, origin: CatalogEntry["origin
   const input = e.input_price_usd ?? null;
   const output = e.output_price_usd ?? null;
   const price = e.price_usd ?? null;
-  const rated = modality === "llm" ? input !== null && output !== null : price !== null;
+  // stt entries may state token legs too (token-billed transcription), beside or instead of a per-minute price.
+  const legs = modality !== "tts";
+  const tokenRated = input !== null && output !== null;
+  const rated = modality === "llm" ? tokenRated : price !== null || (modality === "stt" && tokenRated);
   return {
     key,
     modality,
     unit: CANONICAL_UNIT[modality],
     priceUsd: modality === "llm" ? null : price,
-    inputPriceUsd: modality === "llm" ? input : null,
-    outputPriceUsd: modality === "llm" ? output : null,
-    cachedInputPriceUsd: modality === "llm" ? (e.cached_input_price_usd ?? input) : null,
+    inputPriceUsd: legs ? input : null,
+    outputPriceUsd: legs ? output : null,
+    cachedInputPriceUsd: legs && input !== null ? (e.cached_input_price_usd ?? input) : null,
     rated,
     selfHosted: e.self_hosted ?? false,
     asOf: e.as_of ?? null,
@@ -99,6 +102,7 @@ export function lookupCatalog(catalog: Catalog, modelId: string, provider: strin
   const slash = modelId.indexOf("/");
   const name = slash >= 0 ? modelId.slice(slash + 1) : modelId;
   if (catalog.selfHostedProviders?.has(provider)) found = entries.get(`self-hosted/${name}`) ?? null;
+  found ??= prefixEntry(entries, modelId);
   found ??= entries.get(`${provider}/*`) ?? null;
   if (found && found.modality !== modality) found = null;
   // Bounded: a flood of distinct unknown model ids must not grow memory without end.
@@ -110,6 +114,19 @@ export function lookupCatalog(catalog: Catalog, modelId: string, provider: strin
 }
 
 /** JSON form of an entry (the `catalog` of a quote, and GET /v1/billing/rate-card/models). */
+/** The entry of the longest `<prefix>*` key that modelId starts with (`deepgram/aura-2-*`); null when none. */
+function prefixEntry(entries: ReadonlyMap<string, CatalogEntry>, modelId: string): CatalogEntry | null {
+  let best: CatalogEntry | null = null;
+  for (const [key, e] of entries) {
+    if (!key.endsWith("*")) continue;
+    const prefix = key.slice(0, -1);
+    // `<provider>/*` is the provider-wide fallback, tried after.
+    if (prefix.endsWith("/") || !modelId.startsWith(prefix)) continue;
+    if (best === null || key.length > best.key.length) best = e;
+  }
+  return best;
+}
+
 export function publicCatalogEntry(e: CatalogEntry | null) {
   if (!e) return { found: false, rated: false };
   return {
@@ -121,6 +138,7 @@ export function publicCatalogEntry(e: CatalogEntry | null) {
     ...(e.modality === "llm"
       ? { input_price_usd: e.inputPriceUsd, output_price_usd: e.outputPriceUsd, cached_input_price_usd: e.cachedInputPriceUsd }
       : { price_usd: e.priceUsd }),
+    ...(e.modality === "stt" && e.inputPriceUsd !== null && { input_price_usd: e.inputPriceUsd, output_price_usd: e.outputPriceUsd }),
     self_hosted: e.selfHosted,
     as_of: e.asOf,
     source: e.source,

@@ -17,6 +17,8 @@ export interface RatingInput {
   outputTokens: number | null;
   cachedInputTokens: number | null;
   audioSeconds: number | null;
+  /** Seconds the vendor bills when they differ from the audio's (a streaming session): per-minute prices apply to these. */
+  billedSeconds?: number | null;
   characters: number | null;
   /** What the provider charged, when the agent knew; null lets a cost rule or the catalog price it. */
   costUsd: number | null;
@@ -175,21 +177,27 @@ function formAmount(form: Exclude<PricingForm, { kind: "markup" }>, r: RatingInp
   }
   let base: number;
   if (form.unit === "request") base = r.status === "error" ? 0 : 1;
-  else if (form.unit === "minute" || form.unit === "second") base = nonNeg(r.audioSeconds);
+  else if (form.unit === "minute" || form.unit === "second") base = nonNeg(r.billedSeconds ?? r.audioSeconds);
   else base = nonNeg(r.characters);
   return (form.fixed * base) / UNIT_SIZE[form.unit];
 }
 
-/** The list cost of a record from its catalog entry (rated entries only). */
+/**
+ * The list cost of a record from its catalog entry (rated entries only). A transcription record with
+ * tokens is rated by the entry's token legs when it states them (gpt-4o-transcribe is billed per
+ * token), else by its per-minute price over the audio's seconds.
+ */
 export function catalogCost(e: CatalogEntry, r: RatingInput): number | null {
   if (!e.rated) return null;
-  if (e.modality === "llm") {
+  const byTokens = e.modality === "stt" && e.inputPriceUsd !== null && e.outputPriceUsd !== null && (r.inputTokens !== null || r.outputTokens !== null);
+  if (e.modality === "llm" || byTokens) {
     return formAmount(
       { kind: "tokens", input: e.inputPriceUsd ?? 0, output: e.outputPriceUsd ?? 0, cachedInput: e.cachedInputPriceUsd ?? e.inputPriceUsd ?? 0, unit: "1m_token" },
       r,
     );
   }
-  const price = e.priceUsd ?? 0;
+  if (e.priceUsd === null) return null;
+  const price = e.priceUsd;
   return formAmount({ kind: "fixed", fixed: price, unit: e.modality === "stt" ? "minute" : "1k_char" }, r);
 }
 

@@ -29,6 +29,7 @@ export const PROVIDER_TYPES = [
   "elevenlabs",
   "cartesia",
   "assemblyai",
+  "gemini",
   "openai_compatible",
 ] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
@@ -142,6 +143,14 @@ const apiKeyEntry = z.union([
 export const UNUSED_KEYS = ["latency", "dashboard", "observability", "cost_tracking.daily_budget_alert"] as const;
 const unused = z.unknown().optional();
 
+/** The server's timeouts and minimum body rate (docs/auth.md, "Gateway threat model"). */
+export const SERVE_DEFAULTS = {
+  headers_timeout_ms: 15_000,
+  request_timeout_ms: 120_000,
+  min_body_bytes_per_second: 1024,
+  body_rate_window_ms: 10_000,
+};
+
 export const configSchema = z.strictObject({
   latency: unused,
   dashboard: unused,
@@ -212,8 +221,17 @@ export const configSchema = z.strictObject({
       provider_base_url_hosts: z.array(z.string()).default([]),
       /** Largest accepted request body, after gzip decompression. */
       body_limit_bytes: z.number().int().positive().default(8 * 1024 * 1024),
+      /** A client must have sent its whole request head within this (408 and closed otherwise). */
+      headers_timeout_ms: z.number().int().positive().default(SERVE_DEFAULTS.headers_timeout_ms),
+      /** A client must have sent its whole request, body included, within this (408 and closed otherwise). */
+      request_timeout_ms: z.number().int().positive().default(SERVE_DEFAULTS.request_timeout_ms),
+      /** A body arriving slower than this, over each body_rate_window_ms, has its connection closed (0: off). */
+      min_body_bytes_per_second: z.number().int().min(0).default(SERVE_DEFAULTS.min_body_bytes_per_second),
+      body_rate_window_ms: z.number().int().positive().default(SERVE_DEFAULTS.body_rate_window_ms),
+      /** With auth off, Host names accepted besides loopback ones (a reverse proxy's name). */
+      allowed_hosts: z.array(z.string().min(1)).default([]),
     })
-    .default({ port: 8080, host: "0.0.0.0", provider_base_url_hosts: [], body_limit_bytes: 8 * 1024 * 1024 }),
+    .default({ port: 8080, host: "0.0.0.0", provider_base_url_hosts: [], body_limit_bytes: 8 * 1024 * 1024, allowed_hosts: [], ...SERVE_DEFAULTS }),
   pricing: z
     .looseObject({
       gate: z.enum(["declared_only", "permissive"]).default("declared_only"),
@@ -238,3 +256,4 @@ export const configSchema = z.strictObject({
 });
 
 export type Config = z.infer<typeof configSchema>;
+export type ServeConfig = Config["serve"];

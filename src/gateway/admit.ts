@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { type AuthContext, allows } from "../auth/context.js";
+import { authOffRefusal } from "../auth/browser-guard.js";
 import { UNAUTHENTICATED } from "../auth/gate.js";
 import type { Modality } from "../config/schema.js";
 import { type Attribution, attributionOf } from "./attribution.js";
@@ -7,7 +8,7 @@ import { type CallContext, recordAttempt } from "./attempt.js";
 import type { Gateway } from "./gateway.js";
 import { isLoopback } from "./loopback.js";
 import { type Hold, NO_HOLD } from "./budget-reservations.js";
-import type { GatewayErrorCode, Units, UpstreamTarget, VendorProtocol } from "./protocol.js";
+import { type GatewayErrorCode, headerValue, type Units, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
 import { fallbackChain, resolveModel, STACK_PREFIX } from "./resolve.js";
 
 /** A refusal before any upstream is tried, answered in the vendor's error shape. */
@@ -36,15 +37,22 @@ export async function admitCaller(
   protocol: VendorProtocol,
   req: { headers: IncomingHttpHeaders; query: URLSearchParams; params: Readonly<Record<string, string>>; remoteAddress: string | null },
 ): Promise<Caller | Refusal> {
-  const refused = loopbackRefusal(gw, req.remoteAddress);
+  const refused = loopbackRefusal(gw, req.remoteAddress, req.headers);
   if (refused) return refused;
   return admitKey(await gw.authenticate(protocol.credential(req.headers, req.query)), req);
 }
 
-/** Stage 1's first rule: with auth off, loopback clients only (null when the caller may go on). */
-export function loopbackRefusal(gw: Gateway, remoteAddress: string | null): Refusal | null {
-  if (gw.authEnabled || isLoopback(remoteAddress)) return null;
-  return refuse(403, "loopback_only", "authentication is off: the gateway answers loopback clients only (configure auth.api_keys or VOXGATE_API_KEY)");
+/**
+ * Stage 1's first rule: with auth off, loopback clients only, and never a request a web page could
+ * have sent (src/auth/browser-guard.ts). Null when the caller may go on.
+ */
+export function loopbackRefusal(gw: Gateway, remoteAddress: string | null, headers: IncomingHttpHeaders): Refusal | null {
+  if (gw.authEnabled) return null;
+  if (!isLoopback(remoteAddress)) {
+    return refuse(403, "loopback_only", "authentication is off: the gateway answers loopback clients only (configure auth.api_keys or VOXGATE_API_KEY)");
+  }
+  const browser = authOffRefusal((name) => headerValue(headers, name), "", gw.config.serve.allowed_hosts);
+  return browser ? refuse(403, "forbidden", browser) : null;
 }
 
 /**
@@ -85,6 +93,7 @@ export function planCall(
   model: string | null,
   clock: { startedAt: number; t0: number; requestId: string },
   estimate: Units | null = null,
+  vendorDefault?: string,
 ): CallPlan | Refusal {
   const table = gw.table;
   const { attribution } = caller;
@@ -92,7 +101,7 @@ export function planCall(
   const budget = gw.budgets.decide(project);
   const speaks = { modality, providerTypes: protocol.providerTypes };
   const throttled = budget === "throttle" && project?.throttleStack ? project.throttleStack : null;
-  const resolution = resolveModel(table, speaks, throttled ? `${STACK_PREFIX}${throttled}` : model, project?.defaultStack ?? null);
+  const resolution = resolveModel(table, speaks, throttled ? `${STACK_PREFIX}${throttled}` : model, project?.defaultStack ?? null, vendorDefault);
   if (!resolution.ok) {
     return refuse(404, "model_not_found", `${resolution.reason}; routable models: ${resolution.routable.join(", ") || "(none)"}`, { routable: resolution.routable });
   }

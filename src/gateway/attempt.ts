@@ -55,8 +55,14 @@ export function recordAttempt(ctx: CallContext, a: Attempt): void {
   if (u.cachedInputTokens !== undefined) record.cached_input_tokens = u.cachedInputTokens;
   if (u.audioSeconds !== undefined) record.audio_seconds = u.audioSeconds;
   if (u.characters !== undefined) record.characters = u.characters;
-  if (ctx.throttledFrom !== null || a.status !== "success" || a.metadata) {
-    record.metadata = { via: "gateway", ...(ctx.throttledFrom !== null && { budget_action: "throttle", requested_model: ctx.throttledFrom }), ...a.metadata };
+  if (ctx.throttledFrom !== null || a.status !== "success" || a.metadata || u.reasoningTokens !== undefined || u.billedSeconds !== undefined) {
+    record.metadata = {
+      via: "gateway",
+      ...(ctx.throttledFrom !== null && { budget_action: "throttle", requested_model: ctx.throttledFrom }),
+      ...(u.reasoningTokens !== undefined && { reasoning_tokens: u.reasoningTokens }),
+      ...(u.billedSeconds !== undefined && { billed_seconds: u.billedSeconds }),
+      ...a.metadata,
+    };
   }
   ctx.gw.recorder.record(ctx.tenantId, record);
 }

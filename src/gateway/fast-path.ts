@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type RequestListener, type ServerOptions, type ServerResponse } from "node:http";
 import { errorAnswer } from "../http/errors.js";
+import { applyServerLimits, serverOptions, withBodyRate } from "../http/server-limits.js";
 import type { Gateway } from "./gateway.js";
 import { NodeOutbound, readIncoming } from "./exchange.js";
 import { proxyCall } from "./pipeline.js";
@@ -58,11 +59,18 @@ export function gatewayFastListener(gw: Gateway, next: RequestListener, protocol
 }
 
 /**
- * node's createServer with the fast listener in front of the one node-server builds for the Hono app:
+ * node's createServer with the fast listener in front of the one node-server builds for the Hono app,
+ * and the server's timeouts and minimum body rate:
  * `serve({ fetch: app.fetch, createServer: withGatewayFastPath(gateway), … })`.
  */
 export function withGatewayFastPath(gw: Gateway): typeof createServer {
-  const create = (options: ServerOptions, listener: RequestListener) => createServer(options, gatewayFastListener(gw, listener));
+  const limits = gw.config.serve;
+  const create = (options: ServerOptions, listener: RequestListener) => {
+    // The server's header/request timeouts and minimum body rate apply to every request (src/http/server-limits.ts).
+    const server = createServer({ ...options, ...serverOptions(limits) }, withBodyRate(gatewayFastListener(gw, listener), limits));
+    applyServerLimits(server, limits);
+    return server;
+  };
   return create as typeof createServer;
 }
 

@@ -58,7 +58,7 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
 
   const query = new URLSearchParams(req.query);
   // admitCaller's stages, with the key check awaited here (one tick fewer than awaiting admitCaller).
-  const refused = loopbackRefusal(gw, out.remoteAddress);
+  const refused = loopbackRefusal(gw, out.remoteAddress, headers);
   if (refused) return fail(refused.status, refused.code, refused.message);
   const caller = admitKey(await gw.authenticate(protocol.credential(headers, query)), { headers, params });
   if (!caller.ok) return fail(caller.status, caller.code, caller.message);
@@ -81,7 +81,7 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
     if (err instanceof ProtocolInputError) return fail(err.status, "invalid_request", err.message);
     throw err;
   }
-  const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId }, call.estimate ?? defaultEstimate(route.modality, body.length));
+  const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId }, call.estimate ?? defaultEstimate(route.modality, body.length), call.defaultModel);
   if (!plan.ok) return fail(plan.status, plan.code, plan.message, undefined, plan.details);
   try {
     await forward(gw, protocol, route, inbound, call, plan, out, requestId, fail);

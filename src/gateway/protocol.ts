@@ -13,7 +13,7 @@ import type { Modality, ProviderType } from "../config/schema.js";
  */
 
 /** Which vendor protocol a prefix speaks (the prefix table of docs/api/gateway.md). */
-export type ProtocolId = "openai" | "anthropic" | "deepgram" | "elevenlabs" | "cartesia";
+export type ProtocolId = "openai" | "anthropic" | "deepgram" | "elevenlabs" | "cartesia" | "gemini" | "assemblyai";
 
 /** The inbound request as the core hands it to a protocol: body fully buffered (for parse and replay). */
 export interface InboundRequest {
@@ -33,6 +33,11 @@ export interface InboundRequest {
 export interface ParsedCall {
   /** The model the caller named (Voxgate id, bare vendor name or stack:<name>); null = not named. */
   model: string | null;
+  /**
+   * The vendor's own default model for a request that names none (ElevenLabs' eleven_multilingual_v2):
+   * routed when configured, else the project's default_stack decides.
+   */
+  defaultModel?: string;
   /** The caller asked for a streamed answer (SSE); selects stream metering and TTFT. */
   stream: boolean;
   /**
@@ -89,7 +94,14 @@ export interface Units {
   inputTokens?: number;
   outputTokens?: number;
   cachedInputTokens?: number;
+  /** The reasoning part of outputTokens (OpenAI Responses), kept in the record's metadata. */
+  reasoningTokens?: number;
   audioSeconds?: number;
+  /**
+   * Seconds the vendor bills when they differ from the audio's (AssemblyAI streaming bills the open
+   * session): kept as the record's metadata.billed_seconds, and what a per-minute price is applied to.
+   */
+  billedSeconds?: number;
   characters?: number;
 }
 
@@ -222,6 +234,7 @@ export const NEVER_FORWARDED = new Set([
   "x-api-key",
   "xi-api-key",
   "api-key",
+  "x-goog-api-key",
   "proxy-authorization",
   "cookie",
   "x-voxgate-project",

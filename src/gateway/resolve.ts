@@ -44,11 +44,16 @@ export function routableModels(table: RoutingTable, route: RouteSpeaks): Routabl
 /**
  * Which model a request goes to. `requested` is what the caller named: a Voxgate id
  * `<provider>/<model>`, a bare vendor model name (the route's own vendor first, then the other types
- * it speaks, in declaration order), or `stack:<name>`; null falls back to the project's
- * default_stack. Pure: the same table and request give the same answer.
+ * it speaks, in declaration order), or `stack:<name>`; null falls back to `vendorDefault` (the
+ * vendor's own default model) when configured, else the project's default_stack. Pure: the same table and request give the same answer.
  */
-export function resolveModel(table: RoutingTable, route: RouteSpeaks, requested: string | null, defaultStack: string | null): Resolution {
+export function resolveModel(table: RoutingTable, route: RouteSpeaks, requested: string | null, defaultStack: string | null, vendorDefault?: string): Resolution {
   const miss = (reason: string): Resolution => ({ ok: false, reason, routable: routableModels(table, route).map((m) => m.modelId) });
+  if ((requested === null || requested === "") && vendorDefault) {
+    // The vendor's own default when it is configured here; else the project's stack, as for any unnamed model.
+    const own = resolveModel(table, route, vendorDefault, null);
+    if (own.ok) return own;
+  }
   if (requested === null || requested === "") {
     if (!defaultStack) return miss("no model named and the project has no default_stack");
     return viaStack(defaultStack, "default_stack");

@@ -1,15 +1,12 @@
-import { type LookupAddress, lookup as dnsLookup } from "node:dns";
 import type { IncomingHttpHeaders } from "node:http";
 import { type Dispatcher, Pool } from "undici";
-import { bareHost, isBlockedAddress, isMetadataAddress } from "../manage/url-policy.js";
+import { bareHost, type ConnectLookup, guardedLookup } from "../manage/url-policy.js";
 import type { UpstreamRequest, UpstreamTarget } from "./protocol.js";
 
 /** Keep-alive connections per provider origin (calls beyond it queue in the pool). */
 export const UPSTREAM_CONNECTIONS = 256;
 /** Longest pause between two body chunks of an upstream answer before it counts as dropped. */
 export const UPSTREAM_BODY_TIMEOUT_MS = 300_000;
-
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
  * One undici Pool per provider origin with keep-alive, shared by every call: no connection set-up on
@@ -25,19 +22,7 @@ export class GatewayUpstreams {
     let entry = this.pools.get(baseUrl);
     if (!entry) {
       const url = new URL(baseUrl);
-      const trusted = this.trustedHosts.has(bareHost(url.hostname));
-      const lookup = (hostname: string, options: object, callback: LookupCallback) => {
-        dnsLookup(hostname, { ...options }, (err, address, family) => {
-          if (err) return callback(err, address as string, family);
-          const list = Array.isArray(address) ? address : [{ address, family }];
-          if (list.some((a) => isMetadataAddress(a.address)) || (!trusted && list.some((a) => isBlockedAddress(a.address)))) {
-            const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to a blocked address`);
-            e.code = "EBLOCKEDADDRESS";
-            return callback(e, address as string, family);
-          }
-          callback(null, address as string, family);
-        });
-      };
+      const lookup = this.lookupFor(baseUrl);
       const pool = new Pool(url.origin, {
         connections: UPSTREAM_CONNECTIONS,
         keepAliveTimeout: 30_000,
@@ -48,6 +33,14 @@ export class GatewayUpstreams {
       this.pools.set(baseUrl, entry);
     }
     return entry;
+  }
+
+  /**
+   * The connect-time address check for a connection to `baseUrl` (src/manage/url-policy.ts): the
+   * same for the HTTP pools and the WebSocket relays, which pass it to connectUpstream.
+   */
+  lookupFor(baseUrl: string): ConnectLookup {
+    return guardedLookup(this.trustedHosts.has(bareHost(new URL(baseUrl).hostname)));
   }
 
   /**

@@ -1,7 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
+import { authOffRefusal } from "../auth/browser-guard.js";
 import { auditRoutes } from "../audit/routes.js";
-import { identify, type KeyGate } from "../auth/gate.js";
+import { authEnabled, identify, type KeyGate } from "../auth/gate.js";
 import { type ApiKeyRouteDeps, apiKeyRoutes } from "../auth/routes.js";
 import { type BillingRouteDeps, billingRoutes } from "../billing/routes.js";
 import { type CallRouteDeps, callRoutes } from "../calls/routes.js";
@@ -21,6 +22,7 @@ import type { MetricsSources } from "../metrics/collect.js";
 import { otlpRoutes } from "../otlp/routes.js";
 import { readRoutes } from "../reports/routes.js";
 import { type SessionRouteDeps, sessionRoutes } from "../sessions/routes.js";
+import { DomainError } from "../errors.js";
 import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
 import { checkContracts, defineRoute, registerComponents } from "./openapi.js";
@@ -65,6 +67,15 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<
   // and records each call (src/gateway).
   app.route("/", gatewayWsRoutes(deps.gateway));
   app.route("/", gatewayRoutes(deps.gateway));
+  // Auth off: nothing a web page could send (foreign Host, Origin, cross-site) reaches any other route
+  // (the gateway's routes apply the same rule in their admission, after the loopback-peer rule).
+  app.use(async (c, next) => {
+    if (!authEnabled(deps)) {
+      const refused = authOffRefusal((name) => c.req.header(name), c.req.path, deps.config.serve.allowed_hosts);
+      if (refused) throw new DomainError("forbidden", refused);
+    }
+    await next();
+  });
   app.use(requestLog);
   app.use(securityHeaders);
 

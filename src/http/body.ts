@@ -96,8 +96,54 @@ export function decodeUtf8(bytes: Buffer): string {
   }
 }
 
-export function parseJsonText(text: string): unknown {
+/** Deepest nesting of arrays and objects a request body may have (real payloads stay under 20). */
+export const JSON_MAX_DEPTH = 64;
+/** Most values (array elements, object members, containers) a request body may hold. */
+export const JSON_MAX_VALUES = 500_000;
+
+/**
+ * Why a JSON body is refused before JSON.parse, or null: nesting deeper than JSON_MAX_DEPTH or more
+ * than JSON_MAX_VALUES values. JSON.parse allocates as it goes, so 8 MiB of "[" (4 M nested arrays)
+ * or of "0," costs seconds of the event loop, stalling every other call; this scan allocates nothing
+ * and stops at the first bound passed (strings are skipped with indexOf). It reads the raw bytes as
+ * well as decoded text (UTF-8 never puts a byte below 0x80 inside a multi-byte character), so a body
+ * can be refused before it is even decoded. Malformed JSON passes (JSON.parse reports it).
+ */
+export function jsonBoundsProblem(input: string | Buffer, maxDepth = JSON_MAX_DEPTH, maxValues = JSON_MAX_VALUES): string | null {
+  const code = typeof input === "string" ? (i: number) => input.charCodeAt(i) : (i: number) => input[i] as number;
+  let depth = 0;
+  let values = 0;
+  const n = input.length;
+  for (let i = 0; i < n; i++) {
+    const c = code(i);
+    if (c === 0x22) {
+      // Skip the string: the next quote not escaped by an odd run of backslashes.
+      let j = i;
+      for (;;) {
+        j = input.indexOf('"', j + 1);
+        if (j < 0) return null;
+        let k = j - 1;
+        while (code(k) === 0x5c) k--;
+        if ((j - 1 - k) % 2 === 0) break;
+      }
+      i = j;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > maxDepth) return `JSON nested deeper than ${maxDepth} levels`;
+      if (++values > maxValues) return `JSON holds more than ${maxValues} values`;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x2c && ++values > maxValues) return `JSON holds more than ${maxValues} values`;
+  }
+  return null;
+}
+
+function refuseUnbounded(input: string | Buffer): void {
+  const problem = jsonBoundsProblem(input);
+  if (problem) throw new ApiError("invalid_json", `request body refused: ${problem}`);
+}
+
+export function parseJsonText(text: string, bounded = false): unknown {
   if (text.trim() === "") throw new ApiError("invalid_json", "request body is empty; expected JSON");
+  if (!bounded) refuseUnbounded(text);
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -112,8 +158,10 @@ export function parseJsonText(text: string): unknown {
  * and counts it, the webhook refuses such an id and stores its signed payload made storable.
  */
 export async function readJson(c: Context, limit: number): Promise<unknown> {
-  const text = decodeUtf8(await readBodyBytes(c, limit));
-  const value = parseJsonText(text);
+  const bytes = await readBodyBytes(c, limit);
+  refuseUnbounded(bytes);
+  const text = decodeUtf8(bytes);
+  const value = parseJsonText(text, true);
   refuseUnstorableJson(text, value);
   return value;
 }

@@ -66,6 +66,15 @@ export const requestRecordSchema = z.object({
   pricing_source: shortText.nullish().describe("where the agent's own price came from (voicegateway); informational, kept in metadata"),
 });
 
+/**
+ * `metadata.billed_seconds`: the seconds a vendor bills when they differ from the audio's (AssemblyAI
+ * streaming bills the open session); per-minute prices apply to them. Null when absent or not a number.
+ */
+function billedSeconds(metadata: unknown): number | null {
+  const v = (metadata as { billed_seconds?: unknown } | null | undefined)?.billed_seconds;
+  return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null;
+}
+
 /** Record fields a voicegateway agent sends that Voxgate keeps in the row's `metadata` under the same name. */
 export const METADATA_FIELDS = ["revision", "turn_index", "pricing_source"] as const;
 
@@ -108,6 +117,10 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
     return finish(inputTokens, outputTokens);
   }
   if (r.modality === "stt") {
+    // Token-billed transcription (gpt-4o-transcribe) reports tokens beside the audio's seconds: both kept.
+    inputTokens = r.input_tokens ?? null;
+    outputTokens = r.output_tokens ?? null;
+    cachedInputTokens = r.cached_input_tokens ?? null;
     audioSeconds = r.audio_seconds ?? (r.input_units == null ? null : r.input_units * 60);
     inputUnits = r.audio_seconds == null ? inputUnits : r.audio_seconds / 60;
     return finish(inputUnits, outputUnits);
@@ -128,6 +141,7 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
         outputTokens,
         cachedInputTokens,
         audioSeconds,
+        billedSeconds: r.modality === "stt" ? billedSeconds(r.metadata) : null,
         characters,
         costUsd: orNull(r.cost_usd),
       },

@@ -1,7 +1,6 @@
-import { type LookupAddress, lookup as dnsLookup } from "node:dns";
 import { Pool } from "undici";
 import type { ProviderType } from "../config/schema.js";
-import { bareHost, isBlockedAddress, isMetadataAddress } from "./url-policy.js";
+import { bareHost, guardedLookup } from "./url-policy.js";
 import { VENDORS } from "./vendors.js";
 
 /** Pools kept open at once; the least recently created is closed beyond this (tests of many hosts). */
@@ -25,8 +24,6 @@ export interface ProviderTestResult {
  */
 export const PROVIDER_TEST_FAILED = "the provider did not answer the test successfully; the server log has the reason";
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
 /**
  * One undici Pool per upstream origin, reused across tests. Redirects are never followed (undici
  * follows none without the redirect interceptor), so a permitted host cannot bounce the key
@@ -39,20 +36,7 @@ export class UpstreamPools {
   get(origin: string, host: string): Pool {
     let pool = this.pools.get(origin);
     if (!pool) {
-      const trusted = this.trustedHosts.has(host);
-      const lookup = (hostname: string, options: object, callback: LookupCallback) => {
-        dnsLookup(hostname, { ...options }, (err, address, family) => {
-          if (err) return callback(err, address as string, family);
-          const list = Array.isArray(address) ? address : [{ address, family }];
-          // Metadata addresses are refused even for trusted names (a trusted name re-pointed by DNS).
-          if (list.some((a) => isMetadataAddress(a.address)) || (!trusted && list.some((a) => isBlockedAddress(a.address)))) {
-            const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to a blocked address`);
-            e.code = "EBLOCKEDADDRESS";
-            return callback(e, address as string, family);
-          }
-          callback(null, address as string, family);
-        });
-      };
+      const lookup = guardedLookup(this.trustedHosts.has(host));
       pool = new Pool(origin, { connections: 4, connect: { lookup, timeout: PROVIDER_TEST_TIMEOUT_MS } });
       if (this.pools.size >= MAX_UPSTREAM_POOLS) {
         const [oldestOrigin, oldest] = this.pools.entries().next().value ?? [];

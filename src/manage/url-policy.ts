@@ -1,3 +1,4 @@
+import { type LookupAddress, lookup as dnsLookup } from "node:dns";
 import { BlockList, isIP } from "node:net";
 import { DomainError } from "../errors.js";
 import { hasSpaceOrControl } from "./common.js";
@@ -213,4 +214,30 @@ export function trustedUpstreamHosts(config: {
 /** scheme://host[:port] of a URL: what a stored provider key was entered for. */
 export function originOf(url: string): string {
   return new URL(url).origin;
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+/** A `lookup` for net/http/undici/ws connect options. */
+export type ConnectLookup = (hostname: string, options: object, callback: LookupCallback) => void;
+
+/**
+ * The connect-time address check of every outbound connection that carries a provider key (gateway
+ * HTTP pools, WebSocket relays, provider tests): the name is resolved and the connection refused
+ * (EBLOCKEDADDRESS) when an address is a metadata address (always, even for a trusted name re-pointed
+ * by DNS) or internal while the host is not trusted (a yaml provider's or serve.provider_base_url_hosts).
+ * A check of the URL at write time cannot see DNS rebinding; this one runs on every new connection.
+ */
+export function guardedLookup(trusted: boolean): ConnectLookup {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options }, (err, address, family) => {
+      if (err) return callback(err, address as string, family);
+      const list = Array.isArray(address) ? address : [{ address, family }];
+      if (list.some((a) => isMetadataAddress(a.address)) || (!trusted && list.some((a) => isBlockedAddress(a.address)))) {
+        const e: NodeJS.ErrnoException = new Error(`${hostname} resolves to a blocked address`);
+        e.code = "EBLOCKEDADDRESS";
+        return callback(e, address as string, family);
+      }
+      callback(null, address as string, family);
+    });
+  };
 }

@@ -49,6 +49,13 @@ export const VENDORS: Record<ProviderType, VendorProfile> = {
     authHeaders: (k): Record<string, string> => (k ? { authorization: k } : {}),
     location: "cloud",
   },
+  // Google Gemini (generativelanguage): the key in x-goog-api-key; listing models proves it.
+  gemini: {
+    defaultBaseUrl: "https://generativelanguage.googleapis.com",
+    healthPath: "/v1beta/models",
+    authHeaders: (k): Record<string, string> => (k ? { "x-goog-api-key": k } : {}),
+    location: "cloud",
+  },
   // Self-hosted OpenAI-compatible servers (vLLM, Ollama, LocalAI, speaches): base_url is required.
   openai_compatible: { defaultBaseUrl: null, healthPath: "/models", authHeaders: bearer, location: "local" },
 };

@@ -20,9 +20,18 @@ export interface MetricFamily {
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-/** Label values escape backslash, double quote and newline. */
+/**
+ * Control characters other than line feed (C0, DEL, C1) and the Unicode line/paragraph separators.
+ * The text format escapes only backslash, double quote and line feed, so a carriage return in a
+ * project name passes promtool yet splits the line for line-based consumers (log shippers, CRLF-aware
+ * parsers): in label values each becomes U+FFFD.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+/** Label values escape backslash, double quote and newline; other control characters become U+FFFD. */
 export function escapeLabelValue(v: string): string {
-  return v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+  return v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n").replace(CONTROL, "\ufffd");
 }
 
 /** HELP text escapes backslash and newline. */

@@ -43,7 +43,9 @@ pricing:
   it("refuses catalog overrides that contradict their modality", () => {
     expect(() => compileCatalog({ "new/model": { price_usd: 1 } })).toThrow(CatalogError);
     expect(() => compileCatalog({ "openai/gpt-4o": { price_usd: 1 } })).toThrow(/llm entries/);
-    expect(() => compileCatalog({ "deepgram/nova-3": { input_price_usd: 1 } })).toThrow(/stt entries use price_usd/);
+    expect(() => compileCatalog({ "elevenlabs/eleven_flash_v2_5": { input_price_usd: 1 } })).toThrow(/tts entries use price_usd/);
+    // Token-billed transcription states token legs beside its per-minute price.
+    expect(compileCatalog({ "deepgram/nova-3": { input_price_usd: 1, output_price_usd: 2 } }).entries?.get("deepgram/nova-3")).toMatchObject({ priceUsd: 0.0077, inputPriceUsd: 1 });
     expect(() => compileCatalog({ "deepgram/nova-3": { modality: "tts" } })).toThrow(/contradicts/);
   });
 });

@@ -10,6 +10,8 @@ const ACME = KEYS.acmeReader;
 const yaml = (gate: string) => `
 ${authYaml("ops", "acmeReader")}pricing:
   gate: ${gate}
+  catalog:
+    cartesia/sonic-2: { price_usd: null } # known to the catalog, without a rate: unrated
 rate_card:
   default_markup: 1.25
   rules:

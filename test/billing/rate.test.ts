@@ -4,7 +4,8 @@ import { type CardRule, compileRateCard, type RatingInput, rateRequest, seedRule
 import { pricingFormProblems, type RuleDef, toRuleDef } from "../../src/billing/rule-form.js";
 import type { RateRuleInput } from "../../src/config/schema.js";
 
-const catalog = compileCatalog({}, ["gpu-box"]);
+// cartesia/sonic-2 held without a rate: the catalog knows it, it is unrated.
+const catalog = compileCatalog({ "cartesia/sonic-2": { price_usd: null } }, ["gpu-box"]);
 
 function rule(r: Partial<RateRuleInput>): CardRule {
   const input = { sets: "price", ...r } as RateRuleInput;

@@ -37,6 +37,7 @@ providers:
 models:
   stt:
     openai/whisper-1: { provider: openai, model: whisper-1 }
+    openai/gpt-4o-transcribe: { provider: openai, model: gpt-4o-transcribe }
     deepgram/nova-3: { provider: deepgram, model: nova-3 }
   tts:
     openai/tts-1: { provider: openai, model: tts-1 }
@@ -95,6 +96,25 @@ describe("OpenAI audio through Voxgate (openai SDK)", () => {
     const row = await rowById(response.headers.get("x-voxgate-request-id"));
     // whisper-1 at $0.006/min: 30 s = $0.003, × 1.25.
     expect(row).toMatchObject({ model_id: "openai/whisper-1", project: "calls", status: "success", audio_seconds: 30, cost_usd: "0.0030000000", rated_price_usd: "0.0037500000" });
+  });
+
+  it("records a token-billed transcription's tokens beside its seconds and rates it by tokens", async () => {
+    const wav = wavFile(pseudoAudio(16_000 * 2 * 30), 16_000); // 30 s
+    const { data, response } = await openai()
+      .audio.transcriptions.create({ file: await toFile(wav, "a.wav", { type: "audio/wav" }), model: "gpt-4o-transcribe" })
+      .withResponse();
+    expect(data.text).toBe("stub transcript");
+    expectProviderKeyOnly(openaiStub);
+    const row = await rowById(response.headers.get("x-voxgate-request-id"));
+    // 300 input tokens × $6 + 4 output × $10 per 1M (gpt-4o-transcribe's token prices), × 1.25; the WAV's 30 s kept beside.
+    expect(row).toMatchObject({
+      model_id: "openai/gpt-4o-transcribe",
+      audio_seconds: 30,
+      input_tokens: 300,
+      output_tokens: 4,
+      cost_usd: "0.0018400000",
+      rated_price_usd: "0.0023000000",
+    });
   });
 
   it("times a text-format transcription from the WAV upload (the answer carries no usage)", async () => {

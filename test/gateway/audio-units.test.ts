@@ -18,8 +18,8 @@ import {
   deepgramSpeakWsCharacters,
   elevenlabsWsCharacters,
   openaiSpeechText,
-  ttsWsAudioFrame,
 } from "../../src/gateway/audio/tts-units.js";
+import { TtsContextLedger } from "../../src/gateway/audio/tts-contexts.js";
 import { wavFile } from "../support/stubs/audio.js";
 
 describe("STT units from the wire", () => {
@@ -116,10 +116,30 @@ describe("TTS characters from the wire", () => {
     expect(deepgramSpeakWsCharacters(JSON.stringify({ type: "Flush" }))).toBe(0);
   });
 
-  it("recognizes audio-carrying server frames", () => {
-    expect(ttsWsAudioFrame("elevenlabs", JSON.stringify({ audio: "AAAA", isFinal: false }))).toBe(true);
-    expect(ttsWsAudioFrame("elevenlabs", JSON.stringify({ isFinal: true }))).toBe(false);
-    expect(ttsWsAudioFrame("cartesia", JSON.stringify({ type: "chunk", data: "AAAA" }))).toBe(true);
-    expect(ttsWsAudioFrame("cartesia", JSON.stringify({ type: "done" }))).toBe(false);
+  it("TTS stream ledger: audio frames answer, a generation failed before audio bills 0, other models are their own lines", () => {
+    const target = (modelId: string) => ({ modelId, modality: "tts" as const, providerId: "cartesia", providerType: "cartesia" as const, modelName: modelId.split("/")[1] ?? modelId, baseUrl: "", apiKey: "" });
+    const sonic2 = target("cartesia/sonic-2");
+    const sonic3 = target("cartesia/sonic-3");
+    const ledger = new TtsContextLedger("cartesia", sonic2);
+    const up = (msg: unknown) => ledger.upstream(Buffer.from(JSON.stringify(msg)), false);
+    const client = (msg: unknown) => ledger.client(Buffer.from(JSON.stringify(msg)), false);
+    expect(client({ context_id: "a", model_id: "sonic-2", transcript: "hello" })).toBe(true);
+    expect(up({ type: "chunk", data: "AAAA", context_id: "a" })).toBe(true);
+    expect(up({ type: "chunk", data: "BBBB", context_id: "a" })).toBe(false);
+    up({ type: "done", context_id: "a" });
+    client({ context_id: "b", model_id: "sonic-3", transcript: "four" });
+    ledger.assignLast(sonic3);
+    client({ context_id: "c", transcript: "failing" });
+    up({ type: "error", context_id: "c", message: "vendor says no" });
+    client({ context_id: "d", transcript: "refused" });
+    ledger.unbillLast();
+    expect(ledger.units()).toEqual({ characters: 5 });
+    expect(ledger.lines()).toEqual([
+      { target: sonic3, status: "success", units: { characters: 4 } },
+      { target: sonic2, status: "error", error: "vendor says no", units: { characters: 0 } },
+    ]);
+    const eleven = new TtsContextLedger("elevenlabs", sonic2);
+    expect(eleven.upstream(Buffer.from(JSON.stringify({ audio: "AAAA", isFinal: false })), false)).toBe(true);
+    expect(eleven.upstream(Buffer.from(JSON.stringify({ audio: null, isFinal: true })), false)).toBe(false);
   });
 });

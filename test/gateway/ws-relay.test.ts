@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import { guardedLookup } from "../../src/manage/url-policy.js";
 import { type ServerType, serve, upgradeWebSocket } from "@hono/node-server";
 import { Hono } from "hono";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -36,6 +37,7 @@ beforeAll(async () => {
         url: `${base}/v1/listen${url.search}`,
         headers: { authorization: "Token provider-key" },
         timeoutMs: 2000,
+        lookup: guardedLookup(true),
       }));
       if (!outcome.opened) {
         const last = outcome.failures.at(-1);

@@ -60,6 +60,18 @@ const BODIES: Record<string, (() => unknown) | null> = {
   ...vendorBodies("elevenlabs/v1/text-to-speech/:voice_id", () => ({ text: "hi", model_id: "nowhere/none" })),
   ...vendorBodies("elevenlabs/v1/text-to-speech/:voice_id/stream", () => ({ text: "hi", model_id: "nowhere/none" })),
   ...vendorBodies("cartesia/tts/bytes", () => ({ model_id: "nowhere/none", transcript: "hi", voice: { mode: "id", id: "v" } })),
+  ...vendorBodies("openai/v1/responses", () => ({ model: "nowhere/none", input: "hi" })),
+  ...vendorBodies("elevenlabs/v1/text-to-speech/:voice_id/with-timestamps", () => ({ text: "hi", model_id: "nowhere/none" })),
+  ...vendorBodies("elevenlabs/v1/text-to-speech/:voice_id/stream/with-timestamps", () => ({ text: "hi", model_id: "nowhere/none" })),
+  ...vendorBodies("cartesia/tts/sse", () => ({ model_id: "nowhere/none", transcript: "hi", voice: { mode: "id", id: "v" } })),
+  // Gemini: the model (and the method) are in the path; "nowhere-none:generateContent" is routable nowhere.
+  ...Object.assign(
+    {},
+    ...["v1", "v1beta"].flatMap((v) => [
+      vendorBodies(`gemini/${v}/models/:target`, () => ({ contents: [{ parts: [{ text: "hi" }] }] })),
+      vendorBodies(`gemini/${v}/models/:provider/:target`, () => ({ contents: [{ parts: [{ text: "hi" }] }] })),
+    ]),
+  ),
   // Cartesia's clients fix this path at the root (src/gateway/ws/routes.ts).
   "POST /tts/bytes": () => ({ model_id: "nowhere/none", transcript: "hi", voice: { mode: "id", id: "v" } }),
 };
@@ -73,7 +85,7 @@ function vendorBodies(path: string, make: () => unknown): Record<string, () => u
  * Gateway routes speak their vendor's protocol: errors come in the vendor's shape (the SDK parses
  * them), so for them the walk asserts a 4xx, never a 5xx, instead of Voxgate's envelope.
  */
-const isVendorRoute = (path: string) => /^\/(p\/:project\/s\/:session\/)?(openai|anthropic|deepgram|elevenlabs|cartesia|tts)(\/|$)/.test(path);
+const isVendorRoute = (path: string) => /^\/(p\/:project\/s\/:session\/)?(openai|anthropic|deepgram|elevenlabs|cartesia|gemini|assemblyai|tts)(\/|$)/.test(path);
 
 /** Routes that read their body themselves and treat bad strings per row (ingest) or verify a signature first. */
 const PER_ROW_OR_SIGNED = new Set(["POST /v1/ingest", "POST /v1/ingest/turns", "POST /v1/ingest/dead-air", "POST /v1/livekit/webhook"]);

@@ -1,3 +1,5 @@
+import { jsonBoundsProblem } from "../../http/body.js";
+
 /**
  * Speech-to-text units counted from the wire (docs/api/gateway-audio.md): what the vendor reports it
  * processed, else what the client's audio measures. Never what the client claims. Pure functions.
@@ -70,6 +72,8 @@ function finiteNonNegative(v: unknown): number | null {
 
 /** Parses a JSON text frame or body; null for anything that is not a JSON object. */
 export function jsonObject(text: string): Record<string, unknown> | null {
+  // A client's frame (up to 16 MiB) is read here too: bounded before JSON.parse, as request bodies are.
+  if (jsonBoundsProblem(text)) return null;
   try {
     const v: unknown = JSON.parse(text);
     return isRecord(v) ? v : null;

@@ -61,11 +61,3 @@ export function deepgramSpeakWsCharacters(frame: string): number {
   const text = deepgramSpeakText(msg);
   return text === null ? 0 : characterCount(text);
 }
-
-/** Whether a server message of a TTS WebSocket carries audio (its first one is the stream's first byte). */
-export function ttsWsAudioFrame(vendor: "elevenlabs" | "cartesia", frame: string): boolean {
-  const msg = jsonObject(frame);
-  if (!msg) return false;
-  if (vendor === "elevenlabs") return typeof msg.audio === "string" && msg.audio.length > 0;
-  return msg.type === "chunk";
-}

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from "node:http";
 import { TtsContextLedger } from "../audio/tts-contexts.js";
 import { jsonObject } from "../audio/stt-units.js";
 import { cartesiaTranscript, characterCount } from "../audio/tts-units.js";
@@ -27,33 +28,46 @@ function cartesiaVersion(inbound: InboundRequest): string {
 
 const keyAuth = (t: UpstreamTarget): Record<string, string> => (t.apiKey ? { "x-api-key": t.apiKey } : {});
 
-/** POST /tts/bytes: `{"model_id", "transcript", "voice", "output_format"}` → audio, billed by the transcript's characters. */
-export const cartesiaBytesRoute: ProxyRoute = {
-  kind: "proxy",
-  method: "POST",
-  path: "/tts/bytes",
-  modality: "tts",
-  parse(inbound) {
-    const json = jsonObjectBody(inbound.body);
-    const text = cartesiaTranscript(json);
-    if (text === null) throw new ProtocolInputError('"transcript" must be a string');
-    const state: SpeechState = { json, characters: characterCount(text) };
-    return { model: optionalString(json, "model_id"), stream: true, state, estimate: { characters: state.characters } };
-  },
-  upstreamRequest(inbound, call, target) {
-    const state = call.state as SpeechState;
-    return {
-      method: "POST",
-      path: "/tts/bytes",
-      headers: { ...forwardableHeaders(inbound.headers), "content-type": "application/json", "cartesia-version": cartesiaVersion(inbound), ...keyAuth(target) },
-      body: withModelField(inbound.body, state.json, "model_id", target.modelName),
-    };
-  },
-  meter: charactersMeter,
-};
+/**
+ * POST /tts/bytes (audio) and /tts/sse (server-sent events of base64 chunks): `{"model_id",
+ * "transcript", "voice", "output_format"}`, billed by the transcript's characters.
+ */
+function ttsRoute(path: "/tts/bytes" | "/tts/sse"): ProxyRoute {
+  return {
+    kind: "proxy",
+    method: "POST",
+    path,
+    modality: "tts",
+    parse(inbound) {
+      const json = jsonObjectBody(inbound.body);
+      const text = cartesiaTranscript(json);
+      if (text === null) throw new ProtocolInputError('"transcript" must be a string');
+      const state: SpeechState = { json, characters: characterCount(text) };
+      return { model: optionalString(json, "model_id"), stream: true, state, estimate: { characters: state.characters } };
+    },
+    upstreamRequest(inbound, call, target) {
+      const state = call.state as SpeechState;
+      return {
+        method: "POST",
+        path,
+        headers: { ...forwardableHeaders(inbound.headers), "content-type": "application/json", "cartesia-version": cartesiaVersion(inbound), ...keyAuth(target) },
+        body: withModelField(inbound.body, state.json, "model_id", target.modelName),
+      };
+    },
+    meter: charactersMeter,
+  };
+}
 
-function cartesiaError(_status: number, code: GatewayErrorCode, message: string, details?: unknown) {
-  return { contentType: "application/json", body: JSON.stringify({ error: message, code, ...(details !== undefined && { details }) }) };
+export const cartesiaBytesRoute = ttsRoute("/tts/bytes");
+export const cartesiaSseRoute = ttsRoute("/tts/sse");
+
+/**
+ * Cartesia's error body, `{error_code, title, message}`: its SDK reads `message` into the error's
+ * text ("404 <message>") and keeps the body as `err.error`; error_code is Voxgate's code.
+ */
+function cartesiaError(status: number, code: GatewayErrorCode, message: string, details?: unknown) {
+  const title = STATUS_CODES[status] ?? "Error";
+  return { contentType: "application/json", body: JSON.stringify({ error_code: code, title, message, ...(details !== undefined && { details }) }) };
 }
 
 /**
@@ -69,7 +83,7 @@ export const cartesiaProtocol: VendorProtocol = {
   credential: (headers, query) => headerValue(headers, "x-api-key") ?? authorizationToken(headers) ?? query.get("api_key"),
   upstreamAuth: keyAuth,
   errorBody: cartesiaError,
-  routes: [cartesiaBytesRoute],
+  routes: [cartesiaBytesRoute, cartesiaSseRoute],
 };
 
 /**

@@ -1,3 +1,4 @@
+import { jsonBoundsProblem } from "../../http/body.js";
 import { TtsContextLedger } from "../audio/tts-contexts.js";
 import { characterCount, elevenlabsText } from "../audio/tts-units.js";
 import {
@@ -24,9 +25,17 @@ function voiceId(inbound: InboundRequest): string {
   return v;
 }
 
-/** POST /text-to-speech/{voice_id}[/stream]: `{"text", "model_id"}` → audio, billed by the characters of text. */
-function ttsRoute(stream: boolean): ProxyRoute {
-  const suffix = stream ? "/stream" : "";
+/**
+ * ElevenLabs' own default when a request names no model_id (its API reference). Routed as a bare
+ * name when a configured ElevenLabs model has it; otherwise the project's stack decides.
+ */
+export const ELEVENLABS_DEFAULT_MODEL = "eleven_multilingual_v2";
+
+/**
+ * POST /text-to-speech/{voice_id}[/stream][/with-timestamps]: `{"text", "model_id"}` → audio (or JSON
+ * with base64 audio and alignment, NDJSON when streamed), billed by the characters of text.
+ */
+function ttsRoute(suffix: "" | "/stream" | "/with-timestamps" | "/stream/with-timestamps"): ProxyRoute {
   return {
     kind: "proxy",
     method: "POST",
@@ -38,7 +47,7 @@ function ttsRoute(stream: boolean): ProxyRoute {
       const text = elevenlabsText(json);
       if (text === null) throw new ProtocolInputError('"text" must be a string');
       const state: SpeechState = { json, characters: characterCount(text) };
-      return { model: optionalString(json, "model_id"), stream, state, estimate: { characters: state.characters } };
+      return { model: optionalString(json, "model_id"), defaultModel: ELEVENLABS_DEFAULT_MODEL, stream: suffix.startsWith("/stream"), state, estimate: { characters: state.characters } };
     },
     upstreamRequest(inbound, call, target) {
       const state = call.state as SpeechState;
@@ -68,7 +77,7 @@ export const elevenlabsProtocol: VendorProtocol = {
   credential: (headers) => headerValue(headers, "xi-api-key") ?? authorizationToken(headers),
   upstreamAuth: xiAuth,
   errorBody: elevenlabsError,
-  routes: [ttsRoute(false), ttsRoute(true)],
+  routes: [ttsRoute(""), ttsRoute("/stream"), ttsRoute("/with-timestamps"), ttsRoute("/stream/with-timestamps")],
 };
 
 /** WebSocket multi-stream-input: model on the query (`model_id`), text messages up, `audio` messages down. */
@@ -85,7 +94,35 @@ function wsRoute(kind: "multi-stream-input" | "stream-input"): WsRoute {
       headers: xiAuth(target),
     }),
     meter: (_inbound, target) => new TtsContextLedger("elevenlabs", target),
+    clientText: () => stripMessageKeys,
   };
+}
+
+/**
+ * Fields of ElevenLabs' WebSocket messages that carry a key: its stream-input protocol lets the first
+ * message authenticate with `xi_api_key` or `authorization`. The caller's (a Voxgate key) must never
+ * reach the vendor, and the provider's own key already went in the handshake.
+ */
+export const ELEVENLABS_MESSAGE_KEY_FIELDS = ["xi_api_key", "authorization"] as const;
+
+/** A text message without its key-carrying fields (other messages pass untouched). */
+export function stripMessageKeys(frame: string): string {
+  if (!ELEVENLABS_MESSAGE_KEY_FIELDS.some((f) => frame.includes(f)) || jsonBoundsProblem(frame)) return frame;
+  try {
+    const msg = JSON.parse(frame) as unknown;
+    if (typeof msg !== "object" || msg === null || Array.isArray(msg)) return frame;
+    const out = { ...(msg as Record<string, unknown>) };
+    let changed = false;
+    for (const f of ELEVENLABS_MESSAGE_KEY_FIELDS) {
+      if (Object.hasOwn(out, f)) {
+        delete out[f];
+        changed = true;
+      }
+    }
+    return changed ? JSON.stringify(out) : frame;
+  } catch {
+    return frame;
+  }
 }
 
 export const elevenlabsWs: WsProtocol = { protocol: elevenlabsProtocol, routes: [wsRoute("multi-stream-input"), wsRoute("stream-input")] };

@@ -1,8 +1,11 @@
+import { jsonBoundsProblem } from "../../http/body.js";
 import { ProtocolInputError } from "../protocol.js";
 
 /** A JSON request body that must be an object; malformed or another type is a 400, never a 500. */
 export function jsonObjectBody(body: Buffer): Record<string, unknown> {
   if (body.byteLength === 0) throw new ProtocolInputError("request body is empty; a JSON object is expected");
+  const problem = jsonBoundsProblem(body);
+  if (problem) throw new ProtocolInputError(`request body refused: ${problem}`);
   let json: unknown;
   try {
     json = JSON.parse(body.toString("utf8"));

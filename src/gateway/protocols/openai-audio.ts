@@ -6,6 +6,7 @@ import { forwardableHeaders, type GatewayErrorCode, type InboundRequest, Protoco
 import type { WsRoute } from "../ws/ws-route.js";
 import { forwardQuery } from "../ws/ws-route.js";
 import { bufferedJsonMeter, charactersMeter, modelQuery, optionalString, type SpeechState, withModelField } from "./audio-common.js";
+import { jsonBoundsProblem } from "../../http/body.js";
 import { jsonObjectBody } from "./json-body.js";
 
 type Auth = (t: UpstreamTarget) => Record<string, string>;
@@ -75,9 +76,19 @@ interface Part {
   body: Buffer;
 }
 
-/** RFC 7578 parts of a buffered body; null when the framing is broken. */
+/** Most parts a multipart upload may have (a transcription form has about a dozen fields). */
+export const MAX_MULTIPART_PARTS = 100;
+/** Largest header block of one part. */
+export const MAX_MULTIPART_HEADER_BYTES = 8 * 1024;
+
+/**
+ * RFC 7578 parts of a buffered body; null when the framing is broken. More than MAX_MULTIPART_PARTS
+ * parts or a part header over MAX_MULTIPART_HEADER_BYTES is refused (ProtocolInputError) as soon as it
+ * is seen: 160k tiny parts would otherwise hold the event loop for seconds.
+ */
 export function splitMultipart(body: Buffer, boundary: string): Part[] | null {
   const delimiter = Buffer.from(`--${boundary}`);
+  const nextDelimiter = Buffer.from(`\r\n--${boundary}`);
   const parts: Part[] = [];
   let at = body.indexOf(delimiter);
   if (at < 0) return null;
@@ -85,11 +96,13 @@ export function splitMultipart(body: Buffer, boundary: string): Part[] | null {
     at += delimiter.length;
     if (body.subarray(at, at + 2).toString() === "--") return parts;
     if (body.subarray(at, at + 2).toString() !== "\r\n") return null;
+    if (parts.length === MAX_MULTIPART_PARTS) throw new ProtocolInputError(`the multipart body has more than ${MAX_MULTIPART_PARTS} parts`);
     at += 2;
     const headerEnd = body.indexOf("\r\n\r\n", at);
     if (headerEnd < 0) return null;
+    if (headerEnd - at > MAX_MULTIPART_HEADER_BYTES) throw new ProtocolInputError(`a multipart part's headers exceed ${MAX_MULTIPART_HEADER_BYTES} bytes`);
     const head = body.subarray(at, headerEnd).toString("utf8");
-    const next = body.indexOf(Buffer.from(`\r\n--${boundary}`), headerEnd + 4);
+    const next = body.indexOf(nextDelimiter, headerEnd + 4);
     if (next < 0) return null;
     const disposition = /content-disposition:\s*form-data;([^\r\n]*)/i.exec(head)?.[1] ?? "";
     const name = /\bname="([^"]*)"/i.exec(disposition)?.[1];
@@ -206,7 +219,7 @@ export function realtimeErrorEvent(frame: string | null, code: GatewayErrorCode,
 
 /** A session update's transcription model set to the routed model's name (other frames untouched). */
 export function rewriteSessionModel(frame: string, modelName: string): string {
-  if (!frame.includes("session.update")) return frame;
+  if (!frame.includes("session.update") || jsonBoundsProblem(frame)) return frame;
   try {
     const msg = JSON.parse(frame) as { type?: unknown; session?: Record<string, unknown> };
     if (typeof msg.session !== "object" || msg.session === null) return frame;

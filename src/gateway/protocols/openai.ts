@@ -1,6 +1,7 @@
 import { authorizationToken, type GatewayErrorCode, type LocalRoute, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
 import { speechRoute, transcriptionsRoute } from "./openai-audio.js";
 import { chatCompletionsRoute } from "./openai-chat.js";
+import { responsesRoute } from "./openai-responses.js";
 
 /** OpenAI's error `type` for each gateway error (the SDKs map status codes; type is informative). */
 const OPENAI_ERROR_TYPES: Record<GatewayErrorCode, string> = {
@@ -50,5 +51,5 @@ export const openaiProtocol: VendorProtocol = {
       body: JSON.stringify({ error: { message, type: OPENAI_ERROR_TYPES[code], param: null, code, ...(details !== undefined && { details }) } }),
     };
   },
-  routes: [chatCompletionsRoute(bearer), modelsRoute, transcriptionsRoute(bearer), speechRoute(bearer)],
+  routes: [chatCompletionsRoute(bearer), responsesRoute(bearer), modelsRoute, transcriptionsRoute(bearer), speechRoute(bearer)],
 };

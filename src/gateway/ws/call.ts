@@ -56,11 +56,14 @@ export async function connectChain(call: WsCall, plan: CallPlan): Promise<Opened
     try {
       const up = route.upstream(inbound, target);
       const headers = upstreamHeaders(call.wsp.protocol.id, up.headers, call.wsp.protocol.upstreamAuth(target));
-      upstream = await connectUpstream({ url: wsUrl(target.baseUrl, up.path), headers, protocols: up.protocols ?? [], timeoutMs });
+      const base = up.baseUrl ?? target.baseUrl;
+      upstream = await connectUpstream({ url: wsUrl(base, up.path), headers, protocols: up.protocols ?? [], timeoutMs, lookup: gw.upstreams.lookupFor(base) });
     } catch (err) {
       limit.grant.release();
       if (err instanceof ProtocolInputError) return { ok: false, refusal: { status: err.status, code: "invalid_request", message: err.message } };
       if (!(err instanceof UpstreamConnectError)) throw err;
+      // The tenant's row gets the neutral message; the address goes to the operator log only.
+      if (err.detail) gw.log.warn({ provider: target.providerId, model: target.modelId, detail: err.detail }, "upstream WebSocket connect failed");
       recordAttempt(ctx, { ...attempt, status: "error", error: err.message });
       if (err.retryable) gw.cooldowns.fail(target.providerId, err.retryAfterSeconds === null ? null : String(err.retryAfterSeconds));
       firstFailed ??= target;

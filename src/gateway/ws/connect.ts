@@ -1,4 +1,5 @@
 import { WebSocket } from "ws";
+import type { ConnectLookup } from "../../manage/url-policy.js";
 
 /**
  * The `ws` socket options of both sides of a relay. No compression: audio does not compress and
@@ -25,6 +26,9 @@ export class UpstreamConnectError extends Error {
     super(message);
   }
 
+  /** The underlying error's own text (addresses, ports): for the operator log only. */
+  detail: string | null = null;
+
   /** Worth trying the next fallback: a network error, a timeout, a 429 or a 5xx (the fallback rule of docs/api/gateway.md). */
   get retryable(): boolean {
     return this.kind !== "status" || this.status === 429 || (this.status !== null && this.status >= 500);
@@ -39,6 +43,11 @@ export interface UpstreamTarget {
   /** Subprotocols offered upstream (some vendors read the key from one). */
   protocols?: string[];
   timeoutMs?: number;
+  /**
+   * The connect-time address check (GatewayUpstreams.lookupFor): required, so that no relay opens a
+   * socket carrying a provider key to an address the HTTP path would refuse.
+   */
+  lookup: ConnectLookup;
 }
 
 /** Seconds of a Retry-After header (delta-seconds or an HTTP date), bounded; null when absent or junk. */
@@ -62,6 +71,7 @@ export function connectUpstream(target: UpstreamTarget): Promise<WebSocket> {
     const ws = new WebSocket(target.url, target.protocols ?? [], {
       ...RELAY_SOCKET_OPTIONS,
       headers: target.headers,
+      lookup: target.lookup,
       followRedirects: false,
       handshakeTimeout: timeoutMs,
       maxPayload: 64 * 1024 * 1024,
@@ -87,9 +97,13 @@ export function connectUpstream(target: UpstreamTarget): Promise<WebSocket> {
       res.resume();
       fail(new UpstreamConnectError("status", `upstream refused the WebSocket handshake with ${status}`, status, retryAfterSeconds(res.headers["retry-after"])));
     });
-    ws.on("error", (err: Error) => {
+    ws.on("error", (err: NodeJS.ErrnoException) => {
       const timeout = /timed out|timeout/i.test(err.message);
-      fail(new UpstreamConnectError(timeout ? "timeout" : "network", timeout ? `upstream WebSocket handshake timed out after ${timeoutMs} ms` : `upstream WebSocket connect failed: ${err.message}`));
+      // The message reaches the tenant (its request row, the refusal): the code only, as on the HTTP
+      // path; the address and port stay in `detail`, for the operator log.
+      const e = new UpstreamConnectError(timeout ? "timeout" : "network", timeout ? `upstream WebSocket handshake timed out after ${timeoutMs} ms` : `upstream not reachable (${err.code ?? "error"})`);
+      e.detail = err.message;
+      fail(e);
     });
   });
 }

@@ -5,6 +5,7 @@ import { ATTRIBUTION_PATH } from "../attribution.js";
 import type { Gateway } from "../gateway.js";
 import { handleProxy } from "../pipeline.js";
 import { cartesiaBytesRoute, cartesiaProtocol, cartesiaWs } from "../protocols/cartesia.js";
+import { assemblyaiWs } from "../protocols/assemblyai.js";
 import { deepgramWs } from "../protocols/deepgram.js";
 import { elevenlabsWs } from "../protocols/elevenlabs.js";
 import { openaiProtocol } from "../protocols/openai.js";
@@ -17,7 +18,7 @@ const bearer = (t: UpstreamTarget): Record<string, string> => (t.apiKey ? { auth
 const openaiRealtimeWs: WsProtocol = { protocol: openaiProtocol, routes: [realtimeRoute(bearer)] };
 
 /** Every vendor's WebSocket routes. */
-export const WS_PROTOCOLS: readonly WsProtocol[] = [openaiRealtimeWs, deepgramWs, elevenlabsWs, cartesiaWs];
+export const WS_PROTOCOLS: readonly WsProtocol[] = [openaiRealtimeWs, deepgramWs, elevenlabsWs, cartesiaWs, assemblyaiWs];
 
 /**
  * The gateway's WebSocket routes, under each protocol's prefix and behind /p/{project}/s/{session}.

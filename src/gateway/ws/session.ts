@@ -127,7 +127,7 @@ export class StreamSession implements GovernedStream {
 
 function minus(total: Units, done: Units): Units {
   const out: Units = {};
-  for (const k of ["inputTokens", "outputTokens", "cachedInputTokens", "audioSeconds", "characters"] as const) {
+  for (const k of ["inputTokens", "outputTokens", "cachedInputTokens", "audioSeconds", "billedSeconds", "characters"] as const) {
     const t = total[k];
     if (t !== undefined) out[k] = Math.max(0, t - (done[k] ?? 0));
   }
@@ -160,7 +160,12 @@ export class StreamRecorder {
       provider: t.providerId,
       status: this.attempt.status === "fallback" ? "fallback" : "success",
       project: this.ctx.attribution.project,
-      metadata: { via: "gateway", stream_id: this.attempt.id, checkpoint: this.checkpoints },
+      metadata: {
+        via: "gateway",
+        stream_id: this.attempt.id,
+        checkpoint: this.checkpoints,
+        ...(units.billedSeconds !== undefined && { billed_seconds: units.billedSeconds }),
+      },
       ...(this.attempt.fallbackFrom && { fallback_from: this.attempt.fallbackFrom }),
       ...(this.ctx.attribution.sessionId !== null && { session_id: this.ctx.attribution.sessionId }),
       ...(units.audioSeconds !== undefined && { audio_seconds: units.audioSeconds }),

@@ -17,8 +17,11 @@ export interface WsRoute {
   modality: Modality;
   /** The model the caller named on the URL (null: not named); throws ProtocolInputError when malformed. */
   model(inbound: InboundRequest): string | null;
-  /** The upstream socket for one attempt: path (with query) below target.baseUrl, headers, subprotocols. */
-  upstream(inbound: InboundRequest, target: UpstreamTarget): { path: string; headers: Record<string, string>; protocols?: string[] };
+  /**
+   * The upstream socket for one attempt: path (with query) below target.baseUrl (or `baseUrl` when the
+   * vendor streams from another host than its REST API), headers, subprotocols.
+   */
+  upstream(inbound: InboundRequest, target: UpstreamTarget): { baseUrl?: string; path: string; headers: Record<string, string>; protocols?: string[] };
   meter(inbound: InboundRequest, target: UpstreamTarget): StreamMeter;
   /**
    * Gates each client text frame on its way upstream (null: frames pass untouched): returns the text

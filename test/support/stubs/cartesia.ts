@@ -11,7 +11,7 @@ function parseJson(bytes: Uint8Array | string): Record<string, unknown> | null {
 }
 
 /**
- * Cartesia: POST /tts/bytes (audio for `transcript`) and WS /tts/websocket (key in the query
+ * Cartesia: POST /tts/bytes (audio for `transcript`), POST /tts/sse (base64 chunks as events) and WS /tts/websocket (key in the query
  * `api_key` or header `X-API-Key`): a `chunk` per generation request, `done` when `continue` is false.
  */
 export class CartesiaStub extends StubServer {
@@ -26,6 +26,22 @@ export class CartesiaStub extends StubServer {
       const audio = ttsAudioFor(body.transcript);
       this.truth.push({ path: req.path, characters: [...body.transcript].length, audioOut: audio });
       await answer(200, { "content-type": "audio/wav" }, chunked(audio));
+    });
+
+    // SSE: a `chunk` event per audio piece, then `done` (the SDK reads the data JSON, not the event line).
+    this.http("POST", "/tts/sse", async ({ req, answer }) => {
+      const body = parseJson(req.body);
+      if (!body || typeof body.transcript !== "string") {
+        await answer(400, { "content-type": "application/json" }, [JSON.stringify({ error_code: "invalid_request", title: "Invalid request", message: "transcript is required", request_id: "r-1" })]);
+        return;
+      }
+      const audio = ttsAudioFor(body.transcript);
+      this.truth.push({ path: req.path, characters: [...body.transcript].length, audioOut: audio });
+      const events = chunked(audio).map(
+        (c) => `event: chunk\ndata: ${JSON.stringify({ type: "chunk", data: Buffer.from(c).toString("base64"), done: false, status_code: 206, step_time: 1 })}\n\n`,
+      );
+      events.push(`event: done\ndata: ${JSON.stringify({ type: "done", done: true, status_code: 200 })}\n\n`);
+      await answer(200, { "content-type": "text/event-stream" }, events);
     });
 
     this.ws("/tts/websocket", (ws) => {

@@ -11,7 +11,8 @@ function parseJson(bytes: Uint8Array | string): Record<string, unknown> | null {
 }
 
 /**
- * ElevenLabs: POST /v1/text-to-speech/{voice} and /stream (audio for `text`), and WS
+ * ElevenLabs: POST /v1/text-to-speech/{voice} and /stream (audio for `text`), /with-timestamps and
+ * /stream/with-timestamps (base64 audio with character alignment, JSON or one object per line), and WS
  * /v1/text-to-speech/{voice}/multi-stream-input (an `audio` message per text message, `isFinal`
  * on flush/close_context; the single-space opener synthesizes nothing).
  */
@@ -30,6 +31,23 @@ export class ElevenLabsStub extends StubServer {
     };
     this.http("POST", "/v1/text-to-speech/:voice", tts);
     this.http("POST", "/v1/text-to-speech/:voice/stream", tts);
+    // with-timestamps: JSON {audio_base64, alignment, normalized_alignment}; streamed: one such object per line.
+    const withTimestamps = (streamed: boolean) => async (ctx: Parameters<Parameters<StubServer["http"]>[2]>[0]) => {
+      const body = parseJson(ctx.req.body);
+      if (!body || typeof body.text !== "string") {
+        await ctx.answer(400, { "content-type": "application/json" }, [JSON.stringify({ detail: { status: "invalid_json" } })]);
+        return;
+      }
+      const audio = ttsAudioFor(body.text);
+      this.truth.push({ path: ctx.req.path, characters: [...body.text].length, audioOut: audio });
+      const chars = [...body.text];
+      const alignment = { characters: chars, character_start_times_seconds: chars.map((_, i) => i * 0.05), character_end_times_seconds: chars.map((_, i) => (i + 1) * 0.05) };
+      const piece = (bytes: Uint8Array) => JSON.stringify({ audio_base64: Buffer.from(bytes).toString("base64"), alignment, normalized_alignment: alignment });
+      if (!streamed) await ctx.answer(200, { "content-type": "application/json" }, [piece(audio)]);
+      else await ctx.answer(200, { "content-type": "application/json" }, chunked(audio).map((c) => `${piece(c)}\n`));
+    };
+    this.http("POST", "/v1/text-to-speech/:voice/with-timestamps", withTimestamps(false));
+    this.http("POST", "/v1/text-to-speech/:voice/stream/with-timestamps", withTimestamps(true));
 
     this.ws("/v1/text-to-speech/:voice/multi-stream-input", (ws) => {
       const truth: StubTruth = { path: ws.req.path, characters: 0 };

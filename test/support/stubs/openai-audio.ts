@@ -31,7 +31,13 @@ export class OpenAIAudioStub extends StubServer {
         await answer(200, { "content-type": "text/plain" }, ["stub transcript\n"]);
         return;
       }
-      const body = format === "verbose_json" ? { text: "stub transcript", duration: seconds, language: "english" } : { text: "stub transcript", usage: { type: "duration", seconds } };
+      // gpt-4o(-mini)-transcribe report token usage (10 audio tokens a second here), whisper-1 seconds.
+      const tokens = String(form.get("model") ?? "").includes("transcribe");
+      const audioTokens = Math.round(seconds * 10);
+      const usage = tokens
+        ? { type: "tokens", input_tokens: audioTokens, output_tokens: 4, total_tokens: audioTokens + 4, input_token_details: { text_tokens: 0, audio_tokens: audioTokens } }
+        : { type: "duration", seconds };
+      const body = format === "verbose_json" ? { text: "stub transcript", duration: seconds, language: "english" } : { text: "stub transcript", usage };
       await answer(200, { "content-type": "application/json" }, [JSON.stringify(body)]);
     });
 

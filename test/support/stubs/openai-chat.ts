@@ -1,4 +1,4 @@
-import { type StubStep, StubServer, writeEvents } from "./stub-server.js";
+import { type StubHandler, type StubStep, StubServer, writeEvents } from "./stub-server.js";
 
 /** The usage every answer of the stub reports: the truth unit tests compare records against. */
 export interface ChatUsage {
@@ -17,7 +17,12 @@ export const STREAM_PIECES = ["Hel", "lo", " the", "re", "!"];
  * chunk when stream_options.include_usage is true), scriptable through StubServer.
  */
 export function openaiChatStub(usage: ChatUsage = DEFAULT_CHAT_USAGE): StubServer {
-  return new StubServer(async (req, res, hit, step: StubStep) => {
+  return new StubServer(openaiChatHandler(usage));
+}
+
+/** The chat stub's handler, for stubs that serve chat completions beside other routes. */
+export function openaiChatHandler(usage: ChatUsage = DEFAULT_CHAT_USAGE): StubHandler {
+  return async (req, res, hit, step: StubStep) => {
     if (!(req.method === "POST" && (req.url ?? "").endsWith("/chat/completions"))) {
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":{"message":"not found"}}');
       return;
@@ -58,5 +63,5 @@ export function openaiChatStub(usage: ChatUsage = DEFAULT_CHAT_USAGE): StubServe
     events.push("data: [DONE]\n\n");
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     await writeEvents(res, events, step);
-  });
+  };
 }
