@@ -22,9 +22,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
-import pg from "pg";
 import { Pool } from "undici";
-import { ADMIN_URL, cpuTimes, createBenchDatabase, fmt, percentile, ROOT, startServer } from "./support.js";
+import { backendCpu, backendCpuSpent, cpuTimes, createBenchDatabase, fmt, percentile, ROOT, startServer } from "./support.js";
 
 /**
  * c=1 calls per peer, spread over ROUNDS rounds (5,000 a round by default). Each round switches the
@@ -151,31 +150,6 @@ async function sequential(t: Target, body: string, n: number, untilFirstToken: b
 function cpuSeconds(pid: number | undefined): number {
   const t = cpuTimes(pid);
   return t.user + t.system;
-}
-
-/**
- * CPU seconds the Postgres backends serving a database have used so far, by pid: on 2 shared cores
- * the records' writes compete with the proxy itself, so they belong in its cost. Empty without a db.
- */
-async function backendCpu(dbUrl: string | undefined): Promise<Map<number, number>> {
-  const out = new Map<number, number>();
-  if (!dbUrl) return out;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  try {
-    const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [new URL(dbUrl).pathname.slice(1)]);
-    for (const r of rows) out.set(r.pid, cpuSeconds(r.pid));
-  } finally {
-    await admin.end();
-  }
-  return out;
-}
-
-/** CPU seconds the backends used between two readings (a backend new since the first counts whole). */
-function backendCpuSpent(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, cpu] of after) if (Number.isFinite(cpu)) total += cpu - (before.get(pid) ?? 0);
-  return total;
 }
 
 interface Throughput {

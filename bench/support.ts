@@ -96,6 +96,37 @@ export function cpuTimes(pid: number | undefined): { user: number; system: numbe
   }
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSecondsOf(pid: number | undefined): number {
+  const t = cpuTimes(pid);
+  return t.user + t.system;
+}
+
+/**
+ * CPU seconds the Postgres backends serving a database have used so far, by pid: on 2 shared cores
+ * the records' writes compete with the proxy itself, so they belong in its cost. Empty without a db.
+ */
+export async function backendCpu(dbUrl: string | undefined): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (!dbUrl) return out;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [new URL(dbUrl).pathname.slice(1)]);
+    for (const r of rows) out.set(r.pid, cpuSecondsOf(r.pid));
+  } finally {
+    await admin.end();
+  }
+  return out;
+}
+
+/** CPU seconds the backends used between two readings (a backend new since the first counts whole). */
+export function backendCpuSpent(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, cpu] of after) if (Number.isFinite(cpu)) total += cpu - (before.get(pid) ?? 0);
+  return total;
+}
+
 export const fmt = (n: number, digits = 1) => n.toLocaleString("en-US", { maximumFractionDigits: digits });
 
 /** Nearest-rank percentile of an ascending array (the collector's own definition, docs/api). */

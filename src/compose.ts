@@ -17,6 +17,7 @@ import { UpstreamPools } from "./manage/provider-check.js";
 import { trustedUpstreamHosts } from "./manage/url-policy.js";
 import { startNodeScraper } from "./nodes/scraper.js";
 import { SecretBox } from "./secrets/box.js";
+import { startRetentionWorker } from "./retention/worker.js";
 import { reencryptProviderKeys } from "./secrets/rotate.js";
 import type { Worker } from "./worker.js";
 
@@ -124,6 +125,8 @@ export async function startWorkers(services: Services): Promise<void> {
   }
   const scraper = startNodeScraper(services);
   if (scraper) services.workers.push(scraper);
+  const retention = startRetentionWorker(services);
+  if (retention) services.workers.push(retention);
   services.workers.push(services.rateCard.startRefresher((err) => services.log.warn({ err }, "rate card refresh failed; keeping the last card")));
   services.workers.push(services.callObservations);
   // Registered last so it stops first: the recorder drains before the store closes.

@@ -3,6 +3,9 @@ import type { Db } from "../db/client.js";
 import { requests } from "../db/schema/index.js";
 import { withRetry } from "../db/errors.js";
 import { adjustRollupMoney, rollupSourceColumns } from "../rollups/adjust.js";
+import { adjustBillingUsage } from "../rollups/billing-usage.js";
+import { rawHorizonWithin } from "../retention/apply.js";
+import { DomainError } from "../errors.js";
 import { formatMoneyShort, moneyNumber, moneyText, parseMoney } from "../money.js";
 import type { Catalog, RateCard, Rating, RatingInput } from "./rate.js";
 import { rateRequest } from "./rate.js";
@@ -90,6 +93,17 @@ function toInput(row: RowSel): RatingInput {
 
 export async function rerateWindow(db: Db, rates: { card: RateCard; catalog: Catalog }, o: RerateOptions): Promise<RerateReport> {
   const r = requests;
+  // Retention removed raw rows before its horizon: re-rating there would change only what is left
+  // while reporting it as the window's total, so it refuses instead (the rollups keep the old rating).
+  const gone = await rawHorizonWithin(db, o.from);
+  if (gone) {
+    const whose = gone.scope === "*" ? "raw request rows" : `project ${gone.scope}'s raw request rows`;
+    throw new DomainError(
+      "bad_request",
+      `cannot re-rate from ${o.from.toISOString()}: retention removed ${whose} dated before ${gone.before.toISOString()}; re-rate a window starting at or after it`,
+      { from: o.from.toISOString(), scope: gone.scope, raw_rows_removed_before: gone.before.toISOString() },
+    );
+  }
   const where = and(
     sql`${r.ts} >= ${o.from.toISOString()}`,
     sql`${r.ts} < ${o.to.toISOString()}`,
@@ -174,6 +188,12 @@ async function applyBatch(db: Db, updates: { row: RowSel; rating: Rating }[]): P
                    coalesce(v.cost, r.cost_usd, 0) - coalesce(r.cost_usd, 0) as dc
               from requests r join ${v} on ${same}`,
       );
+      await adjustBillingUsage(tx, {
+        from: sql`from requests r join ${v} on ${same}`,
+        newPrice: sql`v.price`,
+        newRule: sql`v.rule`,
+        newCost: sql`coalesce(r.cost_usd, v.cost)`,
+      });
       await tx.execute(sql`
         update requests r set rated_price_usd = v.price, rate_rule = v.rule, pricing = v.pricing,
                cost_usd = coalesce(r.cost_usd, v.cost)

@@ -9,6 +9,8 @@ import { registerLatency } from "./latency.js";
 import { registerMcp } from "./mcp.js";
 import { registerRates } from "./rates.js";
 import { registerReconcile } from "./reconcile.js";
+import { registerRemoteCommands } from "./remote-commands.js";
+import { registerRetention } from "./retention.js";
 import { serveCommand } from "./serve.js";
 import { withStore } from "./store.js";
 
@@ -44,7 +46,9 @@ registerCheck(program);
 registerLatency(program);
 registerRates(program);
 registerReconcile(program);
+registerRetention(program);
 registerMcp(program);
+registerRemoteCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) {

@@ -1,4 +1,4 @@
-import { Pool } from "undici";
+import { type Dispatcher, Pool } from "undici";
 
 /** Why a send failed: retry (network, 408, 429, 5xx) or give up on this batch (other 4xx). */
 export class SendError extends Error {
@@ -19,6 +19,7 @@ export class SendError extends Error {
 export class CollectorTransport {
   private readonly pool: Pool;
   private readonly prefix: string;
+  private readonly origin: string;
 
   constructor(
     collectorUrl: string,
@@ -28,23 +29,38 @@ export class CollectorTransport {
   ) {
     const url = new URL(collectorUrl);
     this.prefix = url.pathname.replace(/\/+$/, "");
+    this.origin = url.origin;
     this.pool = new Pool(url.origin, { connections, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
   }
 
-  async post(path: string, body: unknown): Promise<unknown> {
-    const headers: Record<string, string> = { "content-type": "application/json" };
+  /**
+   * One request to a route under the URL's prefix, with the bearer key; the answer whatever its
+   * status (its body a stream the caller reads or discards). Throws SendError when unreachable.
+   */
+  async request(method: "GET" | "POST", path: string, body?: unknown): Promise<Dispatcher.ResponseData> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers["content-type"] = "application/json";
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
-    let res: Awaited<ReturnType<Pool["request"]>>;
     try {
-      res = await this.pool.request({
+      return await this.pool.request({
         path: `${this.prefix}${path}`,
-        method: "POST",
+        method,
         headers,
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        // Headers must come within the timeout; a long body (an export) may take longer between chunks only up to bodyTimeout.
+        signal: method === "POST" ? AbortSignal.timeout(this.timeoutMs) : undefined,
       });
     } catch (err) {
-      throw new SendError(`collector unreachable: ${(err as Error).message}`, true, null);
+      throw new SendError(`${this.origin} unreachable: ${(err as Error).message}`, true, null);
+    }
+  }
+
+  async post(path: string, body: unknown): Promise<unknown> {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.request("POST", path, body);
+    } catch (err) {
+      throw new SendError(`collector unreachable: ${(err as Error).message.replace(/^\S+ unreachable: /, "")}`, true, null);
     }
     const text = await res.body.text().catch(() => "");
     const status = res.statusCode;

@@ -77,6 +77,10 @@ const projectSchema = z.strictObject({
   throttle_stack: z.string().optional(),
   tags: z.array(z.string()).default([]),
   accent: z.string().optional(),
+  /** The owning tenant: gateway calls of other tenants' keys naming this project are refused 403. */
+  tenant_id: z.string().min(1).max(256).optional(),
+  /** A shorter horizon for this project's raw rows than retention.raw_days (docs/operations.md). */
+  retention_days: z.number().int().positive().max(36_500).optional(),
 });
 
 
@@ -251,6 +255,15 @@ export const configSchema = z.strictObject({
       node_scrape_interval_seconds: z.number().positive().default(15),
     })
     .default({ enabled: true, node_scrape_interval_seconds: 15 }),
+  /** How long rows are kept (docs/operations.md). raw_days 0 keeps raw rows forever. */
+  retention: z
+    .strictObject({
+      raw_days: z.number().int().nonnegative().max(36_500).default(90),
+      rollup_days: z.number().int().nonnegative().max(36_500).default(800),
+      audit_days: z.number().int().nonnegative().max(36_500).default(400),
+      interval_minutes: z.number().positive().max(10_080).default(60),
+    })
+    .default({ raw_days: 90, rollup_days: 800, audit_days: 400, interval_minutes: 60 }),
   livekit: z.looseObject({ api_key: z.string().optional(), api_secret: z.string().optional() }).optional(),
   database: z.looseObject({ url: z.string().min(1).optional() }).optional(),
 });

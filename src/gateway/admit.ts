@@ -98,6 +98,10 @@ export function planCall(
   const table = gw.table;
   const { attribution } = caller;
   const project = table.projects.get(attribution.project);
+  // An owned project takes calls from its tenant's keys and operator keys only (refused before any vendor).
+  if (project?.tenantId != null && caller.auth.tenantId !== null && caller.auth.tenantId !== project.tenantId) {
+    return refuse(403, "forbidden", `project ${attribution.project} belongs to another tenant`);
+  }
   const budget = gw.budgets.decide(project);
   const speaks = { modality, providerTypes: protocol.providerTypes };
   const throttled = budget === "throttle" && project?.throttleStack ? project.throttleStack : null;

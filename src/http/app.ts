@@ -21,6 +21,7 @@ import { type McpDeps, mcpRoutes } from "../mcp/routes.js";
 import type { MetricsSources } from "../metrics/collect.js";
 import { otlpRoutes } from "../otlp/routes.js";
 import { readRoutes } from "../reports/routes.js";
+import { secretRoutes } from "../secrets/routes.js";
 import { type SessionRouteDeps, sessionRoutes } from "../sessions/routes.js";
 import { DomainError } from "../errors.js";
 import type { AppEnv } from "./app-env.js";
@@ -107,6 +108,7 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<
   app.route("/", billingRoutes(deps));
   app.route("/", manageRoutes(deps));
   app.route("/", auditRoutes(deps));
+  app.route("/", secretRoutes(deps));
   app.route("/", readRoutes(deps));
   app.route("/", sessionRoutes(deps));
   app.route("/", dashboardApiRoutes(deps));

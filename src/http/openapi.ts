@@ -130,7 +130,7 @@ function toRouteConfig(spec: RouteSpec<Schema, Schema, Schema>, responses: Recor
     docResponses[status] = r.schema
       ? { description: r.description, content: { [r.contentType ?? "application/json"]: { schema: r.schema }, ...others } }
       : r.contentType
-        ? { description: r.description, content: { [r.contentType]: { schema: { type: "string" } } } }
+        ? { description: r.description, content: { [r.contentType]: { schema: { type: "string" } }, ...others } }
         : { description: r.description };
   }
   return createRoute({

@@ -1,6 +1,8 @@
+import { and, isNotNull, ne } from "drizzle-orm";
 import type { RateCardStore } from "../billing/rate-card-store.js";
 import type { Config } from "../config/schema.js";
 import type { Database } from "../db/client.js";
+import { projects } from "../db/schema/index.js";
 import type { RequestRow } from "../db/schema/requests.js";
 import { toRequestRow } from "./records.js";
 import { storeRequestRows } from "./store-requests.js";
@@ -29,7 +31,7 @@ export interface IngestResult {
  */
 /** What ingest reads: the backdate horizon, the store, and the rate card in memory. */
 export interface IngestDeps {
-  config: Pick<Config, "cost_tracking">;
+  config: Pick<Config, "cost_tracking" | "projects">;
   database: Database;
   rateCard: Pick<RateCardStore, "snapshot">;
 }
@@ -41,8 +43,10 @@ export async function ingestRequests(deps: IngestDeps, tenantId: string | null, 
   let skippedCount = 0;
   let duplicates = 0;
   const byId = new Map<string, RequestRow>();
+  const foreign = tenantId === null ? null : await projectsOwnedByOthers(deps, tenantId);
   batch.forEach((raw, index) => {
-    const check = toRequestRow(raw, tenantId, card, catalog, notBefore);
+    let check = toRequestRow(raw, tenantId, card, catalog, notBefore);
+    if (check.ok && foreign?.has(check.row.project ?? "default")) check = { ok: false, reason: "project: owned by another tenant" };
     if (!check.ok) {
       skippedCount++;
       if (skipped.length < MAX_LISTED_SKIPS) skipped.push({ index, id: rawId(raw), reason: check.reason });
@@ -61,6 +65,21 @@ export async function ingestRequests(deps: IngestDeps, tenantId: string | null, 
     skipped: skippedCount,
     skipped_records: skipped,
   };
+}
+
+/**
+ * Projects owned by a tenant other than `tenantId` (yaml `tenant_id` or set through the API): a tenant
+ * key's rows naming one are skipped, so it cannot spend another tenant's budget by ingesting.
+ */
+async function projectsOwnedByOthers(services: Pick<IngestDeps, "config" | "database">, tenantId: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const [id, p] of Object.entries(services.config.projects)) if (p.tenant_id !== undefined && p.tenant_id !== tenantId) out.add(id);
+  const rows = await services.database.db
+    .select({ id: projects.projectId })
+    .from(projects)
+    .where(and(isNotNull(projects.tenantId), ne(projects.tenantId, tenantId)));
+  for (const r of rows) if (!services.config.projects[r.id]) out.add(r.id);
+  return out;
 }
 
 function rawId(raw: unknown): string | null {

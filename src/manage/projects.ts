@@ -32,6 +32,7 @@ const projectFields = {
     .string()
     .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, "must be a hex colour such as #4f46e5")
     .nullable(),
+  tenant_id: z.string().trim().min(1).max(256).nullable(),
 };
 
 export const createProjectBody = z.strictObject({
@@ -45,6 +46,7 @@ export const createProjectBody = z.strictObject({
     .nullish()
     .transform((t) => t ?? []),
   accent: projectFields.accent.optional(),
+  tenant_id: projectFields.tenant_id.optional(),
 });
 
 export const updateProjectBody = z
@@ -58,6 +60,7 @@ export const updateProjectBody = z
     default_stack: projectFields.default_stack,
     tags: projectFields.tags,
     accent: projectFields.accent,
+    tenant_id: projectFields.tenant_id,
   })
   .partial()
   .refine((b) => Object.keys(b).some((k) => k !== "project_id"), "body must change at least one field");
@@ -73,6 +76,7 @@ export function projectView(p: EffectiveProject) {
     default_stack: p.defaultStack,
     tags: p.tags,
     accent: p.accent,
+    tenant_id: p.tenantId,
     source: p.source,
   };
 }
@@ -91,12 +95,16 @@ export async function listProjectsWithStats(deps: ConfigStore, scope: TenantScop
 export async function projectDetail(deps: ConfigStore, scope: TenantScope, projectId: string) {
   const p = await findEffectiveProject(deps, projectId);
   if (!p) throw new DomainError("not_found", `no project ${projectId}`);
-  const costs = await projectCostsToday(deps.database.db, { ...scope, projectId, window: todayWindow() });
+  const window = todayWindow();
+  const costs = await projectCostsToday(deps.database.db, { ...scope, projectId, window });
+  // The gateway decides a budget on the project's whole spend (every tenant's calls): budget_status is
+  // that decision's figure for every reader, while today_spend stays the caller's own.
+  const decided = scope.tenantId === null || p.dailyBudget === null ? costs.total : (await projectCostsToday(deps.database.db, { tenantId: null, projectId, window })).total;
   return {
     ...projectView(p),
     project_id: p.id,
     today_spend: costs.total,
-    budget_status: budgetStatus(costs.total, p.dailyBudget),
+    budget_status: budgetStatus(decided, p.dailyBudget),
     today: { cost_today: costs.total, requests_today: costs.requests },
     costs_today: { total: costs.total, by_provider: costs.by_provider, by_model: costs.by_model },
   };
@@ -111,6 +119,7 @@ function toRow(b: Partial<z.infer<typeof updateProjectBody>>) {
     ...(b.default_stack !== undefined && { defaultStack: b.default_stack }),
     ...(b.tags !== undefined && { tags: b.tags }),
     ...(b.accent !== undefined && { accent: b.accent }),
+    ...(b.tenant_id !== undefined && { tenantId: b.tenant_id }),
   };
 }
 

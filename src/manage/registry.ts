@@ -56,6 +56,8 @@ export interface EffectiveProject {
   throttleStack: string | null;
   tags: string[];
   accent: string | null;
+  /** The owning tenant; null: a shared project (docs/api/manage.md, "Project ownership"). */
+  tenantId: string | null;
   source: "yaml" | "db";
 }
 
@@ -148,6 +150,7 @@ export function projectFromRow(row: typeof projects.$inferSelect): EffectiveProj
     throttleStack: null,
     tags: row.tags,
     accent: row.accent,
+    tenantId: row.tenantId,
     source: "db",
   };
 }
@@ -165,6 +168,7 @@ export async function listEffectiveProjects(deps: ConfigStore): Promise<Effectiv
       throttleStack: p.throttle_stack ?? null,
       tags: p.tags,
       accent: p.accent ?? null,
+      tenantId: p.tenant_id ?? null,
       source: "yaml",
     });
   }

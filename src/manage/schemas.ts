@@ -15,6 +15,10 @@ export const Project = z
     default_stack: z.string().nullable(),
     tags: z.array(z.string()),
     accent: z.string().nullable(),
+    tenant_id: z
+      .string()
+      .nullable()
+      .describe("the owning tenant: gateway calls of another tenant's keys naming this project are refused 403; null = shared (the budget applies per tenant)"),
     source,
   })
   .meta({ id: "Project" });

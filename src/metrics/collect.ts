@@ -6,6 +6,7 @@ import { latencySketches } from "../reports/latency.js";
 import { emptySketch, mergeSketch, quantile } from "../stats/summary.js";
 import { otlpState, type OtlpState } from "../otlp/receive.js";
 import { latestGatedRun } from "./diagnostics.js";
+import { retentionStats } from "../retention/stats.js";
 import { type MetricFamily, type MetricSample, renderExposition } from "./exposition.js";
 
 /** Quantiles published for the latency summaries. */
@@ -114,6 +115,48 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
         samples: [{ value: rec.queued }],
       },
       ...otlpFamilies(otlpState(deps)),
+    );
+  }
+  if (operator) {
+    // Operator only: table sizes are the whole database's.
+    const r = await retentionStats(db);
+    families.push(
+      {
+        name: "voxgate_raw_table_rows",
+        help: "Rows of each raw per-call table (the planner's estimate; counted for a table never analyzed).",
+        type: "gauge",
+        samples: r.tables.map((t) => ({ labels: { table: t.table }, value: t.rows })),
+      },
+      {
+        name: "voxgate_raw_table_bytes",
+        help: "Bytes of each raw per-call table, indexes and TOAST included.",
+        type: "gauge",
+        samples: r.tables.map((t) => ({ labels: { table: t.table }, value: t.bytes })),
+      },
+      {
+        name: "voxgate_retention_oldest_request_timestamp_seconds",
+        help: "Timestamp of the oldest request row kept, in Unix seconds (absent when there is none).",
+        type: "gauge",
+        samples: r.oldestRequest ? [{ value: r.oldestRequest.getTime() / 1000 }] : [],
+      },
+      {
+        name: "voxgate_retention_last_run_timestamp_seconds",
+        help: "When the last retention run finished, in Unix seconds (absent before the first).",
+        type: "gauge",
+        samples: r.lastRun ? [{ value: r.lastRun.finishedAt.getTime() / 1000 }] : [],
+      },
+      {
+        name: "voxgate_retention_last_run_duration_seconds",
+        help: "How long the last retention run took.",
+        type: "gauge",
+        samples: r.lastRun ? [{ value: r.lastRun.durationMs / 1000 }] : [],
+      },
+      {
+        name: "voxgate_retention_last_run_deleted_rows",
+        help: "Rows the last retention run removed, every table together.",
+        type: "gauge",
+        samples: r.lastRun ? [{ value: r.lastRun.deleted }] : [],
+      },
     );
   }
   if (diag) {

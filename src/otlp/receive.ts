@@ -22,6 +22,8 @@ export interface OtlpState {
   spansReceived: number;
   spansUnmapped: Map<string, number>;
   spansRejected: number;
+  /** The batch being written: batches are written one after the other (see receiveTraces). */
+  writing: Promise<unknown>;
 }
 
 const states = new WeakMap<object, OtlpState>();
@@ -30,7 +32,7 @@ const states = new WeakMap<object, OtlpState>();
 export function otlpState(services: object): OtlpState {
   let s = states.get(services);
   if (!s) {
-    s = { inFlight: 0, batches: 0, spansReceived: 0, spansUnmapped: new Map(), spansRejected: 0 };
+    s = { inFlight: 0, batches: 0, spansReceived: 0, spansUnmapped: new Map(), spansRejected: 0, writing: Promise.resolve() };
     states.set(services, s);
   }
   return s;
@@ -91,6 +93,22 @@ export async function receiveTraces(
   state.spansRejected += decoded.rejected;
   if (byTrace.size === 0) return { rejectedSpans: decoded.rejected, errorMessage: decoded.firstRejection ?? "", records: 0, turns: 0 };
 
+  // One batch written at a time: concurrent batches share sessions, agents and rollup rows, and
+  // their two transactions (records, then turns) otherwise wait on each other's locks, up to
+  // Postgres' deadlock timeout (bench:otlp: 3 s batches at 4 clients). Waiting batches count
+  // toward MAX_CONCURRENT_EXPORTS, beyond which the route answers 429.
+  const turn = state.writing.then(() => writeBatch(services, state, tenantId, byTrace, decoded));
+  state.writing = turn.catch(() => {});
+  return turn;
+}
+
+async function writeBatch(
+  services: IngestDeps,
+  state: OtlpState,
+  tenantId: string | null,
+  byTrace: Map<string, { fresh: FreshSpan[]; resource: Attrs }>,
+  decoded: DecodedRequest,
+): Promise<ExportOutcome> {
   const db = services.database.db;
   const now = Date.now();
   const stored = await loadTraceState(db, tenantId, [...byTrace.keys()]);

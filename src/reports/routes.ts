@@ -1,11 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { requireScope } from "../auth/gate.js";
 import type { Permission } from "../auth/context.js";
+import { DomainError } from "../errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { type MetricsSources, metricsExposition } from "../metrics/collect.js";
 import { costReport } from "./costs.js";
 import { latencyReport } from "./latency.js";
+import { exportChunks, exportQuery } from "./export.js";
 import { requestLogs } from "./logs.js";
 import { costsQuery, latencyQuery, logsQuery } from "./query.js";
 import { CostReportSchema, LatencyReportSchema, RequestLogListSchema } from "./schemas.js";
@@ -27,7 +29,7 @@ const tag = "reports";
 /** GET /v1/costs, /v1/latency, /v1/logs, /v1/metrics: read scope, scoped to the key's tenant. */
 export function readRoutes(deps: MetricsSources) {
   const r = contractRouter();
-  gateOtherMethods(r, ["/v1/costs", "/v1/latency", "/v1/logs", "/v1/metrics"], "read");
+  gateOtherMethods(r, ["/v1/costs", "/v1/costs/export", "/v1/latency", "/v1/logs", "/v1/metrics"], "read");
 
   defineRoute(
     r,
@@ -72,6 +74,52 @@ export function readRoutes(deps: MetricsSources) {
       responses: { 200: { description: "request records, newest first", schema: RequestLogListSchema } },
     },
     async (c, { query }) => c.json(await requestLogs(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+  );
+
+  defineRoute(
+    r,
+    {
+      method: "get",
+      path: "/v1/costs/export",
+      tag,
+      summary: "Every request record in [from, to) as CSV (a header row, one row per record) or one JSON array, streamed",
+      description: "Oldest first, the key's tenant only. Amounts are USD: exact decimal text in CSV, numbers in JSON. The answer is written as it is read, in pages, so any window can be exported.",
+      scope: "read",
+      query: exportQuery,
+      queryMessage: "invalid query",
+      responses: { 200: { description: "the records (format=json: one JSON array)", contentType: "text/csv", otherContentTypes: ["application/json"] } },
+    },
+    (c, { query }) => {
+      const { from, to } = query;
+      if (!(from < to)) throw new DomainError("validation_failed", "from must be before to", [{ path: "from", message: "must be before to" }]);
+      const chunks = exportChunks(deps.database.db, { tenantId: c.var.auth.tenantId }, query);
+      const encoder = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          try {
+            const next = await chunks.next();
+            if (next.done) controller.close();
+            else controller.enqueue(encoder.encode(next.value));
+          } catch (err) {
+            // Headers are gone: the stream ends in error, so the client sees a cut answer, never a complete-looking one.
+            c.var.log.error({ err }, "cost export failed mid-stream");
+            controller.error(err);
+          }
+        },
+        async cancel() {
+          await chunks.return(undefined);
+        },
+      });
+      const csv = query.format === "csv";
+      const name = `voxgate-costs-${from.toISOString().slice(0, 10)}-${to.toISOString().slice(0, 10)}.${query.format}`;
+      return new Response(body, {
+        status: 200,
+        headers: {
+          "content-type": csv ? "text/csv; charset=utf-8" : "application/json; charset=utf-8",
+          "content-disposition": `attachment; filename="${name}"`,
+        },
+      });
+    },
   );
 
   defineRoute(

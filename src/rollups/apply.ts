@@ -10,6 +10,7 @@ import { namedStatement } from "../db/named.js";
 import { foldIntoCheckpoints } from "./fleet-checkpoints.js";
 import { fleetIndexRequestRows, fleetIndexRequestUpserts } from "./fleet-index.js";
 import { DAY_MS, HOUR_MS } from "./buckets.js";
+import { BILLING_USAGE_TABLE, billingUsageRows, billingUsageUpsert } from "./billing-usage.js";
 
 export type { RequestRow } from "../db/schema/requests.js";
 
@@ -223,13 +224,14 @@ function upsertFromJson(table: string, rowsJson: Placeholder): SQL {
 }
 
 /** Name of the prepared statement below; bump the suffix whenever its text changes. */
-const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v3";
+const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v4";
 
 /**
  * Folds newly stored request rows into every rollup table (ROLLUP_GRAINS, and the fleet index's
  * per-agent grains). Ingest calls it inside its transaction, last before COMMIT, with exactly the rows
  * it inserted (never duplicates), so rollups commit or roll back with the rows. The rows are
- * aggregated once (hourly per project) and folded into the other grains. All seven tables are upserted
+ * aggregated once (hourly per project) and folded into the other grains. All eight tables (billing usage
+ * included, src/rollups/billing-usage.ts) are upserted
  * by ONE statement, one round trip, as a NAMED prepared statement of constant text (each table's rows
  * are one JSON parameter), so Postgres plans it once per connection. The rollup rows are the hottest
  * rows in the database (every batch of a tenant's hour, or of an agent's, hits them) and stay locked
@@ -247,6 +249,7 @@ export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<v
     const accs = g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects);
     rowsByTable[g.table] = JSON.stringify(accs.map(jsonRow));
   }
+  rowsByTable[BILLING_USAGE_TABLE] = billingUsageRows(rows);
   await rollupsUpsert(tx, rowsByTable);
   // Rows dated before today may be before a fleet-index checkpoint: then it moves too (usually none).
   await foldIntoCheckpoints(tx, byHour);
@@ -254,8 +257,13 @@ export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<v
 
 /** The statement of applyRequestRollups, its text built once: each table's rows fill the placeholder named after it. */
 const rollupsUpsert = namedStatement(ROLLUPS_STATEMENT_NAME, () => {
-  // The per-agent rollups of GET /api/agents first, then the request rollups, always in this order.
-  const [first, ...rest] = [...fleetIndexRequestUpserts(), ...ROLLUP_GRAINS.map((g) => upsertFromJson(g.table, sql.placeholder(g.table)))];
+  // The per-agent rollups of GET /api/agents first, then the request rollups, then billing usage,
+  // always in this order.
+  const [first, ...rest] = [
+    ...fleetIndexRequestUpserts(),
+    ...ROLLUP_GRAINS.map((g) => upsertFromJson(g.table, sql.placeholder(g.table))),
+    billingUsageUpsert(sql.placeholder(BILLING_USAGE_TABLE)),
+  ];
   const last = rest.pop();
   if (!first || !last) throw new Error("the rollup statement needs at least two tables");
   const ctes = [first, ...rest].map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);

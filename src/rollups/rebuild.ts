@@ -5,6 +5,7 @@ import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS, ROLLUP_KEY_COLUMNS } from "./appl
 import { KEY_LIST, keyMatch, rowKeySelect } from "./key-sql.js";
 import { dropCheckpointsAfter } from "./fleet-checkpoints.js";
 import { rebuildFleetIndexRollups } from "./fleet-index-rebuild.js";
+import { rebuildBillingUsage } from "./billing-usage.js";
 
 const LN_GAMMA = Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY));
 /** Raw samples kept in a rebuilt sketch while its count is within the bound, as ingest keeps them. */
@@ -16,7 +17,8 @@ const KEY_LIST_A = ROLLUP_KEY_COLUMNS.map((c) => `a.${c}`).join(", ");
  * Rebuilds every rollup table for [from, to) from raw request rows in SQL (bulk loads, repair after
  * a manual change to `requests`). `from`/`to` must be whole UTC days so no bucket is cut in two.
  * The latency sketches are built with the same bucket index as src/stats/summary.ts (ceil(ln v / ln γ)).
- * The per-agent rollups of GET /api/agents are rebuilt too (src/rollups/fleet-index-rebuild.ts).
+ * The per-agent rollups of GET /api/agents are rebuilt too (src/rollups/fleet-index-rebuild.ts), and
+ * the billing usage rollup (src/rollups/billing-usage.ts).
  */
 export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void> {
   for (const grain of ROLLUP_GRAINS) {
@@ -63,6 +65,7 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
       LEFT JOIN lb ON ${keyMatch("lb", "a")}`);
   }
   await rebuildFleetIndexRollups(db, from, to);
+  await rebuildBillingUsage(db, from, to);
   // The fleet index's running totals after `from` may have changed: built again on demand.
   await dropCheckpointsAfter(db, from);
 }

@@ -15,7 +15,7 @@ import { createTestDatabase, type TestDatabase } from "../support/db.js";
  */
 const PINNED: Record<string, string> = {
   voxgate_ingest_requests_v5: "fae96cf75c2d3d90",
-  voxgate_rollups_upsert_v3: "72bafed08e47446c",
+  voxgate_rollups_upsert_v4: "cdaeb144e7a87187",
 };
 
 const sha = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 16);

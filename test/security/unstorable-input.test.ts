@@ -32,6 +32,8 @@ const now = () => new Date().toISOString();
 /** A plausible body per route that reads one; every string leaf is replaced in turn with a bad string. */
 const BODIES: Record<string, (() => unknown) | null> = {
   "POST /v1/api-keys": () => ({ name: "fleet", tenant_id: "acme", scopes: ["ingest"] }),
+  // Reads no body: re-encrypts the stored provider keys.
+  "POST /v1/secrets/rotate": null,
   "POST /mcp": () => ({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_costs", arguments: { project: "support" } } }),
   "POST /v1/agents/heartbeat": () => ({ agent_id: "agent-1", agent_name: "a", host: "h", version: "1.0", project: "support", region: "eu", status: "active" }),
   "POST /v1/billing/rate-card/quote": () => ({ models: [{ modality: "llm", model: "openai/gpt-4.1-mini", tenant: "acme", plan: "pro" }] }),

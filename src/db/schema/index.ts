@@ -19,4 +19,5 @@ export { requests } from "./requests.js";
 export { sessions } from "./sessions.js";
 export { roomSequences, turns } from "./turns.js";
 export { gatewayRateWindows, gatewayStreamLeases } from "./gateway-leases.js";
+export { billingUsageDaily, retentionHorizons, retentionRuns } from "./billing-usage.js";
 export { otlpSpans, otlpTraces } from "./otlp.js";

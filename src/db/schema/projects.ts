@@ -12,6 +12,8 @@ export const projects = pgTable("projects", {
   defaultStack: text(),
   tags: text().array().notNull().default(sql`'{}'::text[]`),
   accent: text(),
+  /** The tenant that owns the project (null: shared); only its keys and operator keys may attribute calls to it. */
+  tenantId: text(),
   createdAt: tstz().notNull().default(sql`now()`),
   updatedAt: tstz().notNull().default(sql`now()`),
 });

@@ -1,0 +1,179 @@
+/**
+ * bench:otlp: OTLP trace export end to end against `/v1/ingest` in the same run. A `voxgate serve`
+ * child (from the TypeScript source through tsx, so it is the code of this tree) on a fresh Postgres
+ * database; 4 clients post, for BENCH_SECONDS each (default 10):
+ *   - baseline: /v1/ingest batches of 500 request records (JSON);
+ *   - OTLP: protobuf batches of 512 spans as a BatchSpanProcessor sends them (the real SDK's spans and
+ *     the real serializer), each batch complete LiveKit voice turns (user_turn, user_speaking,
+ *     eou_detection, agent_turn, llm_node, llm_request, llm_request_run, tts_node, tts_request,
+ *     tts_request_run, agent_speaking, function_tool) under agent_session spans naming the session.
+ * Prints spans/s, mapped records/s (3 per turn: STT, LLM, TTS; plus the turn) and the ratio of mapped
+ * records/s to ingest records/s (target >= 0.5).
+ *
+ *   npm run bench:otlp   (env: BENCH_SECONDS=10, TEST_DATABASE_URL for the admin connection)
+ */
+import { execSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { context, trace } from "@opentelemetry/api";
+import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { Pool } from "undici";
+import { createBenchDatabase, fmt, startServer } from "./support.js";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CLIENTS = 4;
+const INGEST_BATCH = 500;
+const SPANS_PER_BATCH = 512;
+const SPANS_PER_TURN = 12;
+const TURNS_PER_SESSION = 6;
+const KEY = "bench-otlp-key-0123456789";
+
+const memory = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({
+  resource: resourceFromAttributes({ "service.name": "bench-agent", "telemetry.sdk.language": "nodejs" }),
+  spanProcessors: [new SimpleSpanProcessor(memory)],
+});
+const tracer = provider.getTracer("livekit-agents");
+
+/** One export batch: whole sessions of TURNS_PER_SESSION turns, cut at SPANS_PER_BATCH spans. Returns the body and its turn count. */
+function otlpBatch(): { body: Uint8Array; turns: number; spans: number } {
+  memory.reset();
+  let spans = 0;
+  let turns = 0;
+  const t0 = Date.now() - 120_000;
+  while (spans + SPANS_PER_TURN + 1 <= SPANS_PER_BATCH) {
+    const conv = `RM_${randomUUID()}`;
+    const session = tracer.startSpan("agent_session", { startTime: t0, attributes: { "gen_ai.conversation.id": conv } });
+    const inSession = trace.setSpan(context.active(), session);
+    spans++;
+    for (let k = 0; k < TURNS_PER_SESSION && spans + SPANS_PER_TURN <= SPANS_PER_BATCH; k++) {
+      const at = t0 + k * 10_000;
+      const child = (name: string, parent: ReturnType<typeof tracer.startSpan>, start: number, end: number, attributes: Record<string, string | number> = {}) => {
+        const s = tracer.startSpan(name, { startTime: start, attributes }, trace.setSpan(context.active(), parent));
+        s.end(end);
+        return s;
+      };
+      const user = tracer.startSpan("user_turn", { startTime: at, attributes: { "gen_ai.request.model": "nova-3", "gen_ai.provider.name": "deepgram", "lk.transcription_delay": 150 } }, inSession);
+      child("user_speaking", user, at, at + 1500);
+      child("eou_detection", user, at + 1500, at + 1550);
+      user.end(at + 1600);
+      const agent = tracer.startSpan("agent_turn", { startTime: at + 1600, attributes: { "gen_ai.conversation.id": conv, "gen_ai.agent.name": "bench" } }, inSession);
+      const llmNode = tracer.startSpan("llm_node", { startTime: at + 1610 }, trace.setSpan(context.active(), agent));
+      const req = tracer.startSpan(
+        "llm_request",
+        {
+          startTime: at + 1611,
+          attributes: {
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": "gpt-4o-mini",
+            "gen_ai.usage.input_tokens": 900,
+            "gen_ai.usage.output_tokens": 60,
+            "gen_ai.response.time_to_first_chunk": 0.3,
+          },
+        },
+        trace.setSpan(context.active(), llmNode),
+      );
+      child("llm_request_run", req, at + 1612, at + 2300);
+      req.end(at + 2301);
+      llmNode.end(at + 2302);
+      const ttsNode = tracer.startSpan("tts_node", { startTime: at + 1700, attributes: { "gen_ai.request.model": "eleven_flash_v2_5", "gen_ai.provider.name": "elevenlabs" } }, trace.setSpan(context.active(), agent));
+      const tts = tracer.startSpan(
+        "tts_request",
+        {
+          startTime: at + 1700,
+          attributes: { "lk.tts_metrics": JSON.stringify({ ttfbMs: 200, durationMs: 900, audioDurationMs: 3000, charactersCount: 120, metadata: { modelName: "eleven_flash_v2_5", modelProvider: "elevenlabs" } }) },
+        },
+        trace.setSpan(context.active(), ttsNode),
+      );
+      child("tts_request_run", tts, at + 1701, at + 2600);
+      tts.end(at + 2601);
+      ttsNode.end(at + 2602);
+      child("function_tool", agent, at + 1800, at + 1850);
+      child("agent_speaking", agent, at + 2000, at + 5000);
+      agent.end(at + 5000);
+      spans += SPANS_PER_TURN;
+      turns++;
+    }
+    session.end(t0 + TURNS_PER_SESSION * 10_000);
+  }
+  return { body: new Uint8Array(ProtobufTraceSerializer.serializeRequest(memory.getFinishedSpans()) ?? []), turns, spans };
+}
+
+function ingestBatch(): string {
+  const session = `bench-${randomUUID()}`;
+  return JSON.stringify(
+    Array.from({ length: INGEST_BATCH }, (_, i) => ({
+      id: randomUUID(),
+      timestamp: Date.now() / 1000 - 60,
+      modality: ["stt", "llm", "tts"][i % 3],
+      model_id: ["deepgram/nova-3", "openai/gpt-4o-mini", "elevenlabs/eleven_flash_v2_5"][i % 3],
+      session_id: session,
+      agent_id: "bench",
+      ttfb_ms: 200,
+      total_latency_ms: 900,
+      input_tokens: i % 3 === 1 ? 900 : undefined,
+      output_tokens: i % 3 === 1 ? 60 : undefined,
+      audio_seconds: i % 3 === 0 ? 1.5 : undefined,
+      characters: i % 3 === 2 ? 120 : undefined,
+    })),
+  );
+}
+
+async function loop(pool: Pool, seconds: number, next: () => { path: string; body: string | Uint8Array; type: string; units: number }) {
+  let units = 0;
+  let failures = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (performance.now() < deadline) {
+        const b = next();
+        const res = await pool.request({ path: b.path, method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": b.type }, body: b.body });
+        await res.body.dump();
+        if (res.statusCode === 200) units += b.units;
+        else failures++;
+      }
+    }),
+  );
+  return { perSecond: units / ((performance.now() - started) / 1000), failures };
+}
+
+async function main() {
+  const load = execSync("uptime").toString().trim();
+  // Batches built before the clock starts: the client's span building is not the server's cost.
+  const prebuilt = Array.from({ length: 400 }, otlpBatch);
+  const { spans: spansPerBatch, turns: turnsPerBatch } = prebuilt[0] as { spans: number; turns: number };
+  const db = await createBenchDatabase("otlp");
+  const entry = ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))];
+  const server = await startServer({ DATABASE_URL: db.url, VOXGATE_API_KEY: KEY }, entry);
+  const pool = new Pool(server.baseUrl, { connections: CLIENTS });
+  try {
+    // Warm-up of both paths, then measured rounds in turn.
+    await loop(pool, 2, () => ({ path: "/v1/ingest", body: ingestBatch(), type: "application/json", units: INGEST_BATCH }));
+    let i = 0;
+    const nextOtlp = () => {
+      const b = prebuilt[i++ % prebuilt.length] as { body: Uint8Array; turns: number; spans: number };
+      return { path: "/v1/otlp/v1/traces", body: b.body, type: "application/x-protobuf", units: b.turns };
+    };
+    await loop(pool, 2, nextOtlp);
+    const ingest = await loop(pool, SECONDS, () => ({ path: "/v1/ingest", body: ingestBatch(), type: "application/json", units: INGEST_BATCH }));
+    const before = i;
+    const otlp = await loop(pool, SECONDS, nextOtlp);
+    if (i - before > prebuilt.length) console.warn(`note: ${i - before} batches sent, ${prebuilt.length} prebuilt: later ones were re-sends (duplicates)`);
+    const turnsPerSecond = otlp.perSecond;
+    const spansPerSecond = (turnsPerSecond / turnsPerBatch) * spansPerBatch;
+    const recordsPerSecond = turnsPerSecond * 3;
+    console.log(`load: ${load}`);
+    console.log(`/v1/ingest            ${fmt(ingest.perSecond, 0)} records/s (batches of ${INGEST_BATCH}, ${CLIENTS} clients, ${ingest.failures} failures)`);
+    console.log(`/v1/otlp/v1/traces    ${fmt(spansPerSecond, 0)} spans/s, ${fmt(recordsPerSecond, 0)} mapped records/s + ${fmt(turnsPerSecond, 0)} turns/s (batches of ${spansPerBatch} spans, ${otlp.failures} failures)`);
+    console.log(`ratio (mapped records/s to ingest records/s, same run): ${(recordsPerSecond / ingest.perSecond).toFixed(2)}x (target >= 0.5)`);
+  } finally {
+    await pool.close();
+    await server.stop();
+    await db.drop();
+  }
+}
+
+await main();

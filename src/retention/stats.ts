@@ -1,0 +1,54 @@
+import { sql } from "drizzle-orm";
+import { type Db, queryRows } from "../db/client.js";
+import { RAW_TABLES } from "./tables.js";
+
+export interface RetentionStats {
+  tables: { table: string; rows: number; bytes: number }[];
+  /** The oldest request row kept (null: none). */
+  oldestRequest: Date | null;
+  lastRun: { finishedAt: Date; durationMs: number; deleted: number } | null;
+}
+
+/**
+ * Sizes of the raw tables for /v1/metrics: bytes are pg_total_relation_size (heap, indexes, TOAST),
+ * rows the planner's estimate (counted only for a table never analyzed, which is a small one), so a
+ * scrape stays cheap at any size. The oldest request is one index probe (requests_ts_idx).
+ */
+export async function retentionStats(db: Db): Promise<RetentionStats> {
+  const names = sql.join(RAW_TABLES.map((t) => sql`(${t})`), sql`, `);
+  const [tables, oldest, runs] = await Promise.all([
+    queryRows<{ table: string; rows: string; bytes: string; never: boolean }>(
+      db,
+      sql`SELECT t.name AS table, pg_total_relation_size(c.oid)::text AS bytes,
+          greatest(c.reltuples, 0)::bigint::text AS rows, c.reltuples < 0 AS never
+        FROM (VALUES ${names}) AS t(name) JOIN pg_class c ON c.oid = t.name::regclass ORDER BY t.name`,
+    ),
+    queryRows<{ ts: Date | string | null }>(db, sql`SELECT min(ts) AS ts FROM requests`),
+    queryRows<{ finished_at: Date | string; duration_ms: number; deleted: { tables?: Record<string, number>; projects?: Record<string, Record<string, number>> } }>(
+      db,
+      sql`SELECT finished_at, duration_ms, deleted FROM retention_runs ORDER BY id DESC LIMIT 1`,
+    ),
+  ]);
+  const out: RetentionStats["tables"] = [];
+  for (const t of tables) {
+    let rows = Number(t.rows);
+    if (t.never) {
+      const [c] = await queryRows<{ n: string }>(db, sql`SELECT count(*)::text AS n FROM ${sql.raw(t.table)}`);
+      rows = Number(c?.n ?? 0);
+    }
+    out.push({ table: t.table, rows, bytes: Number(t.bytes) });
+  }
+  const run = runs[0];
+  const sum = (o: Record<string, number> | undefined) => Object.values(o ?? {}).reduce((a, n) => a + n, 0);
+  return {
+    tables: out,
+    oldestRequest: oldest[0]?.ts ? new Date(oldest[0].ts) : null,
+    lastRun: run
+      ? {
+          finishedAt: new Date(run.finished_at),
+          durationMs: Number(run.duration_ms),
+          deleted: sum(run.deleted.tables) + Object.values(run.deleted.projects ?? {}).reduce((a, p) => a + sum(p), 0),
+        }
+      : null,
+  };
+}

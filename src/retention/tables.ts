@@ -1,0 +1,74 @@
+import { type SQL, sql } from "drizzle-orm";
+
+/**
+ * What retention removes, table by table: the raw per-call tables (retention.raw_days), the rollups
+ * (rollup_days) and the audit log (audit_days). Each entry says how a row's age is read (`older`, a
+ * predicate over the cutoff) and how a day is named for the plan (`day`, a UTC date expression).
+ * Milliseconds columns (turns, dead air, calls) are the agent's or LiveKit's epoch ms.
+ */
+
+export type RetentionClass = "raw" | "rollup" | "audit";
+
+export interface RetentionTable {
+  table: string;
+  class: RetentionClass;
+  /** Rows older than the cutoff (a timestamptz parameter, and its epoch ms). */
+  older: (cutoff: Date) => SQL;
+  /** The row's UTC day, for the plan's per-day counts. */
+  day: SQL;
+}
+
+const tsOlder = (col: string) => (cutoff: Date) => sql`${sql.raw(col)} < ${cutoff.toISOString()}::timestamptz`;
+const msOlder = (col: string) => (cutoff: Date) => sql`${sql.raw(col)} < ${cutoff.getTime()}`;
+const tsDay = (col: string) => sql.raw(`date_trunc('day', ${col}, 'UTC')`);
+const msDay = (col: string) => sql.raw(`date_trunc('day', to_timestamp(${col} / 1000.0), 'UTC')`);
+
+const byTs = (table: string, cls: RetentionClass, col: string): RetentionTable => ({ table, class: cls, older: tsOlder(col), day: tsDay(col) });
+const byMs = (table: string, col: string): RetentionTable => ({ table, class: "raw", older: msOlder(col), day: msDay(col) });
+
+/**
+ * In deletion order: turns and dead air before the sessions they belong to (a per-project horizon
+ * finds them through their session), legs and events before their calls. A session goes when its
+ * last activity (`ended_at`) is past the horizon; one that straddles it stays, with the totals ingest
+ * accumulated (request_count, total_cost_usd), while its requests and turns before the horizon go.
+ */
+export const RETENTION_TABLES: readonly RetentionTable[] = [
+  byTs("requests", "raw", "ts"),
+  byMs("turns", "caller_speak_start_ms"),
+  byMs("dead_air_events", "started_at_ms"),
+  // started_at <= ended_at: the started_at bound lets the sessions_started_idx index find them.
+  { table: "sessions", class: "raw", older: (c) => sql`started_at < ${c.toISOString()}::timestamptz AND ended_at < ${c.toISOString()}::timestamptz`, day: tsDay("ended_at") },
+  byTs("call_events", "raw", "received_at"),
+  byTs("call_legs", "raw", "updated_at"),
+  byTs("calls", "raw", "updated_at"),
+  byTs("node_samples", "raw", "ts"),
+  byTs("request_rollups", "rollup", "bucket"),
+  byTs("request_rollups_daily", "rollup", "bucket"),
+  byTs("request_model_rollups", "rollup", "bucket"),
+  byTs("request_model_rollups_daily", "rollup", "bucket"),
+  byTs("billing_usage_daily", "rollup", "bucket"),
+  byTs("fleet_index_agent_rollups", "rollup", "bucket"),
+  byTs("fleet_index_agent_rollups_daily", "rollup", "bucket"),
+  byTs("audit_log", "audit", "ts"),
+];
+
+/** The raw tables (what metrics report rows and bytes of). */
+export const RAW_TABLES = RETENTION_TABLES.filter((t) => t.class === "raw").map((t) => t.table);
+
+/**
+ * A project's rows in a raw table, for a shorter per-project horizon: requests and sessions carry
+ * the project; turns and dead air are found through their session (same id and tenant). Tables
+ * without a project (calls, node samples) follow the global horizon only.
+ */
+export function projectCondition(table: string, project: string): SQL | null {
+  switch (table) {
+    case "requests":
+    case "sessions":
+      return sql`project = ${project}`;
+    case "turns":
+    case "dead_air_events":
+      return sql`EXISTS (SELECT 1 FROM sessions s WHERE s.id = ${sql.raw(table)}.session_id AND s.tenant_id IS NOT DISTINCT FROM ${sql.raw(table)}.tenant_id AND s.project = ${project})`;
+    default:
+      return null;
+  }
+}
