@@ -19,6 +19,7 @@ import type { CatalogEntryInput } from "../config/schema.js";
 type Entry = CatalogEntryInput & { modality: "stt" | "llm" | "tts"; as_of: string; source: string };
 
 const OPENAI = "openai.com/api/pricing (standard tier)";
+const OPENAI_REALTIME = "developers.openai.com/api/docs/models/gpt-realtime-1.5 (the same table as gpt-realtime; text $4/$16, audio $32/$64, cached $0.40)";
 const ANTHROPIC = "anthropic.com/pricing#api (cached = cache read)";
 const GROQ = "groq.com/pricing (on-demand)";
 const DEEPGRAM = "deepgram.com/pricing (pay as you go, streaming)";
@@ -67,8 +68,8 @@ export const SHIPPED_CATALOG: Record<string, Entry> = {
   "openai/gpt-5-mini": llm(0.25, 0.025, 2, "2025-10-01", OPENAI),
   "openai/gpt-5-nano": llm(0.05, 0.005, 0.4, "2025-10-01", OPENAI),
   "openai/o4-mini": llm(1.1, 0.275, 4.4, "2025-10-01", OPENAI),
-  // Speech-to-speech: the text token prices only (audio tokens cost $32 in / $64 out per 1M).
-  "openai/gpt-realtime": llm(4, 0.4, 16, "2026-11-28", `${OPENAI}; text tokens`),
+  // Realtime (speech-to-speech): text and audio tokens priced apart; cached input $0.40 for both.
+  "openai/gpt-realtime": { ...llm(4, 0.4, 16, "2026-11-27", OPENAI_REALTIME), input_audio_price_usd: 32, output_audio_price_usd: 64 },
   // Anthropic LLMs
   "anthropic/claude-sonnet-4-5": llm(3, 0.3, 15, "2025-10-01", ANTHROPIC),
   "anthropic/claude-sonnet-4-0": llm(3, 0.3, 15, "2025-10-01", ANTHROPIC),

@@ -14,6 +14,9 @@ export interface CatalogEntry {
   inputPriceUsd: number | null;
   outputPriceUsd: number | null;
   cachedInputPriceUsd: number | null;
+  /** llm per 1M audio tokens when priced apart from text (realtime models); null = the text rate. */
+  inputAudioPriceUsd: number | null;
+  outputAudioPriceUsd: number | null;
   /** False when the catalog knows the model but holds no rate ("unrated", not "unknown"). */
   rated: boolean;
   selfHosted: boolean;
@@ -51,7 +54,12 @@ export function compileCatalog(overrides: Record<string, CatalogEntryInput>, sel
       throw new CatalogError(`pricing.catalog.${key}: modality ${o.modality} contradicts the shipped entry (${base.modality})`);
     }
     const isLlm = merged.modality === "llm";
-    const legs = o.input_price_usd !== undefined || o.output_price_usd !== undefined || o.cached_input_price_usd !== undefined;
+    const legs =
+      o.input_price_usd !== undefined ||
+      o.output_price_usd !== undefined ||
+      o.cached_input_price_usd !== undefined ||
+      o.input_audio_price_usd !== undefined ||
+      o.output_audio_price_usd !== undefined;
     if (isLlm && o.price_usd !== undefined) throw new CatalogError(`pricing.catalog.${key}: llm entries use input_price_usd/output_price_usd, not price_usd`);
     if (merged.modality === "tts" && legs) throw new CatalogError(`pricing.catalog.${key}: tts entries use price_usd, not token legs`);
     entries.set(key, toEntry(key, merged, "config"));
@@ -76,6 +84,8 @@ function toEntry(key: string, e: CatalogEntryInput, origin: CatalogEntry["origin
     inputPriceUsd: legs ? input : null,
     outputPriceUsd: legs ? output : null,
     cachedInputPriceUsd: legs && input !== null ? (e.cached_input_price_usd ?? input) : null,
+    inputAudioPriceUsd: modality === "llm" ? (e.input_audio_price_usd ?? null) : null,
+    outputAudioPriceUsd: modality === "llm" ? (e.output_audio_price_usd ?? null) : null,
     rated,
     selfHosted: e.self_hosted ?? false,
     asOf: e.as_of ?? null,
@@ -136,7 +146,13 @@ export function publicCatalogEntry(e: CatalogEntry | null) {
     modality: e.modality,
     unit: e.unit,
     ...(e.modality === "llm"
-      ? { input_price_usd: e.inputPriceUsd, output_price_usd: e.outputPriceUsd, cached_input_price_usd: e.cachedInputPriceUsd }
+      ? {
+          input_price_usd: e.inputPriceUsd,
+          output_price_usd: e.outputPriceUsd,
+          cached_input_price_usd: e.cachedInputPriceUsd,
+          ...(e.inputAudioPriceUsd !== null && { input_audio_price_usd: e.inputAudioPriceUsd }),
+          ...(e.outputAudioPriceUsd !== null && { output_audio_price_usd: e.outputAudioPriceUsd }),
+        }
       : { price_usd: e.priceUsd }),
     ...(e.modality === "stt" && e.inputPriceUsd !== null && { input_price_usd: e.inputPriceUsd, output_price_usd: e.outputPriceUsd }),
     self_hosted: e.selfHosted,

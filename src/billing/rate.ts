@@ -16,6 +16,9 @@ export interface RatingInput {
   inputTokens: number | null;
   outputTokens: number | null;
   cachedInputTokens: number | null;
+  /** Of inputTokens / outputTokens, the audio ones (realtime models); absent or null = none known. */
+  inputAudioTokens?: number | null;
+  outputAudioTokens?: number | null;
   audioSeconds: number | null;
   /** Seconds the vendor bills when they differ from the audio's (a streaming session): per-minute prices apply to these. */
   billedSeconds?: number | null;
@@ -189,6 +192,7 @@ function formAmount(form: Exclude<PricingForm, { kind: "markup" }>, r: RatingInp
  */
 export function catalogCost(e: CatalogEntry, r: RatingInput): number | null {
   if (!e.rated) return null;
+  if (e.modality === "llm" && (e.inputAudioPriceUsd !== null || e.outputAudioPriceUsd !== null)) return audioSplitCost(e, r);
   const byTokens = e.modality === "stt" && e.inputPriceUsd !== null && e.outputPriceUsd !== null && (r.inputTokens !== null || r.outputTokens !== null);
   if (e.modality === "llm" || byTokens) {
     return formAmount(
@@ -199,6 +203,32 @@ export function catalogCost(e: CatalogEntry, r: RatingInput): number | null {
   if (e.priceUsd === null) return null;
   const price = e.priceUsd;
   return formAmount({ kind: "fixed", fixed: price, unit: e.modality === "stt" ? "minute" : "1k_char" }, r);
+}
+
+/**
+ * The list cost of a model that prices audio tokens apart from text (OpenAI realtime). Cached input
+ * tokens are billed at the cached rate; of the rest of the input, the audio tokens not covered by the
+ * cached ones are billed at the audio rate (a record does not say which cached tokens were audio, and
+ * in a voice session the cached prefix is mostly audio), the remainder at the text rate; output audio
+ * tokens at the output audio rate, the rest at the text output rate.
+ */
+function audioSplitCost(e: CatalogEntry, r: RatingInput): number {
+  const input = nonNeg(r.inputTokens);
+  const cached = Math.min(nonNeg(r.cachedInputTokens), input);
+  const audioIn = Math.min(Math.max(0, nonNeg(r.inputAudioTokens ?? null) - cached), input - cached);
+  const textIn = input - cached - audioIn;
+  const output = nonNeg(r.outputTokens);
+  const audioOut = Math.min(nonNeg(r.outputAudioTokens ?? null), output);
+  const textRateIn = e.inputPriceUsd ?? 0;
+  const textRateOut = e.outputPriceUsd ?? 0;
+  return (
+    (textIn * textRateIn +
+      audioIn * (e.inputAudioPriceUsd ?? textRateIn) +
+      cached * (e.cachedInputPriceUsd ?? textRateIn) +
+      (output - audioOut) * textRateOut +
+      audioOut * (e.outputAudioPriceUsd ?? textRateOut)) /
+    1_000_000
+  );
 }
 
 /** The collector's own cost of a record: the most specific `sets: cost` rule, else the catalog list price; null when it has neither. */

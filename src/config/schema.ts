@@ -95,6 +95,9 @@ export const catalogEntryInputSchema = z.strictObject({
   input_price_usd: usd(MAX_UNIT_PRICE_USD).nullable().optional(),
   output_price_usd: usd(MAX_UNIT_PRICE_USD).nullable().optional(),
   cached_input_price_usd: usd(MAX_UNIT_PRICE_USD).nullable().optional(),
+  /** llm: input / output audio tokens per 1M when the model prices them apart from text (realtime models). */
+  input_audio_price_usd: usd(MAX_UNIT_PRICE_USD).nullable().optional(),
+  output_audio_price_usd: usd(MAX_UNIT_PRICE_USD).nullable().optional(),
   self_hosted: z.boolean().optional(),
   as_of: z.string().max(40).optional(),
   source: z.string().max(400).optional(),

@@ -53,6 +53,8 @@ export function recordAttempt(ctx: CallContext, a: Attempt): void {
   if (u.inputTokens !== undefined) record.input_tokens = u.inputTokens;
   if (u.outputTokens !== undefined) record.output_tokens = u.outputTokens;
   if (u.cachedInputTokens !== undefined) record.cached_input_tokens = u.cachedInputTokens;
+  if (u.inputAudioTokens !== undefined) record.input_audio_tokens = u.inputAudioTokens;
+  if (u.outputAudioTokens !== undefined) record.output_audio_tokens = u.outputAudioTokens;
   if (u.audioSeconds !== undefined) record.audio_seconds = u.audioSeconds;
   if (u.characters !== undefined) record.characters = u.characters;
   if (ctx.throttledFrom !== null || a.status !== "success" || a.metadata || u.reasoningTokens !== undefined || u.billedSeconds !== undefined) {

@@ -84,6 +84,8 @@ export class BudgetReservations {
         inputTokens: units.inputTokens ?? null,
         outputTokens: units.outputTokens ?? null,
         cachedInputTokens: units.cachedInputTokens ?? null,
+        inputAudioTokens: units.inputAudioTokens ?? null,
+        outputAudioTokens: units.outputAudioTokens ?? null,
         audioSeconds: units.audioSeconds ?? null,
         characters: units.characters ?? null,
         costUsd: null,

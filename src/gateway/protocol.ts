@@ -94,6 +94,9 @@ export interface Units {
   inputTokens?: number;
   outputTokens?: number;
   cachedInputTokens?: number;
+  /** Of inputTokens / outputTokens, the audio ones (OpenAI realtime). */
+  inputAudioTokens?: number;
+  outputAudioTokens?: number;
   /** The reasoning part of outputTokens (OpenAI Responses), kept in the record's metadata. */
   reasoningTokens?: number;
   audioSeconds?: number;

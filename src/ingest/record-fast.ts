@@ -43,7 +43,7 @@ interface FastRecordCore {
 const SHORT_TEXT_KEYS = ["fallback_from", "provider", "project", "session_id", "room_name", "agent_id", "pricing_source"] as const;
 const NON_NEGATIVE_KEYS = ["ttfb_ms", "total_latency_ms", "audio_seconds"] as const;
 const COUNT_KEYS = ["input_units", "output_units", "cached_input_units"] as const;
-const INT53_KEYS = ["input_tokens", "output_tokens", "cached_input_tokens", "characters"] as const;
+const INT53_KEYS = ["input_tokens", "output_tokens", "cached_input_tokens", "input_audio_tokens", "output_audio_tokens", "characters"] as const;
 
 type Check = (v: unknown) => boolean;
 const isNonNegativeFinite: Check = (v) => isNonNegative(v, Number.POSITIVE_INFINITY);

@@ -46,6 +46,8 @@ export const requestRecordSchema = z.object({
   output_tokens: int53.nullish(),
   cached_input_tokens: int53.nullish().describe("billed at the cached-input price"),
   /** voicegateway's name for cached prompt tokens; `cached_input_tokens` wins when both are given. */
+  input_audio_tokens: int53.nullish().describe("of input_tokens, the audio ones (llm; realtime models price them apart)"),
+  output_audio_tokens: int53.nullish().describe("of output_tokens, the audio ones (llm)"),
   cached_input_units: count.nullish().describe("voicegateway's name for cached prompt tokens (rounded); cached_input_tokens wins when both are given"),
   audio_seconds: nonNegative.nullish(),
   characters: int53.nullish(),
@@ -106,6 +108,8 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
   let inputTokens: number | null = null;
   let outputTokens: number | null = null;
   let cachedInputTokens: number | null = null;
+  let inputAudioTokens: number | null = null;
+  let outputAudioTokens: number | null = null;
   let audioSeconds: number | null = null;
   let characters: number | null = null;
   let inputUnits: number | null = orNull(r.input_units);
@@ -114,6 +118,8 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
     inputTokens = r.input_tokens ?? roundOrNull(r.input_units);
     outputTokens = r.output_tokens ?? roundOrNull(r.output_units);
     cachedInputTokens = r.cached_input_tokens ?? roundOrNull(r.cached_input_units);
+    inputAudioTokens = orNull(r.input_audio_tokens);
+    outputAudioTokens = orNull(r.output_audio_tokens);
     return finish(inputTokens, outputTokens);
   }
   if (r.modality === "stt") {
@@ -140,6 +146,8 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
         inputTokens,
         outputTokens,
         cachedInputTokens,
+        inputAudioTokens,
+        outputAudioTokens,
         audioSeconds,
         billedSeconds: r.modality === "stt" ? billedSeconds(r.metadata) : null,
         characters,
@@ -172,6 +180,8 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
       input_tokens: inputTokens,
       output_tokens: outputTokens,
       cached_input_tokens: cachedInputTokens,
+      input_audio_tokens: inputAudioTokens,
+      output_audio_tokens: outputAudioTokens,
       audio_seconds: audioSeconds,
       characters,
       input_units: genericIn,

@@ -163,7 +163,7 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
  * Name of the prepared statement below: its text is constant (tenant and payload are parameters), so
  * Postgres parses and plans the CTE once per connection, not once per batch. Bump on any text change.
  */
-const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v5";
+const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v6";
 
 /**
  * The insert, and the fold of newly inserted rows into their sessions (created on first sight).

@@ -35,6 +35,28 @@ const BODIES: Record<string, (() => unknown) | null> = {
   // Reads no body: re-encrypts the stored provider keys.
   "POST /v1/secrets/rotate": null,
   "POST /mcp": () => ({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_costs", arguments: { project: "support" } } }),
+  // OTLP/JSON: ids and names are strings the walk replaces in turn.
+  "POST /v1/otlp/v1/traces": () => ({
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: "service.name", value: { stringValue: "agent" } }] },
+        scopeSpans: [
+          {
+            spans: [
+              {
+                traceId: "5b8efff798038103d269b633813fc60c",
+                spanId: "eee19b7ec3c1b174",
+                name: "llm_request",
+                startTimeUnixNano: "1700000000000000000",
+                endTimeUnixNano: "1700000001000000000",
+                attributes: [{ key: "gen_ai.request.model", value: { stringValue: "gpt-4.1-mini" } }],
+              },
+            ],
+          },
+        ],
+      },
+    ],
+  }),
   "POST /v1/agents/heartbeat": () => ({ agent_id: "agent-1", agent_name: "a", host: "h", version: "1.0", project: "support", region: "eu", status: "active" }),
   "POST /v1/billing/rate-card/quote": () => ({ models: [{ modality: "llm", model: "openai/gpt-4.1-mini", tenant: "acme", plan: "pro" }] }),
   "POST /v1/billing/rate-card/rules": () => ({ provider: "openai", model: "gpt-4.1-mini", modality: "llm", tenant: "acme", plan: "pro", rule: "cost_plus:1.2" }),
@@ -89,8 +111,11 @@ function vendorBodies(path: string, make: () => unknown): Record<string, () => u
  */
 const isVendorRoute = (path: string) => /^\/(p\/:project\/s\/:session\/)?(openai|anthropic|deepgram|elevenlabs|cartesia|gemini|assemblyai|tts)(\/|$)/.test(path);
 
-/** Routes that read their body themselves and treat bad strings per row (ingest) or verify a signature first. */
-const PER_ROW_OR_SIGNED = new Set(["POST /v1/ingest", "POST /v1/ingest/turns", "POST /v1/ingest/dead-air", "POST /v1/livekit/webhook"]);
+/**
+ * Routes that read their body themselves and treat bad strings per row (ingest; OTLP, whose spec
+ * answers 200 with partial_success counting the refused spans) or verify a signature first.
+ */
+const PER_ROW_OR_SIGNED = new Set(["POST /v1/ingest", "POST /v1/ingest/turns", "POST /v1/ingest/dead-air", "POST /v1/livekit/webhook", "POST /v1/otlp/v1/traces"]);
 
 /** Every string leaf of a JSON value, as a setter that puts a replacement in its place. */
 function stringLeaves(value: unknown, path: string[] = []): string[][] {

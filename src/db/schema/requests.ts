@@ -36,6 +36,10 @@ export const requests = pgTable(
     inputTokens: bigint({ mode: "number" }),
     outputTokens: bigint({ mode: "number" }),
     cachedInputTokens: bigint({ mode: "number" }),
+    /** Of input_tokens, the audio ones (realtime models price audio and text tokens apart). */
+    inputAudioTokens: bigint({ mode: "number" }),
+    /** Of output_tokens, the audio ones. */
+    outputAudioTokens: bigint({ mode: "number" }),
     audioSeconds: doublePrecision(),
     characters: bigint({ mode: "number" }),
     inputUnits: doublePrecision(),

@@ -172,6 +172,7 @@ export function realtimeRoute(auth: Auth): WsRoute {
   return {
     path: "/realtime",
     modality: "stt",
+    accepts: (query) => query.get("intent") === "transcription",
     model: (inbound) => modelQuery(inbound),
     upstream: (inbound, target) => ({
       path: `/realtime${forwardQuery(inbound.query, { model: target.modelName })}`,

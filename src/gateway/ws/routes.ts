@@ -10,12 +10,13 @@ import { deepgramWs } from "../protocols/deepgram.js";
 import { elevenlabsWs } from "../protocols/elevenlabs.js";
 import { openaiProtocol } from "../protocols/openai.js";
 import { realtimeRoute } from "../protocols/openai-audio.js";
+import { realtimeConversationRoute } from "../protocols/openai-realtime.js";
 import type { UpstreamTarget } from "../protocol.js";
 import { handleWebSocket } from "./pipeline.js";
 import type { WsProtocol } from "./ws-route.js";
 
 const bearer = (t: UpstreamTarget): Record<string, string> => (t.apiKey ? { authorization: `Bearer ${t.apiKey}` } : {});
-const openaiRealtimeWs: WsProtocol = { protocol: openaiProtocol, routes: [realtimeRoute(bearer)] };
+const openaiRealtimeWs: WsProtocol = { protocol: openaiProtocol, routes: [realtimeRoute(bearer), realtimeConversationRoute(bearer)] };
 
 /** Every vendor's WebSocket routes. */
 export const WS_PROTOCOLS: readonly WsProtocol[] = [openaiRealtimeWs, deepgramWs, elevenlabsWs, cartesiaWs, assemblyaiWs];
@@ -32,7 +33,11 @@ export function gatewayWsRoutes(gw: Gateway) {
   const app = new Hono<AppEnv>();
   for (const wsp of WS_PROTOCOLS) {
     for (const route of wsp.routes) {
-      const handler = (c: Context<AppEnv>) => handleWebSocket(gw, wsp, route, c);
+      // Routes sharing a path (OpenAI's /realtime: transcription or conversation) are told apart by accepts().
+      const sharing = wsp.routes.filter((r) => r.path === route.path);
+      if (sharing[0] !== route) continue;
+      const pick = (c: Context<AppEnv>) => (sharing.length === 1 ? route : (sharing.find((r) => r.accepts?.(new URL(c.req.url).searchParams) ?? true) ?? route));
+      const handler = (c: Context<AppEnv>) => handleWebSocket(gw, wsp, pick(c), c);
       app.get(`${wsp.protocol.prefix}${route.path}`, handler);
       app.get(`${ATTRIBUTION_PATH}${wsp.protocol.prefix}${route.path}`, handler);
       if (wsp === cartesiaWs) app.get(route.path, handler);

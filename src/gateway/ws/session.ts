@@ -4,6 +4,7 @@ import type { RequestRecord } from "../../client/types.js";
 import { type Attempt, type CallContext, recordAttempt } from "../attempt.js";
 import type { Units } from "../protocol.js";
 import { type RelayHandle, type RelaySummary, relay, type StreamLine, type StreamMeter } from "./relay.js";
+import { isResponseMeter, recordResponses } from "./responses.js";
 import type { GovernedStream, StreamSlot } from "./streams.js";
 
 /**
@@ -84,13 +85,15 @@ export class StreamSession implements GovernedStream {
   /** Relays the client to an open vendor socket; the attempt is recorded when the stream ends. */
   relayTo(upstream: WebSocket, ctx: CallContext, attempt: Attempt, opts: SessionRelay): void {
     const recorder = new StreamRecorder(ctx, attempt);
+    // A realtime conversation is recorded per response as each ends, not per stream (no checkpoints).
+    const responses = isResponseMeter(opts.meter) ? recordResponses(opts.meter, ctx, attempt) : null;
     const limits = ctx.gw.streams.limits;
     const hooks = this.hooks;
     this.handle = relay(this.client, upstream, {
       meter: opts.meter,
       checkpointMs: opts.checkpointMs,
       onCheckpoint: (units) => {
-        recorder.checkpoint(units);
+        if (!responses) recorder.checkpoint(units);
         for (const h of hooks) h.served?.(this, units, false);
       },
       clientText: opts.clientText ?? null,
@@ -109,7 +112,8 @@ export class StreamSession implements GovernedStream {
         }
         if (note.endedBy) attempt.metadata = { ...attempt.metadata, ended_by: note.endedBy };
         if (attempt.error) attempt.status = "error";
-        recorder.end(s.units);
+        if (responses) responses.end();
+        else recorder.end(s.units);
         for (const line of opts.meter.lines?.() ?? []) recorder.line(line);
         for (const h of hooks) h.served?.(this, s.units, true);
         this.finish();

@@ -15,6 +15,8 @@ export interface WsRoute {
   /** Path below the protocol prefix in Hono syntax, e.g. "/listen", "/text-to-speech/:voice_id/multi-stream-input". */
   path: string;
   modality: Modality;
+  /** Routes sharing a path: the first whose accepts() is true (or that has none) serves the upgrade. */
+  accepts?(query: URLSearchParams): boolean;
   /** The model the caller named on the URL (null: not named); throws ProtocolInputError when malformed. */
   model(inbound: InboundRequest): string | null;
   /**
