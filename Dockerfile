@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
+# Build and run on the current Node LTS (24); the code also runs on Node 20.19+ (README, "Node versions").
 # Build stage: full install (dev deps for tsc and vite), build server and dashboard.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
@@ -11,7 +12,7 @@ COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: production deps, compiled output, migrations; runs as the unprivileged node user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./

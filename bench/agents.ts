@@ -1,5 +1,5 @@
 /**
- * bench:agents — p50/p95 of GET /api/agents (the fleet index, issue 8 item 2) over HTTP, for the default
+ * bench:agents — p50/p95 of GET /api/agents (the fleet index, docs/api/fleet.md) over HTTP, for the default
  * query, every period and every sort, against baselines measured in the same run on the same data:
  * GET /api/costs for the same period (the rollup-served report the index mirrors) and the naive
  * answer, a raw-SQL aggregate over `requests` (per-agent sums, probe counts, nearest-rank p95 per
@@ -33,7 +33,7 @@ import { silentLogger } from "../src/logging.js";
 import { PERIOD_SECONDS, type Period } from "../src/reports/window.js";
 import { checkpointSpans, rankTerms } from "../src/fleet/rank-plan.js";
 import { ensureCheckpoints } from "../src/rollups/fleet-checkpoints.js";
-import { createServices } from "../src/services-runtime.js";
+import { createServices } from "../src/compose.js";
 import { seedFleet } from "./agents-seed.js";
 import { createBenchDatabase, parseRowsArg, seedBenchData } from "./generate.js";
 import { fmt, percentile, timeIt } from "./support.js";

@@ -17,7 +17,7 @@ import { parseEnv } from "../src/config/env.js";
 import { parseConfigText } from "../src/config/load.js";
 import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
-import { createServices } from "../src/services-runtime.js";
+import { createServices } from "../src/compose.js";
 import { chromiumAvailable, CHROMIUM_INSTALL, launchBrowser } from "../test/support/browser.js";
 import { createBenchDatabase, generateBenchData, parseRowsArg } from "./generate.js";
 import { fmt, ROOT } from "./support.js";

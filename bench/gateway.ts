@@ -8,7 +8,7 @@
  *     (optional: autocannon is a Node process sharing the 2 cores with the proxies, wrk a C one), in
  *     BENCH_C64_ROUNDS interleaved rounds with every ratio taken within a round;
  *   - SSE at concurrency 1: added time to first token.
- * Targets: added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
+ * Targets (docs/PERFORMANCE.md): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
  * BENCH_API=responses (`npm run bench:gateway:responses`) runs the same modes on OpenAI's Responses
  * API (POST /v1/responses, SSE events up to response.completed) instead of chat completions.
  * A peer that fails a mode is reported as failed, not dropped.

@@ -13,7 +13,7 @@ import { openDatabase } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
-import { createServices } from "../src/services-runtime.js";
+import { createServices } from "../src/compose.js";
 import { summarizeSamples } from "../src/stats/summary.js";
 import { createBenchDatabase } from "./support.js";
 

@@ -13,7 +13,7 @@ import { parseConfigText } from "../src/config/load.js";
 import type { Db } from "../src/db/client.js";
 import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
-import { createServices } from "../src/services-runtime.js";
+import { createServices } from "../src/compose.js";
 import { createBenchDatabase, generateBenchData, parseRowsArg } from "./generate.js";
 import { timeIt } from "./support.js";
 

@@ -15,7 +15,7 @@ import { openDatabase } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
-import { createServices } from "../src/services-runtime.js";
+import { createServices } from "../src/compose.js";
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const SESSIONS = 100_000;

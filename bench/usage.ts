@@ -13,7 +13,7 @@ import { openDatabase } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { createApp } from "../src/http/app.js";
 import { silentLogger } from "../src/logging.js";
-import { createServices, startWorkers, stopWorkers } from "../src/services-runtime.js";
+import { createServices, startWorkers, stopWorkers } from "../src/compose.js";
 import { summarizeSamples } from "../src/stats/summary.js";
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);

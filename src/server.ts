@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { staticKeysFromConfig } from "./auth/static-keys.js";
-import { type Env, parseEnv } from "./config/env.js";
+import { type Env, parseEnv, processEnv } from "./config/env.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { type Database, DEFAULT_DB_PATH, type DatabaseTarget, maskUrl, openDatabase, openMemoryDatabase } from "./db/client.js";
 import { runMigrations } from "./db/migrate.js";
@@ -9,8 +9,8 @@ import { withGatewayFastPath } from "./gateway/fast-path.js";
 import { closeClientSockets, createWebSocketServer } from "./gateway/ws/upgrade.js";
 import { createApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logging.js";
-import type { Services } from "./services.js";
-import { createServices, startWorkers, stopWorkers } from "./services-runtime.js";
+import type { Services } from "./compose.js";
+import { createServices, startWorkers, stopWorkers } from "./compose.js";
 
 /** Where the store lives: DATABASE_URL / database.url (Postgres) or the PGlite directory. */
 export function databaseTarget(loaded: LoadedConfig, env: Env): DatabaseTarget {
@@ -36,7 +36,7 @@ export interface RunningServer {
 
 /** Loads config, opens and migrates the store, starts workers and the HTTP server. */
 export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
-  const rawEnv = opts.env ?? process.env;
+  const rawEnv = opts.env ?? processEnv();
   const env = parseEnv(rawEnv);
   const log = opts.log ?? createLogger(env.LOG_LEVEL ?? "info");
   const loaded = loadConfig({ explicitPath: env.VOXGATE_CONFIG, env: rawEnv, home: env.HOME });
@@ -68,7 +68,7 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   const sockets = createWebSocketServer();
   const server = await new Promise<ServerType>((resolve, reject) => {
     // The fast listener serves the proxied gateway routes without Hono's web objects (src/gateway/fast-path.ts).
-    const s = serve({ fetch: app.fetch, port, hostname, websocket: { server: sockets }, createServer: withGatewayFastPath(services) }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, port, hostname, websocket: { server: sockets }, createServer: withGatewayFastPath(services.gateway) }, () => resolve(s));
     s.once("error", reject);
   });
   const actualPort = (server.address() as AddressInfo).port;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { Database } from "../db/client.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { AUDIT_LIMIT_DEFAULT, AUDIT_LIMIT_MAX, AUDIT_LIMIT_MIN, listAuditEntries } from "./queries.js";
 
@@ -35,10 +36,11 @@ export const AuditEntry = z
   .meta({ id: "AuditEntry" });
 
 /**
- * Endpoint 32: GET /v1/audit-log, read scope. An untenanted key sees every entry; a tenant-bound
+ * GET /v1/audit-log, read scope. An untenanted key sees every entry; a tenant-bound
  * key sees only entries its own tenant's keys made.
  */
-export function auditRoutes() {
+/** The audit log reads only the store. */
+export function auditRoutes(deps: { database: Database }) {
   const r = contractRouter();
   defineRoute(
     r,
@@ -53,7 +55,7 @@ export function auditRoutes() {
     },
     async (c, { query: q }) =>
       c.json(
-        await listAuditEntries(c.var.services.database.db, {
+        await listAuditEntries(deps.database.db, {
           tenantId: c.var.auth.tenantId,
           limit: q.limit,
           entityType: q.entity_type,

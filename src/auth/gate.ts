@@ -1,10 +1,23 @@
 import { createMiddleware } from "hono/factory";
 import { DomainError } from "../errors.js";
 import type { AppEnv } from "../http/app-env.js";
-import { authEnabled, type Services } from "../services.js";
 import { type AuthContext, allows, OPERATOR, type Permission } from "./context.js";
+import type { AuthFailures } from "./failures.js";
 import { type StaticKey, sha256Hex } from "./static-keys.js";
-import { VK_PREFIX, vkPrefixOf } from "./virtual-keys.js";
+import { VK_PREFIX, type VirtualKeyVerifier, vkPrefixOf } from "./virtual-keys.js";
+
+/** What key verification reads: the configured static keys, the vk_ verifier, and where refusals are counted. */
+export interface KeyGate {
+  /** Static keys by SHA-256 digest; empty = auth off. */
+  staticKeys: ReadonlyMap<string, StaticKey>;
+  virtualKeys: Pick<VirtualKeyVerifier, "verify">;
+  authFailures: Pick<AuthFailures, "record">;
+}
+
+/** Auth is on as soon as any static key is configured (auth.api_keys, VOXGATE_API_KEY or VOXGATE_INGEST_KEY). */
+export function authEnabled(keys: Pick<KeyGate, "staticKeys">): boolean {
+  return keys.staticKeys.size > 0;
+}
 
 function bearerToken(header: string | undefined): string | null {
   if (!header) return null;
@@ -16,27 +29,29 @@ function bearerToken(header: string | undefined): string | null {
  * Identifies the caller once per request and sets c.var.auth. With auth off (no static keys)
  * every caller is the operator, but a valid vk_ key still brings its tenant. `null` = bad credential.
  */
-export const identify = createMiddleware<AppEnv>(async (c, next) => {
-  c.set("auth", await authenticate(c.var.services, bearerToken(c.req.header("authorization"))));
-  await next();
-});
+export function identify(keys: KeyGate) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    c.set("auth", await authenticate(keys, bearerToken(c.req.header("authorization"))));
+    await next();
+  });
+}
 
 /**
  * The one key verifier: a presented token (from whatever header its route reads it) to the caller's
  * AuthContext, or UNAUTHENTICATED. Every credential check in Voxgate goes through here.
  */
-export async function authenticate(services: Services, token: string | null): Promise<AuthContext> {
+export async function authenticate(keys: KeyGate, token: string | null): Promise<AuthContext> {
   let auth: AuthContext | null = null;
   const virtual = token?.startsWith(VK_PREFIX) === true;
   if (token) {
-    if (virtual) auth = await services.virtualKeys.verify(token);
-    else auth = staticKeyOf(services.staticKeys, token)?.context ?? null;
+    if (virtual) auth = await keys.virtualKeys.verify(token);
+    else auth = staticKeyOf(keys.staticKeys, token)?.context ?? null;
   }
   // Auth off: everyone is the operator, except that a presented vk_ key must be valid (a revoked
   // or unknown minted key is refused, never silently upgraded to operator).
-  if (!auth && !authEnabled(services) && !virtual) auth = OPERATOR;
+  if (!auth && !authEnabled(keys) && !virtual) auth = OPERATOR;
   if (auth) return auth;
-  if (token) services.authFailures.record(virtual ? "virtual" : "static", virtual ? vkPrefixOf(token) : null);
+  if (token) keys.authFailures.record(virtual ? "virtual" : "static", virtual ? vkPrefixOf(token) : null);
   return UNAUTHENTICATED;
 }
 

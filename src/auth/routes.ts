@@ -1,4 +1,7 @@
 import { z } from "zod";
+import type { Database } from "../db/client.js";
+import type { Logger } from "../logging.js";
+import type { VirtualKeyVerifier } from "./virtual-keys.js";
 import { ApiError } from "../http/errors.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { apiKeyList, keyListQuery, revokeApiKey } from "./answers.js";
@@ -34,11 +37,18 @@ const keyParams = z.object({ key_id: z.string() });
 const TAG = "api-keys";
 
 /**
- * Endpoints 34-37: virtual API keys. Every route needs admin (a tenant-role key gets 403), and like
+ * /v1/api-keys: virtual API keys (docs/auth.md). Every route needs admin (a tenant-role key gets 403), and like
  * every other route they take the caller's tenant: a tenant-bound admin key mints, lists, reads and
  * revokes its own tenant's keys only. Mint and revoke are the same service as `voxgate keys`.
  */
-export function apiKeyRoutes() {
+/** Minting, listing and revoking keys: the store, the vk_ verifier (its cache forgets a revoked key) and the log. */
+export interface ApiKeyRouteDeps {
+  database: Database;
+  virtualKeys: VirtualKeyVerifier;
+  log: Logger;
+}
+
+export function apiKeyRoutes(deps: ApiKeyRouteDeps) {
   const r = contractRouter();
 
   defineRoute(
@@ -53,19 +63,19 @@ export function apiKeyRoutes() {
       responses: { 201: { description: "the minted key", schema: MintedKey } },
     },
     async (c, { body }) => {
-      const { services, auth } = c.var;
+      const { auth } = c.var;
       // A tenant-bound admin key mints only for its own tenant: no key beyond the minter's rights.
       if (auth.tenantId !== null && (body.tenant_id ?? auth.tenantId) !== auth.tenantId) {
         throw new ApiError("forbidden", "this key can only mint keys for its own tenant");
       }
-      const { plaintext, row } = await mintKey(services.database.db, auth, {
+      const { plaintext, row } = await mintKey(deps.database.db, auth, {
         name: body.name,
         tenantId: body.tenant_id ?? auth.tenantId,
         issuedBy: body.issued_by ?? auth.actor,
         scopes: body.scopes ?? ["*"],
         role: body.role,
       });
-      services.log.info({ key_id: row.id, tenant_id: row.tenantId, actor: auth.actor }, "api key minted");
+      deps.log.info({ key_id: row.id, tenant_id: row.tenantId, actor: auth.actor }, "api key minted");
       const key = publicKeyRow(row);
       return c.json({ plaintext, ...key, key }, 201);
     },
@@ -82,7 +92,7 @@ export function apiKeyRoutes() {
       query: keyListQuery,
       responses: { 200: { description: "the keys in the caller's tenant", schema: z.array(ApiKey) } },
     },
-    async (c, { query }) => c.json(await apiKeyList(c.var.services, c.var.auth, query)),
+    async (c, { query }) => c.json(await apiKeyList(deps, c.var.auth, query)),
   );
 
   defineRoute(
@@ -97,7 +107,7 @@ export function apiKeyRoutes() {
       responses: { 200: { description: "the key", schema: ApiKey } },
     },
     async (c, { params }) => {
-      const row = await getApiKeyById(c.var.services.database.db, c.var.auth, params.key_id);
+      const row = await getApiKeyById(deps.database.db, c.var.auth, params.key_id);
       if (!row) throw new ApiError("not_found", "no API key with this id");
       return c.json(publicKeyRow(row));
     },
@@ -115,7 +125,7 @@ export function apiKeyRoutes() {
       responses: { 204: { description: "revoked" } },
     },
     async (c, { params }) => {
-      await revokeApiKey(c.var.services, c.var.auth, params.key_id);
+      await revokeApiKey(deps, c.var.auth, params.key_id);
       return c.body(null, 204);
     },
   );

@@ -4,7 +4,10 @@ import { MODALITIES } from "../config/schema.js";
 import { DomainError } from "../errors.js";
 import { moneyNumber } from "../money.js";
 import { monthStartMs, nextMonthMs } from "../rollups/buckets.js";
-import type { Services } from "../services.js";
+import type { Config } from "../config/schema.js";
+import type { Database } from "../db/client.js";
+import type { Logger } from "../logging.js";
+import type { RateCardStore } from "./rate-card-store.js";
 import { quoteModel } from "./quote.js";
 import type { GapsResponse, RateCardResponse, RuleUpsertResponse, UsageResponse } from "./responses.js";
 import { CANONICAL_UNIT } from "./rule-form.js";
@@ -66,7 +69,15 @@ export function defaultWindow(now = new Date()): { from: Date; to: Date } {
 const usd = moneyNumber;
 
 /** GET /v1/billing/usage. */
-export async function billingUsage(services: Services, auth: Auth, q: z.output<typeof usageQuery>): Promise<UsageResponse> {
+/** What the billing answers read: the store, the rate card in memory, the pricing section and the log. */
+export interface BillingDeps {
+  database: Database;
+  rateCard: RateCardStore;
+  config: Pick<Config, "pricing">;
+  log: Logger;
+}
+
+export async function billingUsage(services: BillingDeps, auth: Auth, q: z.output<typeof usageQuery>): Promise<UsageResponse> {
   const tenant = effectiveTenant(auth.tenantId, q.tenant);
   const to = q.to ?? defaultWindow().to;
   const from = q.from ?? defaultWindow(new Date(to.getTime() - 1)).from;
@@ -117,7 +128,7 @@ export async function billingUsage(services: Services, auth: Auth, q: z.output<t
 }
 
 /** GET /v1/billing/rate-card: the card in effect, with the rules visible to the key. */
-export function rateCard(services: Services, auth: Auth): RateCardResponse {
+export function rateCard(services: BillingDeps, auth: Auth): RateCardResponse {
   const { card } = services.rateCard.snapshot();
   return {
     default_markup: card.defaultMarkup,
@@ -130,14 +141,14 @@ export function rateCard(services: Services, auth: Auth): RateCardResponse {
 }
 
 /** GET /v1/billing/rate-card/quote: one model's price for the key's tenant. */
-export function quote(services: Services, auth: Auth, e: z.output<typeof quoteEntry>) {
+export function quote(services: BillingDeps, auth: Auth, e: z.output<typeof quoteEntry>) {
   const { card, catalog } = services.rateCard.snapshot();
   const tenant = effectiveTenant(auth.tenantId, e.tenant);
   return quoteModel(card, catalog, services.config.pricing.gate, { modality: e.modality, model: e.model, tenant, plan: e.plan ?? null });
 }
 
 /** GET /v1/billing/rate-card/gaps: models recorded without a price. */
-export async function gaps(services: Services, auth: Auth, q: z.output<typeof gapsQuery>): Promise<GapsResponse> {
+export async function gaps(services: BillingDeps, auth: Auth, q: z.output<typeof gapsQuery>): Promise<GapsResponse> {
   const tenant = effectiveTenant(auth.tenantId, q.tenant);
   const rows = await pricingGaps(services.database.db, { tenantId: auth.tenantId, tenant, project: q.project ?? null, since: q.since ?? null });
   return {
@@ -160,17 +171,17 @@ export async function gaps(services: Services, auth: Auth, q: z.output<typeof ga
   };
 }
 
-const ruleDeps = (services: Services) => ({ db: services.database.db, rateCard: services.rateCard, log: services.log });
+const ruleDeps = (services: BillingDeps) => ({ db: services.database.db, rateCard: services.rateCard, log: services.log });
 
 /** POST /v1/billing/rate-card/rules: upsert the database rule of a scope (operator keys; body validated by setRule). */
-export async function upsertRule(services: Services, auth: AuthContext, body: unknown): Promise<RuleUpsertResponse> {
+export async function upsertRule(services: BillingDeps, auth: AuthContext, body: unknown): Promise<RuleUpsertResponse> {
   operatorOnly(auth.tenantId);
   const { rule, created } = await setRule(ruleDeps(services), auth, body);
   return { ...publicRule(rule), created };
 }
 
 /** DELETE /v1/billing/rate-card/rules/{rule_id} (operator keys). */
-export async function deleteRule(services: Services, auth: AuthContext, id: string) {
+export async function deleteRule(services: BillingDeps, auth: AuthContext, id: string) {
   operatorOnly(auth.tenantId);
   const rule = await removeRule(ruleDeps(services), auth, id);
   if (!rule) throw new DomainError("not_found", `no rate rule with id ${id}`);

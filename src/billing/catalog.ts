@@ -123,7 +123,7 @@ export function lookupCatalog(catalog: Catalog, modelId: string, provider: strin
   return found;
 }
 
-/** JSON form of an entry (endpoint 12's `catalog`, endpoint 11). */
+/** JSON form of an entry (the `catalog` of a quote, and GET /v1/billing/rate-card/models). */
 /** The entry of the longest `<prefix>*` key that modelId starts with (`deepgram/aura-2-*`); null when none. */
 function prefixEntry(entries: ReadonlyMap<string, CatalogEntry>, modelId: string): CatalogEntry | null {
   let best: CatalogEntry | null = null;

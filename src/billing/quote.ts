@@ -14,7 +14,7 @@ export interface QuoteRequest {
 }
 
 /**
- * Prices a model before it has run (endpoints 12-13). Pure: the same rule resolution and catalog
+ * Prices a model before it has run (the quote routes). Pure: the same rule resolution and catalog
  * lookup rating uses.
  *
  * - priced_by `operator`: an operator rule fixes the price (fixed / token legs) or declares the cost;

@@ -4,7 +4,7 @@ import type { AppEnv } from "../http/app-env.js";
 import { readJson } from "../http/body.js";
 import { parseOrThrow } from "../http/errors.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
-import { billingUsage, deleteRule, effectiveTenant, gaps, gapsQuery, optionalId, quote, quoteEntry, rateCard, upsertRule, usageQuery, visibleTo } from "./answers.js";
+import { type BillingDeps, billingUsage, deleteRule, effectiveTenant, gaps, gapsQuery, optionalId, quote, quoteEntry, rateCard, upsertRule, usageQuery, visibleTo } from "./answers.js";
 import { lookupCatalog } from "./catalog.js";
 import { resolveRules } from "./rate.js";
 import { listDbRules, publicRule } from "./rule-store.js";
@@ -23,13 +23,14 @@ import {
   UsageSchema,
 } from "./schemas.js";
 
+export type { BillingDeps as BillingRouteDeps } from "./answers.js";
 export { CAVEAT_BEFORE, CAVEAT_RELEASE, defaultWindow } from "./answers.js";
 
-/** Most models one POST quote may price (spec limit); more is a 422, never a silent truncation. */
+/** Most models one POST quote may price (docs/api/billing.md); more is a 422, never a silent truncation. */
 export const QUOTE_BATCH_MAX = 200;
 
-/** Endpoints 9-17: usage, rate card, models, quotes, gaps, override rules. */
-export function billingRoutes() {
+/** Billing routes (docs/api/billing.md): usage, rate card, models, quotes, gaps, override rules. */
+export function billingRoutes(deps: BillingDeps) {
   const r = contractRouter();
   const tag = "billing";
   const otherTenant = { 404: { description: "a tenant key named another tenant" } };
@@ -38,22 +39,22 @@ export function billingRoutes() {
     method: "get", path: "/v1/billing/usage", tag, summary: "Rated revenue, recorded cost and margin by tenant (line items for one tenant)", scope: "read",
     query: usageQuery,
     responses: { 200: { description: "usage", schema: UsageSchema }, ...otherTenant },
-  }, async (c, { query }) => c.json(await billingUsage(c.var.services, c.var.auth, query)));
+  }, async (c, { query }) => c.json(await billingUsage(deps, c.var.auth, query)));
 
   defineRoute(r, {
     method: "get", path: "/v1/billing/rate-card", tag, summary: "The rate card: default markup, gate and the rules visible to the key", scope: "read",
     responses: { 200: { description: "the card", schema: RateCardSchema } },
-  }, (c) => c.json(rateCard(c.var.services, c.var.auth)));
+  }, (c) => c.json(rateCard(deps, c.var.auth)));
 
   defineRoute(r, {
     method: "get", path: "/v1/billing/rate-card/models", tag, summary: "Models seen, with their voice price and the rule that prices them", scope: "read",
     query: z.object({ tenant: optionalId, plan: optionalId }),
     responses: { 200: { description: "models", schema: RateCardModelsSchema }, ...otherTenant },
   }, async (c, { query: q }) => {
-    const { auth, services } = c.var;
+    const { auth } = c.var;
     const tenant = effectiveTenant(auth.tenantId, q.tenant);
-    const { card, catalog } = services.rateCard.snapshot();
-    const rows = await seenModels(services.database.db, { tenantId: auth.tenantId, tenant });
+    const { card, catalog } = deps.rateCard.snapshot();
+    const rows = await seenModels(deps.database.db, { tenantId: auth.tenantId, tenant });
     const models = rows.map((m) => {
       const modality = m.modality as "stt" | "llm" | "tts";
       const entry = lookupCatalog(catalog, m.modelId, m.provider, modality);
@@ -76,7 +77,7 @@ export function billingRoutes() {
     return c.json({ tenant, default_markup: card.defaultMarkup, models });
   });
 
-  const quoteOf = (c: { var: AppEnv["Variables"] }, e: z.infer<typeof quoteEntry>) => quote(c.var.services, c.var.auth, e);
+  const quoteOf = (c: { var: AppEnv["Variables"] }, e: z.infer<typeof quoteEntry>) => quote(deps, c.var.auth, e);
 
   defineRoute(r, {
     method: "get", path: "/v1/billing/rate-card/quote", tag, summary: "Quote one model", scope: "read",
@@ -90,20 +91,20 @@ export function billingRoutes() {
   }, async (c, { body }) => {
     const entries = parseOrThrow(z.array(quoteEntry), body.models);
     const models = entries.map((e) => quoteOf(c, e));
-    return c.json({ gate: c.var.services.config.pricing.gate, models } satisfies QuoteBatchResponse);
+    return c.json({ gate: deps.config.pricing.gate, models } satisfies QuoteBatchResponse);
   });
 
   defineRoute(r, {
     method: "get", path: "/v1/billing/rate-card/gaps", tag, summary: "Models recorded without a price", scope: "read",
     query: gapsQuery,
     responses: { 200: { description: "gaps", schema: GapsSchema }, ...otherTenant },
-  }, async (c, { query }) => c.json(await gaps(c.var.services, c.var.auth, query)));
+  }, async (c, { query }) => c.json(await gaps(deps, c.var.auth, query)));
 
   defineRoute(r, {
     method: "get", path: "/v1/billing/rate-card/rules", tag, summary: "The database override rules visible to the key", scope: "read",
     responses: { 200: { description: "rules", schema: RuleListSchema } },
   }, async (c) => {
-    const rules = await listDbRules(c.var.services.database.db);
+    const rules = await listDbRules(deps.database.db);
     return c.json({ rules: rules.filter(visibleTo(c.var.auth.tenantId)).map(publicRule) } satisfies RuleListResponse);
   });
 
@@ -112,13 +113,13 @@ export function billingRoutes() {
     method: "post", path: "/v1/billing/rate-card/rules", tag, summary: "Upsert the database rule of a scope (operator keys)", scope: "write",
     body: rateRuleInputSchema, bodyMode: "document",
     responses: { 200: { description: "the stored rule", schema: RuleUpsertSchema }, 400: { description: "invalid_rate_rule: details name each offending field" } },
-  }, async (c) => c.json(await upsertRule(c.var.services, c.var.auth, await readJson(c, c.var.services.config.serve.body_limit_bytes))));
+  }, async (c) => c.json(await upsertRule(deps, c.var.auth, await readJson(c, c.var.bodyLimitBytes))));
 
   defineRoute(r, {
     method: "delete", path: "/v1/billing/rate-card/rules/{rule_id}", tag, summary: "Delete a database override rule (operator keys)", scope: "write",
     params: z.object({ rule_id: z.string() }),
     responses: { 200: { description: "the deleted rule", schema: RuleDeletedSchema } },
-  }, async (c, { params }) => c.json(await deleteRule(c.var.services, c.var.auth, params.rule_id)));
+  }, async (c, { params }) => c.json(await deleteRule(deps, c.var.auth, params.rule_id)));
 
   return r;
 }

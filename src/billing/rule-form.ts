@@ -1,7 +1,7 @@
-import type { Modality, PriceUnit, RateRuleInput } from "../config/schema.js";
+import type { Modality, PriceUnit, RateRuleInput } from "../config/rate-rule.js";
 
-// Type-only imports above: src/config/schema.ts imports this module to validate the seed rate card,
-// so nothing here may need schema.ts at runtime.
+// src/config/schema.ts imports this module to validate the seed rate card, so its types come from
+// config/rate-rule.ts, which imports nothing of either.
 
 /** Units of a single-sided `fixed` price, and the modalities each can measure. */
 export const FIXED_UNITS = ["minute", "second", "char", "1k_char", "request"] as const;
@@ -21,7 +21,7 @@ export const UNIT_MODALITIES: Record<PriceUnit, readonly Modality[]> = {
   "1k_token": ["llm"],
 };
 
-/** The canonical price unit of each modality (endpoint 11's `unit`). */
+/** The canonical price unit of each modality (the `unit` of GET /v1/billing/rate-card/models). */
 export const CANONICAL_UNIT: Record<Modality, PriceUnit> = { stt: "minute", tts: "1k_char", llm: "1m_token" };
 
 /** How many base quantities (seconds, characters, tokens, requests) one unit holds: exact integers. */

@@ -6,7 +6,7 @@ import { ceilTo, DAY_MS, floorTo } from "../rollups/buckets.js";
 import { moneyNumber, sumMoney } from "../money.js";
 
 /**
- * Read-path queries of endpoints 9, 11 and 14. Money is summed in SQL as numeric (exact at 10
+ * Read-path queries of /v1/billing/usage, /v1/billing/rate-card/models and /v1/billing/rate-card/gaps. Money is summed in SQL as numeric (exact at 10
  * decimals) and handed back as text; routes convert with Number() only at the JSON edge.
  */
 
@@ -153,7 +153,7 @@ export async function pricingGaps(db: Db, q: GapsQuery) {
     .orderBy(sql`count(*) desc`, sql`coalesce(sum(${r.inputUnits}), 0) + coalesce(sum(${r.outputUnits}), 0) desc`, r.modelId);
 }
 
-/** Distinct models seen in telemetry (endpoint 11). */
+/** Distinct models seen in telemetry (GET /v1/billing/rate-card/models). */
 export async function seenModels(db: Db, scope: TenantScope & { tenant?: string | null }) {
   return db
     .select({

@@ -1,4 +1,4 @@
-/** Every limit of the call-recording endpoints, named once (spec endpoints 38/39, Limits). */
+/** Every limit of the call-recording endpoints, named once (docs/api/calls.md, limits). */
 
 /** Bounded observation queue: the 1001st pending report is refused with 429 (newest dropped). */
 export const OBSERVATION_QUEUE_LIMIT = 1000;

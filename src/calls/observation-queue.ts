@@ -1,12 +1,12 @@
 import type { Db } from "../db/client.js";
 import { isDataError } from "../db/errors.js";
 import type { Logger } from "../logging.js";
-import type { Worker } from "../services.js";
+import type { Worker } from "../worker.js";
 import { DRAIN_DEADLINE_MS, FLUSH_BATCH, FLUSH_RETRY_MAX_MS, FLUSH_RETRY_MIN_MS, OBSERVATION_QUEUE_LIMIT } from "./limits.js";
 import { observationToUpdate, type QueuedObservation } from "./observation.js";
 import { applyCallUpdates } from "./upsert.js";
 
-/** The counters both answers of endpoint 39 carry. */
+/** The counters both answers of POST /v1/calls/observations carry. */
 export interface QueueCounters {
   /** Reports accepted into the queue since start. */
   queued: number;

@@ -5,7 +5,7 @@ import { type CallUpdate, LEG_KINDS } from "./model.js";
 import { idString, textString } from "./strings.js";
 
 /**
- * POST /v1/calls/observations (endpoint 39): agent/loadgen reports with millisecond timestamps.
+ * POST /v1/calls/observations: agent/loadgen reports with millisecond timestamps.
  * Strict at top level and per leg: an unknown field (loss, jitter, mos, is_probe, tenant_id…) is a 422
  * that names it. Fractional milliseconds are accepted and rounded.
  */

@@ -1,4 +1,6 @@
 import { callObservationsDisabled } from "../config/env.js";
+import type { CallWriter } from "./writer.js";
+import type { ObservationQueue } from "./observation-queue.js";
 import { isDataError } from "../db/errors.js";
 import { decodeUtf8, parseJsonText, readBodyBytes, readJson } from "../http/body.js";
 import { ApiError, errorBody, parseOrThrow } from "../http/errors.js";
@@ -8,13 +10,19 @@ import { observationSchema, parseObservation } from "./observation.js";
 import { ObservationDropped, ObservationQueued, WebhookAnswer } from "./schemas.js";
 import { jsonDepthExceeds } from "./strings.js";
 import { isRecordedEvent, WebhookShapeError, webhookEnvelopeSchema, webhookEventSchema, webhookToUpdate } from "./webhook-event.js";
-import { livekitCredentials, verifyWebhook } from "./webhook-verify.js";
+import { type LivekitSettings, livekitCredentials, verifyWebhook } from "./webhook-verify.js";
 
 /** LiveKit sends application/webhook+json; plain application/json is accepted too. */
 const WEBHOOK_CONTENT_TYPES = new Set(["application/webhook+json", "application/json"]);
 
-/** Call recording: the LiveKit webhook (endpoint 38) and agent/loadgen observations (endpoint 39). */
-export function callRoutes() {
+/** Call recording: the LiveKit webhook and agent/loadgen observations (docs/api/calls.md). */
+/** LiveKit webhooks and call observations: the credentials that sign webhooks, and the two writers. */
+export interface CallRouteDeps extends LivekitSettings {
+  callWriter: CallWriter;
+  callObservations: ObservationQueue;
+}
+
+export function callRoutes(deps: CallRouteDeps) {
   const r = contractRouter();
 
   // No bearer gate: the LiveKit signature is the credential. 503 (nothing read, nothing written) without one.
@@ -36,8 +44,7 @@ export function callRoutes() {
       503: { description: "LiveKit webhook credentials are not configured: nothing read, nothing written" },
     },
   }, async (c) => {
-    const services = c.var.services;
-    const creds = livekitCredentials(services);
+    const creds = livekitCredentials(deps);
     if (!creds) {
       throw new ApiError("unavailable", "LiveKit webhook credentials are not configured (LIVEKIT_API_KEY/LIVEKIT_API_SECRET or livekit: block)");
     }
@@ -45,7 +52,7 @@ export function callRoutes() {
     if (!WEBHOOK_CONTENT_TYPES.has(contentType)) {
       throw new ApiError("unsupported_media_type", "Content-Type must be application/webhook+json or application/json");
     }
-    const raw = await readBodyBytes(c, services.config.serve.body_limit_bytes);
+    const raw = await readBodyBytes(c, c.var.bodyLimitBytes);
     await verifyWebhook(raw, c.req.header("authorization"), creds);
 
     const payload = parseJsonText(decodeUtf8(raw));
@@ -66,7 +73,7 @@ export function callRoutes() {
       throw err;
     }
     try {
-      const result = await services.callWriter.write(update);
+      const result = await deps.callWriter.write(update);
       return c.json({ status: "ok", result, id: event.id, event: event.event });
     } catch (err) {
       // A value Postgres refuses (rolled back whole): the sender's data, not our failure.
@@ -90,14 +97,13 @@ export function callRoutes() {
       503: { description: "disabled (VOXGATE_DISABLE_CALL_OBSERVATIONS) or shutting down: nothing queued" },
     },
   }, async (c) => {
-    const services = c.var.services;
-    const queue = services.callObservations;
-    // Read per request (spec): flipping the variable takes effect without a restart.
+    const queue = deps.callObservations;
+    // Read per request (docs/api/calls.md): flipping the variable takes effect without a restart.
     if (callObservationsDisabled()) {
       throw new ApiError("unavailable", "call observations are disabled (VOXGATE_DISABLE_CALL_OBSERVATIONS)");
     }
     if (!queue.accepting) throw new ApiError("unavailable", "shutting down: call observations are not accepted");
-    const body = await readJson(c, services.config.serve.body_limit_bytes);
+    const body = await readJson(c, c.var.bodyLimitBytes);
     const report = parseObservation(body);
     if (!queue.offer({ report, tenantId: c.var.auth.tenantId })) {
       c.header("Retry-After", "1");

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { TokenVerifier } from "livekit-server-sdk";
 import { DomainError } from "../errors.js";
-import type { Services } from "../services.js";
+import type { Env } from "../config/env.js";
+import type { Config } from "../config/schema.js";
 import { WEBHOOK_CLOCK_TOLERANCE_SECONDS } from "./limits.js";
 
 export interface LivekitCredentials {
@@ -13,10 +14,16 @@ export interface LivekitCredentials {
  * LIVEKIT_API_KEY + LIVEKIT_API_SECRET when both are set, else the `livekit:` block's api_key +
  * api_secret; null (webhook fails closed with 503) when neither source has both.
  */
-export function livekitCredentials(services: Pick<Services, "env" | "config">): LivekitCredentials | null {
-  const { LIVEKIT_API_KEY: envKey, LIVEKIT_API_SECRET: envSecret } = services.env;
+/** Where LiveKit's webhook credentials come from: the environment, else voxgate.yaml's livekit block. */
+export interface LivekitSettings {
+  env: Pick<Env, "LIVEKIT_API_KEY" | "LIVEKIT_API_SECRET">;
+  config: Pick<Config, "livekit">;
+}
+
+export function livekitCredentials(deps: LivekitSettings): LivekitCredentials | null {
+  const { LIVEKIT_API_KEY: envKey, LIVEKIT_API_SECRET: envSecret } = deps.env;
   if (envKey && envSecret) return { apiKey: envKey, apiSecret: envSecret };
-  const block = services.config.livekit;
+  const block = deps.config.livekit;
   if (block?.api_key && block.api_secret) return { apiKey: block.api_key, apiSecret: block.api_secret };
   return null;
 }

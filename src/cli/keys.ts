@@ -7,7 +7,7 @@ import { withStore } from "./store.js";
 
 const CLI_ACTOR = { ...OPERATOR, actor: "cli" };
 
-/** `voxgate keys …`: the logic of endpoints 34-37, straight on the database. */
+/** `voxgate keys …`: the logic of /v1/api-keys, straight on the database. */
 export function registerKeys(program: Command): void {
   const keys = program.command("keys").description("manage API keys");
 

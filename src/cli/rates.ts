@@ -38,7 +38,7 @@ export function registerRates(program: Command): void {
 
   rates
     .command("set <rule_json>")
-    .description(`upsert the database rule of a scope, e.g. '{"modality":"stt","markup":1.5}' (endpoint 16 body)`)
+    .description(`upsert the database rule of a scope, e.g. '{"modality":"stt","markup":1.5}' (the body of POST /v1/billing/rate-card/rules)`)
     .action(async (ruleJson: string) => {
       let body: unknown;
       try {

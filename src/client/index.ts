@@ -28,7 +28,7 @@ export interface VoxgateClientOptions {
   flushIntervalMs?: number;
   /** This worker's id on the roster; default env VOXGATE_AGENT_ID, else `<hostname>:<pid>`. */
   agentId?: string;
-  /** Heartbeat cadence. Default 15000 ms (the spec's default); 0 turns heartbeats off. */
+  /** Heartbeat cadence. Default 15000 ms (docs/api/fleet.md); 0 turns heartbeats off. */
   heartbeatIntervalMs?: number;
   /** Fields merged into each heartbeat over the process defaults (status, active_sessions, …). */
   heartbeat?: () => Partial<HeartbeatSnapshot>;
@@ -101,7 +101,7 @@ export class VoxgateClient {
     }
   }
 
-  /** Queues one request record (DESIGN.md's fields); `id` and `timestamp` are filled in when absent. */
+  /** Queues one request record (the fields of docs/api/ingest.md); `id` and `timestamp` are filled in when absent. */
   record(record: NewRequestRecord): void {
     if (!this.enabled || this.closed) return;
     this.enqueue("records", { ...record, id: record.id ?? randomUUID(), timestamp: record.timestamp ?? Date.now() });

@@ -1,8 +1,9 @@
 import { z } from "zod";
 
 /**
- * The process environment, parsed once. Nothing else in Voxgate reads process.env directly,
- * except `callObservationsDisabled`, which the spec requires to be read per request.
+ * The process environment, parsed once: the one module of the server that reads process.env
+ * (`callObservationsDisabled` reads it per request, as docs/api/calls.md says). The library
+ * entry points (voxgate/client, voxgate/livekit) run in the user's agent and read their own defaults.
  */
 const envSchema = z.object({
   VOXGATE_CONFIG: z.string().min(1).optional(),
@@ -15,6 +16,8 @@ const envSchema = z.object({
   /** Comma-separated earlier secrets, still accepted for decryption while keys are re-encrypted. */
   VOXGATE_SECRET_PREVIOUS: z.string().min(1).optional(),
   VOXGATE_COLLECTOR_URL: z.string().min(1).optional(),
+  /** A sidecar's id on the collector's roster (the client's default: `<hostname>:<pid>`). */
+  VOXGATE_AGENT_ID: z.string().min(1).optional(),
   /** The Voxgate server the remote commands (`voxgate mcp`, `status`, `costs`, …) talk to. */
   VOXGATE_URL: z.string().min(1).optional(),
   VOXGATE_LOADTEST_TRUNK_IDS: z.string().optional(),
@@ -27,6 +30,11 @@ const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** The raw process environment, for the few readers that take variables by name (config interpolation). */
+export function processEnv(): NodeJS.ProcessEnv {
+  return process.env;
+}
 
 export function parseEnv(source: NodeJS.ProcessEnv = process.env): Env {
   // Empty strings mean "unset" for every variable (docker-compose passes `VAR=` through).

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
+import { processEnv } from "./env.js";
 import { type Config, configSchema, UNUSED_KEYS } from "./schema.js";
 
 export class ConfigError extends Error {
@@ -94,7 +95,7 @@ function fromVoicegw(raw: Record<string, unknown>, file: string): string[] {
 }
 
 /** Parses YAML text into a validated Config and the warnings to log; `file` is used in messages only. */
-export function parseConfigTextWithWarnings(text: string, file: string, env: NodeJS.ProcessEnv = process.env): { config: Config; warnings: string[] } {
+export function parseConfigTextWithWarnings(text: string, file: string, env: NodeJS.ProcessEnv = processEnv()): { config: Config; warnings: string[] } {
   let raw: unknown;
   try {
     raw = parseYaml(text) ?? {};
@@ -110,13 +111,13 @@ export function parseConfigTextWithWarnings(text: string, file: string, env: Nod
 }
 
 /** Parses YAML text into a validated Config; `file` is used in error messages only. */
-export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): Config {
+export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = processEnv()): Config {
   return parseConfigTextWithWarnings(text, file, env).config;
 }
 
 /** The one config loader: finds voxgate.yaml (or none) and validates it. */
 export function loadConfig(opts: { explicitPath?: string; env?: NodeJS.ProcessEnv; home?: string } = {}): LoadedConfig {
-  const env = opts.env ?? process.env;
+  const env = opts.env ?? processEnv();
   const path = findConfigFile(opts.explicitPath, opts.home);
   if (!path) return { config: configSchema.parse({}), path: null, warnings: [] };
   return { ...parseConfigTextWithWarnings(readFileSync(path, "utf8"), path, env), path };

@@ -1,6 +1,6 @@
-import { roundMoney } from "../money.js";
 import { z } from "zod";
 import { pricingFormProblems, scopeKey, toRuleDef } from "../billing/rule-form.js";
+import { MAX_UNIT_PRICE_USD, MODALITIES, modelId, type RateRuleInput, rateRuleInputSchema, usd } from "./rate-rule.js";
 
 /** gateway.streams: the governance of every relayed WebSocket (a looseObject: other stream knobs join it). */
 const streamsSchema = z.looseObject({
@@ -19,8 +19,7 @@ const STREAMS_DEFAULTS = { idle_timeout_s: 60, max_duration_s: 14_400, max_per_k
 
 /** The shape of voxgate.yaml (same shape as voicegateway's voicegw.yaml). One schema, every section. */
 
-export const MODALITIES = ["stt", "llm", "tts"] as const;
-export type Modality = (typeof MODALITIES)[number];
+export { MAX_MARKUP, MAX_UNIT_PRICE_USD, MODALITIES, type Modality, PRICE_UNITS, type PriceUnit, type RateRuleInput, rateRuleInputSchema } from "./rate-rule.js";
 
 export const PROVIDER_TYPES = [
   "openai",
@@ -61,7 +60,7 @@ const modelsByModality = z
   .transform((entries) => Object.fromEntries(Object.entries(entries).map(([id, m]) => [id, withModelName(id, m)])));
 
 /**
- * What a project does when its daily budget is spent (DESIGN.md): `warn` (served, with a header),
+ * What a project does when its daily budget is spent (docs/api/gateway.md): `warn` (served, with a header),
  * `block` (the gateway refuses new calls with 402 budget_exceeded) or `throttle` (served by the
  * project's `throttle_stack`). docs/api/gateway.md.
  */
@@ -84,51 +83,6 @@ const projectSchema = z.strictObject({
   retention_days: z.number().int().positive().max(36_500).optional(),
 });
 
-export const PRICE_UNITS = ["minute", "second", "char", "1k_char", "request", "1m_token", "1k_token"] as const;
-export type PriceUnit = (typeof PRICE_UNITS)[number];
-
-/** Largest unit price and markup a rule or catalog entry may hold (money columns are numeric(20,10)). */
-export const MAX_UNIT_PRICE_USD = 1_000_000;
-export const MAX_MARKUP = 1000;
-
-/** A USD amount: finite, not negative, bounded, and exact at the 10 decimal places money is stored with. */
-const usd = (max: number) =>
-  z
-    .number()
-    .finite()
-    .nonnegative()
-    .max(max)
-    .refine((n) => roundMoney(n) === n, "at most 10 decimal places (money is stored as numeric(20,10))");
-
-// Scope values end up in the scope key `tenant|plan|modality|provider|model`, in logs and in SQL
-// parameters: a plain identifier alphabet keeps them unambiguous (no `|`, quotes, spaces or `;`).
-const scopeId = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:@-]*$/, "letters, digits and . _ : @ - only");
-const modelId = z
-  .string()
-  .min(3)
-  .max(400)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:@-]*\/[A-Za-z0-9._:@/-]+$/, "a full <provider>/<model> id (letters, digits, . _ : @ - /)");
-
-/** A rate-card rule as written in YAML or POSTed to endpoint 16; the pricing-form matrix is checked in billing. */
-export const rateRuleInputSchema = z.strictObject({
-  tenant: scopeId.optional(),
-  plan: scopeId.optional(),
-  modality: z.enum(MODALITIES).optional(),
-  provider: scopeId.optional(),
-  model: modelId.optional(),
-  sets: z.enum(["price", "cost"]).default("price"),
-  markup: usd(MAX_MARKUP).optional(),
-  fixed: usd(MAX_UNIT_PRICE_USD).optional(),
-  unit: z.string().max(40).optional(),
-  input_price_usd: usd(MAX_UNIT_PRICE_USD).optional(),
-  output_price_usd: usd(MAX_UNIT_PRICE_USD).optional(),
-  cached_input_price_usd: usd(MAX_UNIT_PRICE_USD).optional(),
-});
-export type RateRuleInput = z.infer<typeof rateRuleInputSchema>;
 
 /**
  * A price-catalog entry override (pricing.catalog in voxgate.yaml), keyed by `<provider>/<model>`.
@@ -150,7 +104,7 @@ export const catalogEntryInputSchema = z.strictObject({
 });
 export type CatalogEntryInput = z.infer<typeof catalogEntryInputSchema>;
 
-/** Seed rules obey the same pricing-form matrix as endpoint 16, and one rule per scope key. */
+/** Seed rules obey the same pricing-form matrix as POST /v1/billing/rate-card/rules, and one rule per scope key. */
 function checkSeedRules(rules: RateRuleInput[], ctx: z.RefinementCtx): void {
   const seen = new Map<string, number>();
   rules.forEach((r, i) => {

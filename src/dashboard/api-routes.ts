@@ -1,6 +1,7 @@
 import type { Context } from "hono";
+import type { ConfigStore } from "../manage/registry.js";
 import { z } from "zod";
-import { UNAUTHENTICATED } from "../auth/gate.js";
+import { authEnabled, type KeyGate, UNAUTHENTICATED } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
 import { ApiError } from "../http/errors.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
@@ -9,7 +10,6 @@ import { listEffectiveModels } from "../manage/registry.js";
 import { requestLogs } from "../reports/logs.js";
 import { latencyQuery } from "../reports/query.js";
 import { RequestLogListSchema } from "../reports/schemas.js";
-import { authEnabled } from "../services.js";
 import { sessionTenantQuery } from "../sessions/params.js";
 import { callDetail, callListQuery, listCalls } from "./calls.js";
 import { dashboardLogsQuery, requestLogDetail } from "./log-detail.js";
@@ -34,12 +34,12 @@ export type { ModelList } from "./schemas.js";
 const tag = "dashboard";
 
 /**
- * Dashboard reads the web app needs beyond the spec's table: whoami, cost and latency series, log
+ * Dashboard reads the web app needs beyond the public API (docs/api/dashboard.md): whoami, cost and latency series, log
  * status filter and detail, calls with legs, models with source. Read scope, tenant from the key.
  */
-export function dashboardExtraRoutes() {
+export function dashboardExtraRoutes(deps: ConfigStore & Pick<KeyGate, "staticKeys">) {
   const r = contractRouter();
-  const db = (c: Context<AppEnv>) => c.var.services.database.db;
+  const db = (_c: Context<AppEnv>) => deps.database.db;
 
   // Any valid key may ask what it can do (an ingest-only key learns it cannot read). No key at all
   // is an anonymous 200 (authenticated: false: the web app's sign-in screen, without a failed
@@ -58,7 +58,7 @@ export function dashboardExtraRoutes() {
       },
     },
     (c) => {
-      const enabled = authEnabled(c.var.services);
+      const enabled = authEnabled(deps);
       if (c.var.auth === UNAUTHENTICATED) {
         if (c.req.header("authorization") === undefined) return c.json(whoami(c.var.auth, enabled, false));
         throw new ApiError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
@@ -200,7 +200,7 @@ export function dashboardExtraRoutes() {
       responses: { 200: { description: "models", schema: DashboardModelListSchema } },
     },
     async (c) => {
-      const body: ModelList = { models: (await listEffectiveModels(c.var.services)).map(modelView) };
+      const body: ModelList = { models: (await listEffectiveModels(deps)).map(modelView) };
       return c.json(body);
     },
   );

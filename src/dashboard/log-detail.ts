@@ -8,7 +8,7 @@ import { moneyNumber } from "../money.js";
 import { logsQuery } from "../reports/query.js";
 import type { RequestLogDetail } from "./schemas.js";
 
-/** Status values a request row carries (DESIGN.md request record). */
+/** Status values a request row carries (docs/api/ingest.md). */
 export const LOG_STATUSES = ["success", "error", "fallback"] as const;
 
 /** GET /api/logs: the /v1/logs query plus a status filter. */

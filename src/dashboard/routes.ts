@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
+import type { KeyGate } from "../auth/gate.js";
+import type { ConfigStore } from "../manage/registry.js";
 import { fileURLToPath } from "node:url";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono, type MiddlewareHandler } from "hono";
@@ -23,7 +25,10 @@ export const DASHBOARD_TAG = "dashboard";
  * The dashboard API under /api (read by the web app): thin adapters over the same report functions
  * as /v1 (one query path), read scope, tenant from the key.
  */
-export function dashboardApiRoutes() {
+/** The dashboard's reads: the store and the registry (yaml + database); whoami also needs to know whether auth is on. */
+export type DashboardRouteDeps = ConfigStore & Pick<KeyGate, "staticKeys">;
+
+export function dashboardApiRoutes(deps: DashboardRouteDeps) {
   const r = contractRouter();
   const tag = DASHBOARD_TAG;
   gateOtherMethods(r, ["/api/costs", "/api/latency", "/api/overview"], "read");
@@ -41,9 +46,9 @@ export function dashboardApiRoutes() {
       responses: { 200: { description: "the cost report", schema: DashboardCostReportSchema } },
     },
     async (c, { query: q }) => {
-      const report = await costReport(c.var.services.database.db, { ...q, tenantId: c.var.auth.tenantId });
+      const report = await costReport(deps.database.db, { ...q, tenantId: c.var.auth.tenantId });
       const { period, total, by_provider, by_model, by_project } = report;
-      // by_project only without a project filter (spec Dashboard API table).
+      // by_project only without a project filter (docs/api/dashboard.md).
       const body: DashboardCostReport = q.project === null ? { period, total, by_provider, by_model, by_project } : { period, total, by_provider, by_model };
       return c.json(body);
     },
@@ -61,11 +66,11 @@ export function dashboardApiRoutes() {
       queryMessage: "invalid query",
       responses: { 200: { description: "the latency report", schema: LatencyReportSchema } },
     },
-    async (c, { query }) => c.json(await latencyReport(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await latencyReport(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   // /api/logs (with its status filter and detail) and the other reads the web app needs.
-  r.route("/", dashboardExtraRoutes());
+  r.route("/", dashboardExtraRoutes(deps));
 
   defineRoute(
     r,
@@ -80,9 +85,8 @@ export function dashboardApiRoutes() {
       responses: { 200: { description: "the overview", schema: OverviewSchema } },
     },
     async (c, { query }) => {
-      const services = c.var.services;
-      const providers = await listEffectiveProviders(services);
-      return c.json(await overview(services.database.db, { ...query, tenantId: c.var.auth.tenantId, providers }));
+      const providers = await listEffectiveProviders(deps);
+      return c.json(await overview(deps.database.db, { ...query, tenantId: c.var.auth.tenantId, providers }));
     },
   );
   return r;

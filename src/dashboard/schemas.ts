@@ -4,7 +4,6 @@ import { Model } from "../manage/schemas.js";
 import { CostLineSchema } from "../reports/schemas.js";
 import { COST_PERIODS, LATENCY_PERIODS } from "../reports/window.js";
 import { SessionRowSchema } from "../sessions/schemas.js";
-import { SERIES_BUCKETS } from "./series.js";
 
 /**
  * Answer schemas of the dashboard API (/api/*) beyond the /v1 reports it shares. The types the
@@ -46,6 +45,8 @@ export const WhoamiSchema = z
   .meta({ id: "Whoami" });
 export type Whoami = z.infer<typeof WhoamiSchema>;
 
+/** The buckets of the cost and latency series (series.ts). */
+export const SERIES_BUCKETS = ["hour", "day"] as const;
 const bucket = z.enum(SERIES_BUCKETS);
 
 export const CostPointSchema = z.object({

@@ -11,9 +11,9 @@ import { queryRows, type ReportScope } from "../reports/sources.js";
 import { COST_PERIODS, LATENCY_PERIODS, PERIOD_SECONDS, type Period } from "../reports/window.js";
 import { DAY_MS, HOUR_MS } from "../rollups/apply.js";
 import { emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
-import type { CostSeries, LatencySeries } from "./schemas.js";
+import { type CostSeries, type LatencySeries, SERIES_BUCKETS } from "./schemas.js";
 
-export const SERIES_BUCKETS = ["hour", "day"] as const;
+export { SERIES_BUCKETS };
 export type SeriesBucket = (typeof SERIES_BUCKETS)[number];
 /** Most points one series answers (a month of hours); `all` with hour buckets would be unbounded. */
 export const SERIES_MAX_POINTS = 31 * 24;

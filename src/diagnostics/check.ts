@@ -59,7 +59,7 @@ export function authGate(config: Config, env: Env): GateResult {
 }
 
 /**
- * The spec's collector verification: /health answers; POST /v1/ingest [] without a key is 401/403;
+ * The collector verification (`voxgate check`): /health answers; POST /v1/ingest [] without a key is 401/403;
  * with the key it is 2xx. UNKNOWN when no collector URL is configured (single-node mode).
  */
 export async function collectorGates(env: Env): Promise<GateResult[]> {

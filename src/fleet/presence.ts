@@ -5,9 +5,9 @@ import type { Db } from "../db/client.js";
 import { agentPresence } from "../db/schema/index.js";
 import { int32, int53, MAX_EPOCH_MS, MIN_EPOCH_MS, nonNegative, SECONDS_MS_BOUNDARY, shortText } from "../ingest/fields.js";
 
-/** A worker leaves the roster this long after its last heartbeat (spec: roster ageing). */
+/** A worker leaves the roster this long after its last heartbeat (docs/api/fleet.md). */
 export const ROSTER_AGEING_SECONDS = 45;
-/** How often agents heartbeat by default (spec: heartbeat cadence). */
+/** How often agents heartbeat by default (docs/api/fleet.md). */
 export const HEARTBEAT_INTERVAL_SECONDS = 15;
 
 export const WORKER_STATUSES = ["idle", "busy"] as const;
@@ -23,7 +23,7 @@ const agentClock = z.union([z.string().max(64), z.number().finite()]).transform(
 });
 
 /**
- * Worker presence snapshot (spec Resources), as POST /v1/agents/heartbeat accepts it. Strings are
+ * Worker presence snapshot (docs/api/fleet.md), as POST /v1/agents/heartbeat accepts it. Strings are
  * bounded, numbers finite and non-negative; unknown keys and `tenant_id` are ignored.
  */
 export const heartbeatSchema = z.object({

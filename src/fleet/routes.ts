@@ -1,4 +1,5 @@
 import { readJson } from "../http/body.js";
+import type { Database } from "../db/client.js";
 import { ApiError, parseOrThrow } from "../http/errors.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { fleetIndex, fleetIndexQuery } from "./index-queries.js";
@@ -8,8 +9,8 @@ import { heartbeatSchema, listRoster, recordHeartbeat, ROSTER_AGEING_SECONDS, ro
 /** Heartbeat bodies are one small object; anything bigger is not a snapshot. */
 export const HEARTBEAT_BODY_LIMIT_BYTES = 64 * 1024;
 
-/** Fleet presence (spec endpoints 40-41): heartbeat upsert and the live roster; the fleet index /api/agents. */
-export function fleetRoutes() {
+/** Fleet presence (docs/api/fleet.md): heartbeat upsert and the live roster; the fleet index /api/agents. */
+export function fleetRoutes(deps: { database: Database }) {
   const app = contractRouter();
 
   // The body is read here with the heartbeat's own size limit; the schema documents it.
@@ -26,15 +27,15 @@ export function fleetRoutes() {
       responses: { 202: { description: "recorded", schema: HeartbeatAcceptedSchema } },
     },
     async (c) => {
-      const { services, auth } = c.var;
-      const body = await readJson(c, Math.min(HEARTBEAT_BODY_LIMIT_BYTES, services.config.serve.body_limit_bytes));
+      const { auth } = c.var;
+      const body = await readJson(c, Math.min(HEARTBEAT_BODY_LIMIT_BYTES, c.var.bodyLimitBytes));
       if (body === null || typeof body !== "object" || Array.isArray(body)) {
         throw new ApiError("validation_failed", "the body must be a worker presence snapshot object", [
           { path: "(body)", message: "expected object" },
         ]);
       }
       const hb = parseOrThrow(heartbeatSchema, body, "invalid heartbeat");
-      await recordHeartbeat(services.database.db, auth.tenantId, hb);
+      await recordHeartbeat(deps.database.db, auth.tenantId, hb);
       return c.json({ status: "accepted" as const }, 202);
     },
   );
@@ -50,8 +51,8 @@ export function fleetRoutes() {
       responses: { 200: { description: "the roster", schema: RosterSchema } },
     },
     async (c) => {
-      const { services, auth } = c.var;
-      const rows = await listRoster(services.database.db, auth);
+      const { auth } = c.var;
+      const rows = await listRoster(deps.database.db, auth);
       const now = new Date();
       const body: RosterResponse = { agents: rows.map((r) => rosterEntry(r, now)), count: rows.length, ageing_seconds: ROSTER_AGEING_SECONDS };
       return c.json(body);
@@ -71,7 +72,7 @@ export function fleetRoutes() {
       queryMessage: "invalid query",
       responses: { 200: { description: "one page of agents", schema: FleetIndexSchema } },
     },
-    async (c, { query }) => c.json(await fleetIndex(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await fleetIndex(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   return app;

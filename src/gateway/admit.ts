@@ -3,7 +3,6 @@ import { type AuthContext, allows } from "../auth/context.js";
 import { authOffRefusal } from "../auth/browser-guard.js";
 import { UNAUTHENTICATED } from "../auth/gate.js";
 import type { Modality } from "../config/schema.js";
-import { authEnabled } from "../services.js";
 import { type Attribution, attributionOf } from "./attribution.js";
 import { type CallContext, recordAttempt } from "./attempt.js";
 import type { Gateway } from "./gateway.js";
@@ -48,11 +47,11 @@ export async function admitCaller(
  * have sent (src/auth/browser-guard.ts). Null when the caller may go on.
  */
 export function loopbackRefusal(gw: Gateway, remoteAddress: string | null, headers: IncomingHttpHeaders): Refusal | null {
-  if (authEnabled(gw.services)) return null;
+  if (gw.authEnabled) return null;
   if (!isLoopback(remoteAddress)) {
     return refuse(403, "loopback_only", "authentication is off: the gateway answers loopback clients only (configure auth.api_keys or VOXGATE_API_KEY)");
   }
-  const browser = authOffRefusal((name) => headerValue(headers, name), "", gw.services.config.serve.allowed_hosts);
+  const browser = authOffRefusal((name) => headerValue(headers, name), "", gw.config.serve.allowed_hosts);
   return browser ? refuse(403, "forbidden", browser) : null;
 }
 
@@ -127,7 +126,7 @@ export function planCall(
   const extraHeaders: Record<string, string> = {};
   if (budget === "warn") {
     extraHeaders["x-voxgate-budget-warning"] = `project ${attribution.project} is over its daily budget`;
-    gw.services.log.warn({ project: attribution.project, spend: gw.budgets.spend(attribution.project) }, "project over its daily budget (budget_action warn): served");
+    gw.log.warn({ project: attribution.project, spend: gw.budgets.spend(attribution.project) }, "project over its daily budget (budget_action warn): served");
   }
   return { ok: true, ctx, chain: [resolution.target, ...fallbackChain(table, speaks, resolution.target)], extraHeaders, hold };
 }

@@ -33,7 +33,7 @@ export interface Attempt {
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-/** The attempt as a request record (DESIGN.md's fields), handed to the recorder: never awaited. */
+/** The attempt as a request record (the fields of docs/api/ingest.md), handed to the recorder: never awaited. */
 export function recordAttempt(ctx: CallContext, a: Attempt): void {
   const u = a.units;
   const record: RequestRecord = {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type ServerOptions, type ServerResponse } from "node:http";
 import { errorAnswer } from "../http/errors.js";
 import { applyServerLimits, serverOptions, withBodyRate } from "../http/server-limits.js";
-import type { Services } from "../services.js";
+import type { Gateway } from "./gateway.js";
 import { NodeOutbound, readIncoming } from "./exchange.js";
 import { proxyCall } from "./pipeline.js";
 import type { ProxyRoute, VendorProtocol } from "./protocol.js";
@@ -36,7 +36,7 @@ const isSegment = (s: string) => s.length > 0 && s !== "." && s !== "..";
  * records, headers and error shapes (test/gateway/fast-path.test.ts compares the two). Only requests
  * whose URL and Host node-server would pass to Hono unchanged are taken, so routing cannot differ.
  */
-export function gatewayFastListener(services: Services, next: RequestListener, protocols: readonly VendorProtocol[] = PROTOCOLS): RequestListener {
+export function gatewayFastListener(gw: Gateway, next: RequestListener, protocols: readonly VendorProtocol[] = PROTOCOLS): RequestListener {
   const routes = new Map<string, FastRoute>();
   for (const protocol of protocols) {
     for (const route of protocol.routes) {
@@ -54,20 +54,20 @@ export function gatewayFastListener(services: Services, next: RequestListener, p
     }
     const out = new NodeOutbound(res, req);
     const inbound = { method: "POST", params: m.params, headers: req.headers, query: m.query, readBody: (limit: number) => readIncoming(req, limit) };
-    proxyCall(services.gateway, m.fast.protocol, m.fast.route, inbound, out).catch((err: unknown) => answerThrown(services, res, err));
+    proxyCall(gw, m.fast.protocol, m.fast.route, inbound, out).catch((err: unknown) => answerThrown(gw, res, err));
   };
 }
 
 /**
  * node's createServer with the fast listener in front of the one node-server builds for the Hono app,
  * and the server's timeouts and minimum body rate:
- * `serve({ fetch: app.fetch, createServer: withGatewayFastPath(services), … })`.
+ * `serve({ fetch: app.fetch, createServer: withGatewayFastPath(gateway), … })`.
  */
-export function withGatewayFastPath(services: Services): typeof createServer {
-  const limits = services.config.serve;
+export function withGatewayFastPath(gw: Gateway): typeof createServer {
+  const limits = gw.config.serve;
   const create = (options: ServerOptions, listener: RequestListener) => {
     // The server's header/request timeouts and minimum body rate apply to every request (src/http/server-limits.ts).
-    const server = createServer({ ...options, ...serverOptions(limits) }, withBodyRate(gatewayFastListener(services, listener), limits));
+    const server = createServer({ ...options, ...serverOptions(limits) }, withBodyRate(gatewayFastListener(gw, listener), limits));
     applyServerLimits(server, limits);
     return server;
   };
@@ -102,9 +102,9 @@ function match(
 }
 
 /** What the Hono app's onError would answer for an error thrown by the call (a 500 without internals). */
-function answerThrown(services: Services, res: ServerResponse, thrown: unknown): void {
+function answerThrown(gw: Pick<Gateway, "log">, res: ServerResponse, thrown: unknown): void {
   const err = thrown instanceof Error ? thrown : new Error(String(thrown));
-  const a = errorAnswer(err, services.log);
+  const a = errorAnswer(err, gw.log);
   if (res.headersSent) {
     res.destroy();
     return;

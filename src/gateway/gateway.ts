@@ -1,27 +1,55 @@
-import { authenticate } from "../auth/gate.js";
 import type { AuthContext } from "../auth/context.js";
-import { trustedUpstreamHosts } from "../manage/url-policy.js";
-import type { Services, Worker } from "../services.js";
+import type { RateCardStore } from "../billing/rate-card-store.js";
+import type { Config } from "../config/schema.js";
+import type { Db } from "../db/client.js";
+import type { Logger } from "../logging.js";
+import type { Worker } from "../worker.js";
 import { type BudgetGate, OPEN_BUDGETS } from "./budget-gate.js";
 import { BudgetReservations } from "./budget-reservations.js";
-import { BudgetTracker } from "./budget-tracker.js";
-import { collectorSpendSource, storeSpendSource } from "./spend-sources.js";
+import { BudgetTracker, type SpendSource } from "./budget-tracker.js";
 import { Cooldowns } from "./cooldown.js";
 import { FleetLimiter, limitsFromConfig } from "./fleet-limiter.js";
 import { type ProviderLimiter, UNLIMITED } from "./limiter.js";
 import { GatewayRecorder, type RecordSink } from "./recorder.js";
-import { EMPTY_TABLE, loadRoutingTable, type RoutingTable } from "./routing-table.js";
-import { collectorSink, ingestSink } from "./sinks.js";
+import { EMPTY_TABLE, type RoutingTable } from "./routing-table.js";
 import { GatewayUpstreams } from "./upstream.js";
 import { StreamRegistry, streamLimits } from "./ws/streams.js";
 
+/** What the gateway is built from; the composition root (src/compose.ts) chooses each one. */
+export interface GatewayDeps {
+  /** The sections it reads: gateway.*, serve.body_limit_bytes, rate_limiting. */
+  config: Pick<Config, "gateway" | "serve" | "rate_limiting">;
+  log: Logger;
+  /** The one key verifier (auth/gate.ts), bound to this process's keys. */
+  authenticate: (token: string | null) => Promise<AuthContext>;
+  /** Any static key configured; with auth off the gateway answers loopback clients only. */
+  authEnabled: boolean;
+  /** Prices today's spend for the budget gate. */
+  rateCard: RateCardStore;
+  /** The fleet-wide limiter's counters. */
+  db: Db;
+  /** Where call records go (the local ingest path, or the collector for a sidecar). */
+  sink: RecordSink;
+  /** Where today's spend per project is read (the store, or the collector for a sidecar). */
+  spend: SpendSource;
+  /** Builds the routing table from the registry (routing-table.ts loadRoutingTable). */
+  loadTable: () => Promise<RoutingTable>;
+  /** Hosts a provider base URL may name (manage/url-policy.ts). */
+  trustedHosts: ReadonlySet<string>;
+  /** Set when VOXGATE_COLLECTOR_URL makes this process a sidecar (records pushed to the collector). */
+  sidecar: boolean;
+}
+
 /**
- * The gateway's state for one process, built with the other services: the routing table in memory
- * (refreshed in the background), upstream pools, the recorder, cooldowns, the fleet-wide limiter and
- * the budget gate. Nothing on a call's path waits for the database.
+ * The gateway's state for one process: the routing table in memory (refreshed in the background),
+ * upstream pools, the recorder, cooldowns, the fleet-wide limiter and the budget gate. Nothing on a
+ * call's path waits for the database.
  */
 export class Gateway {
   table: RoutingTable = EMPTY_TABLE;
+  readonly config: GatewayDeps["config"];
+  readonly log: Logger;
+  readonly authEnabled: boolean;
   readonly upstreams: GatewayUpstreams;
   readonly recorder: GatewayRecorder;
   readonly cooldowns: Cooldowns;
@@ -31,48 +59,39 @@ export class Gateway {
   budgets: BudgetGate = OPEN_BUDGETS;
   /** Spend held by calls and streams of `block` projects while they run. */
   readonly reservations: BudgetReservations;
-  /** Set when VOXGATE_COLLECTOR_URL makes this process a sidecar (records pushed to the collector). */
   readonly sidecar: boolean;
   private refreshTimer: NodeJS.Timeout | null = null;
   private loaded: Promise<void> | null = null;
 
-  constructor(
-    readonly services: Services,
-    sink?: RecordSink,
-  ) {
-    const cfg = services.config.gateway;
-    this.upstreams = new GatewayUpstreams(trustedUpstreamHosts(services.config));
+  constructor(private readonly deps: GatewayDeps) {
+    const cfg = deps.config.gateway;
+    this.config = deps.config;
+    this.log = deps.log;
+    this.authEnabled = deps.authEnabled;
+    this.sidecar = deps.sidecar;
+    this.upstreams = new GatewayUpstreams(deps.trustedHosts);
     this.cooldowns = new Cooldowns(cfg.max_cooldown_ms);
     this.streams = new StreamRegistry(streamLimits(cfg.streams), (token) => this.authenticate(token));
-    this.reservations = new BudgetReservations(() => this.budgets, services.rateCard);
-    const limits = limitsFromConfig(services.config.rate_limiting);
-    if (limits.size > 0) this.limiter = new FleetLimiter(services.database.db, limits, services.log);
-    const collector = services.env.VOXGATE_COLLECTOR_URL;
-    this.sidecar = Boolean(collector);
-    const chosen = sink ?? (collector ? collectorSink(process.env, collector, services.env.VOXGATE_API_KEY) : ingestSink(services));
-    this.recorder = new GatewayRecorder(chosen, { limit: cfg.record_queue_limit, log: services.log, observer: { queued: (r) => this.budgets.queued(r), written: (b, t) => this.budgets.written(b, t) } });
+    this.reservations = new BudgetReservations(() => this.budgets, deps.rateCard);
+    const limits = limitsFromConfig(deps.config.rate_limiting);
+    if (limits.size > 0) this.limiter = new FleetLimiter(deps.db, limits, deps.log);
+    this.recorder = new GatewayRecorder(deps.sink, { limit: cfg.record_queue_limit, log: deps.log, observer: { queued: (r) => this.budgets.queued(r), written: (b, t) => this.budgets.written(b, t) } });
   }
 
   /** The caller's key, verified from memory (static keys by digest; vk_ keys cached by digest). */
   authenticate(token: string | null): Promise<AuthContext> {
-    return authenticate(this.services, token);
+    return this.deps.authenticate(token);
   }
 
   /** Loads the routing table now (first call) and then every gateway.refresh_interval_ms. */
   async start(): Promise<Worker[]> {
     await this.refresh();
-    const collector = this.services.env.VOXGATE_COLLECTOR_URL;
-    const tracker = new BudgetTracker(
-      collector ? collectorSpendSource(collector, this.services.env.VOXGATE_API_KEY) : storeSpendSource(this.services.database.db),
-      () => this.table.projects,
-      this.services.rateCard,
-      this.services.log,
-    );
+    const tracker = new BudgetTracker(this.deps.spend, () => this.table.projects, this.deps.rateCard, this.log);
     this.budgets = tracker;
-    await tracker.start(this.services.config.gateway.refresh_interval_ms);
+    await tracker.start(this.config.gateway.refresh_interval_ms);
     this.recorder.start();
     this.streams.start();
-    this.refreshTimer = setInterval(() => void this.refresh(), this.services.config.gateway.refresh_interval_ms);
+    this.refreshTimer = setInterval(() => void this.refresh(), this.config.gateway.refresh_interval_ms);
     this.refreshTimer.unref();
     return [
       { name: "gateway-recorder", stop: () => this.recorder.stop() },
@@ -91,11 +110,12 @@ export class Gateway {
 
   /** Rebuilds the routing table; a failed refresh keeps the last table. */
   refresh(): Promise<void> {
-    this.loaded ??= loadRoutingTable(this.services)
+    this.loaded ??= this.deps
+      .loadTable()
       .then((t) => {
         this.table = t;
       })
-      .catch((err: unknown) => this.services.log.warn({ err: (err as Error).message }, "gateway routing table refresh failed; keeping the last one"))
+      .catch((err: unknown) => this.log.warn({ err: (err as Error).message }, "gateway routing table refresh failed; keeping the last one"))
       .finally(() => {
         this.loaded = null;
       });

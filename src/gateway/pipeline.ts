@@ -56,7 +56,6 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
   const fail = (status: number, code: Parameters<typeof answerError>[3], message: string, extra?: Record<string, string>, details?: unknown) =>
     answerError(out, protocol, status, code, message, requestId, extra, details);
 
-  const services = gw.services;
   const query = new URLSearchParams(req.query);
   // admitCaller's stages, with the key check awaited here (one tick fewer than awaiting admitCaller).
   const refused = loopbackRefusal(gw, out.remoteAddress, headers);
@@ -68,10 +67,10 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
 
   let body: Buffer;
   try {
-    const read = req.readBody(services.config.serve.body_limit_bytes);
+    const read = req.readBody(gw.config.serve.body_limit_bytes);
     body = read instanceof Promise ? await read : read;
   } catch (err) {
-    if (err instanceof BodyTooLarge) return fail(413, "payload_too_large", `request body exceeds ${services.config.serve.body_limit_bytes} bytes`);
+    if (err instanceof BodyTooLarge) return fail(413, "payload_too_large", `request body exceeds ${gw.config.serve.body_limit_bytes} bytes`);
     throw err;
   }
   const inbound: InboundRequest = { method: req.method, path: route.path, params, query, headers, body };
@@ -104,7 +103,6 @@ async function forward(
   requestId: string,
   fail: (status: number, code: Parameters<typeof answerError>[3], message: string, extra?: Record<string, string>) => void,
 ): Promise<void> {
-  const services = gw.services;
   const { ctx, chain, extraHeaders: extra } = plan;
 
   let firstFailed: UpstreamTarget | null = null;
@@ -124,7 +122,7 @@ async function forward(
     out.onAbort(() => handle.abort());
     let res: UpstreamAnswer;
     try {
-      res = await gw.upstreams.send(target, allowedRequest(protocol, route.upstreamRequest(inbound, call, target), target), services.config.gateway.first_byte_timeout_ms, handle);
+      res = await gw.upstreams.send(target, allowedRequest(protocol, route.upstreamRequest(inbound, call, target), target), gw.config.gateway.first_byte_timeout_ms, handle);
     } catch (err) {
       limit.grant.release();
       if (out.aborted) return;
@@ -200,7 +198,7 @@ function relay(
   const key = searchableKey(attempt.target.apiKey);
   const watch = key ? new KeyWatch(key) : null;
   const withheld = (where: string) => {
-    ctx.gw.services.log.warn({ provider: attempt.target.providerId, model: attempt.target.modelId, status: res.statusCode, where }, "upstream answer withheld: it contained the provider's key");
+    ctx.gw.log.warn({ provider: attempt.target.providerId, model: attempt.target.modelId, status: res.statusCode, where }, "upstream answer withheld: it contained the provider's key");
     attempt.status = "error";
     attempt.error = "upstream answer withheld (it contained the provider credential)";
   };

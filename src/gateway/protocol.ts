@@ -12,7 +12,7 @@ import type { Modality, ProviderType } from "../config/schema.js";
  * own with a message saying so.
  */
 
-/** Which vendor protocol a prefix speaks (DESIGN.md's gateway table). */
+/** Which vendor protocol a prefix speaks (the prefix table of docs/api/gateway.md). */
 export type ProtocolId = "openai" | "anthropic" | "deepgram" | "elevenlabs" | "cartesia" | "gemini" | "assemblyai";
 
 /** The inbound request as the core hands it to a protocol: body fully buffered (for parse and replay). */

@@ -6,6 +6,7 @@ import type { AppEnv } from "../http/app-env.js";
 import { ATTRIBUTION_PATH } from "./attribution.js";
 import { headersOf, nodeBindings } from "./exchange.js";
 import { admitCaller } from "./admit.js";
+import type { Gateway } from "./gateway.js";
 import { handleProxy } from "./pipeline.js";
 import type { GatewayRoute, InboundRequest, LocalRoute, RoutableView, VendorProtocol } from "./protocol.js";
 import { PROTOCOLS } from "./protocols/index.js";
@@ -17,11 +18,11 @@ import { routableModels } from "./resolve.js";
  * prefix /p/{project}/s/{session}. Mounted before the request-log and security-header middleware:
  * the gateway writes its own headers and records every call instead of logging it.
  */
-export function gatewayRoutes(protocols: readonly VendorProtocol[] = PROTOCOLS) {
+export function gatewayRoutes(gw: Gateway, protocols: readonly VendorProtocol[] = PROTOCOLS) {
   const app = new Hono<AppEnv>();
   for (const protocol of protocols) {
     for (const route of protocol.routes) {
-      const handler = (c: Context<AppEnv>) => handle(protocol, route, c);
+      const handler = (c: Context<AppEnv>) => handle(gw, protocol, route, c);
       app.on(route.method, [`${protocol.prefix}${route.path}`, `${ATTRIBUTION_PATH}${protocol.prefix}${route.path}`], handler);
     }
     const unknown = (c: Context<AppEnv>) => {
@@ -35,14 +36,12 @@ export function gatewayRoutes(protocols: readonly VendorProtocol[] = PROTOCOLS) 
   return app;
 }
 
-function handle(protocol: VendorProtocol, route: GatewayRoute, c: Context<AppEnv>) {
-  return route.kind === "proxy" ? handleProxy(c.var.services.gateway, protocol, route, c) : handleLocal(protocol, route, c);
+function handle(gw: Gateway, protocol: VendorProtocol, route: GatewayRoute, c: Context<AppEnv>) {
+  return route.kind === "proxy" ? handleProxy(gw, protocol, route, c) : handleLocal(gw, protocol, route, c);
 }
 
 /** A route the gateway answers itself: the same loopback, key and scope rules as a proxied call. */
-async function handleLocal(protocol: VendorProtocol, route: LocalRoute, c: Context<AppEnv>): Promise<Response> {
-  const services = c.var.services;
-  const gw = services.gateway;
+async function handleLocal(gw: Gateway, protocol: VendorProtocol, route: LocalRoute, c: Context<AppEnv>): Promise<Response> {
   const node = nodeBindings(c);
   const out = openOutbound(c, node);
   const requestId = randomUUID();

@@ -1,9 +1,8 @@
 import type { Modality, ProviderType } from "../config/schema.js";
 import { MODALITIES } from "../config/schema.js";
-import type { EffectiveProject } from "../manage/registry.js";
+import type { EffectiveProject, SecretStore } from "../manage/registry.js";
 import { listEffectiveModels, listEffectiveProjects, listEffectiveProviders, providerApiKey } from "../manage/registry.js";
 import { VENDORS } from "../manage/vendors.js";
-import type { Services } from "../services.js";
 
 /** A provider the gateway can call: its type, API base and own key (in memory only, never logged). */
 export interface RoutableProvider {
@@ -47,11 +46,11 @@ export const EMPTY_TABLE: RoutingTable = {
 const trimSlash = (u: string) => u.replace(/\/+$/, "");
 
 /** Reads the effective registry (yaml + db) into a routing table; provider keys are decrypted here once. */
-export async function loadRoutingTable(services: Pick<Services, "config" | "database" | "secrets">): Promise<RoutingTable> {
+export async function loadRoutingTable(deps: SecretStore): Promise<RoutingTable> {
   const [providerList, modelList, projectList] = await Promise.all([
-    listEffectiveProviders(services),
-    listEffectiveModels(services),
-    listEffectiveProjects(services),
+    listEffectiveProviders(deps),
+    listEffectiveModels(deps),
+    listEffectiveProjects(deps),
   ]);
   const providers = new Map<string, RoutableProvider>();
   for (const p of providerList) {
@@ -59,7 +58,7 @@ export async function loadRoutingTable(services: Pick<Services, "config" | "data
     if (!base) continue; // openai_compatible without base_url: nowhere to send
     let apiKey = "";
     try {
-      apiKey = await providerApiKey(services, p);
+      apiKey = await providerApiKey(deps, p);
     } catch {
       continue; // a key that no longer decrypts (secret rotated away): not routable
     }
@@ -69,7 +68,7 @@ export async function loadRoutingTable(services: Pick<Services, "config" | "data
   const models = new Map<string, RoutingModel>();
   for (const m of modelList) models.set(m.modelId, { modelId: m.modelId, modality: m.modality, providerId: m.providerId, modelName: m.modelName });
   const stacks: Record<string, Partial<Record<Modality, string>>> = {};
-  for (const [name, s] of Object.entries(services.config.stacks)) {
+  for (const [name, s] of Object.entries(deps.config.stacks)) {
     const entry: Partial<Record<Modality, string>> = {};
     for (const m of MODALITIES) if (s[m]) entry[m] = s[m];
     stacks[name] = entry;
@@ -80,9 +79,9 @@ export async function loadRoutingTable(services: Pick<Services, "config" | "data
     stacks,
     projects: new Map(projectList.map((p) => [p.id, p])),
     fallbacks: {
-      stt: [...services.config.fallbacks.stt],
-      llm: [...services.config.fallbacks.llm],
-      tts: [...services.config.fallbacks.tts],
+      stt: [...deps.config.fallbacks.stt],
+      llm: [...deps.config.fallbacks.llm],
+      tts: [...deps.config.fallbacks.tts],
     },
   };
 }

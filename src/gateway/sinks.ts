@@ -1,13 +1,13 @@
 import { VoxgateClient } from "../client/index.js";
-import { ingestRequests } from "../ingest/ingest-requests.js";
-import type { Services } from "../services.js";
+import { type IngestDeps, ingestRequests } from "../ingest/ingest-requests.js";
+import type { Logger } from "../logging.js";
 import type { GatewayRecord, RecordSink } from "./recorder.js";
 
 /**
  * Local mode: each batch goes through exactly the path POST /v1/ingest uses (validation, rating,
  * sessions, rollups), one call per tenant, since the tenant is a parameter of that path.
  */
-export function ingestSink(services: Services): RecordSink {
+export function ingestSink(deps: IngestDeps & { log: Logger }): RecordSink {
   return {
     async write(batch) {
       const byTenant = new Map<string | null, unknown[]>();
@@ -17,9 +17,9 @@ export function ingestSink(services: Services): RecordSink {
         else byTenant.set(r.tenantId, [r.record]);
       }
       for (const [tenantId, records] of byTenant) {
-        const result = await ingestRequests(services, tenantId, records);
+        const result = await ingestRequests(deps, tenantId, records);
         if (result.skipped > 0) {
-          services.log.warn({ skipped: result.skipped, reasons: result.skipped_records.slice(0, 3) }, "gateway records skipped by ingest validation");
+          deps.log.warn({ skipped: result.skipped, reasons: result.skipped_records.slice(0, 3) }, "gateway records skipped by ingest validation");
         }
       }
     },
@@ -31,8 +31,9 @@ export function ingestSink(services: Services): RecordSink {
  * under the collector key (VOXGATE_API_KEY). The collector takes the tenant from that key, so a
  * sidecar serves one tenant: its operator's.
  */
-export function collectorSink(env: NodeJS.ProcessEnv, collectorUrl: string, apiKey: string | undefined): RecordSink & { client: VoxgateClient } {
-  const client = new VoxgateClient({ collectorUrl, apiKey, env, heartbeatIntervalMs: 0, flushIntervalMs: 500 });
+export function collectorSink(collectorUrl: string, apiKey: string | undefined, agentId?: string): RecordSink & { client: VoxgateClient } {
+  // env {}: everything the client would read from the environment is given here (src/config/env.ts reads it).
+  const client = new VoxgateClient({ collectorUrl, apiKey, agentId, env: {}, heartbeatIntervalMs: 0, flushIntervalMs: 500 });
   return {
     client,
     async write(batch: GatewayRecord[]) {

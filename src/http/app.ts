@@ -1,24 +1,28 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "zod";
-import { apiKeyRoutes } from "../auth/routes.js";
 import { authOffRefusal } from "../auth/browser-guard.js";
-import { identify } from "../auth/gate.js";
 import { auditRoutes } from "../audit/routes.js";
-import { billingRoutes } from "../billing/routes.js";
-import { callRoutes } from "../calls/routes.js";
-import { dashboardApiRoutes, webAppRoutes } from "../dashboard/routes.js";
+import { authEnabled, identify, type KeyGate } from "../auth/gate.js";
+import { type ApiKeyRouteDeps, apiKeyRoutes } from "../auth/routes.js";
+import { type BillingRouteDeps, billingRoutes } from "../billing/routes.js";
+import { type CallRouteDeps, callRoutes } from "../calls/routes.js";
+import type { Config } from "../config/schema.js";
+import { type DashboardRouteDeps, dashboardApiRoutes, webAppRoutes } from "../dashboard/routes.js";
 import { fleetRoutes } from "../fleet/routes.js";
+import type { Gateway } from "../gateway/gateway.js";
 import { gatewayRoutes } from "../gateway/routes.js";
 import { gatewayWsRoutes } from "../gateway/ws/routes.js";
+import type { IngestDeps } from "../ingest/ingest-requests.js";
 import { ingestRoutes } from "../ingest/routes.js";
-import { manageRoutes } from "../manage/routes.js";
-import { mcpRoutes } from "../mcp/routes.js";
+import type { Logger } from "../logging.js";
+import { type ManageRouteDeps, manageRoutes } from "../manage/routes.js";
 import { health } from "../manage/status.js";
+import { type McpDeps, mcpRoutes } from "../mcp/routes.js";
+import type { MetricsSources } from "../metrics/collect.js";
 import { otlpRoutes } from "../otlp/routes.js";
 import { readRoutes } from "../reports/routes.js";
 import { secretRoutes } from "../secrets/routes.js";
-import { sessionRoutes } from "../sessions/routes.js";
-import { authEnabled, type Services } from "../services.js";
+import { type SessionRouteDeps, sessionRoutes } from "../sessions/routes.js";
 import { DomainError } from "../errors.js";
 import type { AppEnv } from "./app-env.js";
 import { errorBody, handleError } from "./errors.js";
@@ -38,25 +42,37 @@ export interface AppOptions {
   checkContracts?: boolean;
 }
 
-export function createApp(services: Services, options: AppOptions = {}): OpenAPIHono<AppEnv> {
+/** Everything the routes take between them (the composition root's Services is one). */
+export type AppDeps = KeyGate &
+  ApiKeyRouteDeps &
+  BillingRouteDeps &
+  CallRouteDeps &
+  DashboardRouteDeps &
+  IngestDeps &
+  ManageRouteDeps &
+  MetricsSources &
+  SessionRouteDeps &
+  McpDeps & { config: Config; log: Logger; gateway: Gateway; startedAt: number };
+
+export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   registerComponents(app);
   registerGatewayPaths(app);
   app.use(async (c, next) => {
-    c.set("services", services);
-    c.set("log", services.log);
+    c.set("log", deps.log);
+    c.set("bodyLimitBytes", deps.config.serve.body_limit_bytes);
     await next();
   });
   if (options.checkContracts) app.use(checkContracts);
   // Before the per-request log and header middleware: the gateway's hot path writes its own headers
   // and records each call (src/gateway).
-  app.route("/", gatewayWsRoutes());
-  app.route("/", gatewayRoutes());
+  app.route("/", gatewayWsRoutes(deps.gateway));
+  app.route("/", gatewayRoutes(deps.gateway));
   // Auth off: nothing a web page could send (foreign Host, Origin, cross-site) reaches any other route
   // (the gateway's routes apply the same rule in their admission, after the loopback-peer rule).
   app.use(async (c, next) => {
-    if (!authEnabled(services)) {
-      const refused = authOffRefusal((name) => c.req.header(name), c.req.path, services.config.serve.allowed_hosts);
+    if (!authEnabled(deps)) {
+      const refused = authOffRefusal((name) => c.req.header(name), c.req.path, deps.config.serve.allowed_hosts);
       if (refused) throw new DomainError("forbidden", refused);
     }
     await next();
@@ -76,27 +92,28 @@ export function createApp(services: Services, options: AppOptions = {}): OpenAPI
         200: { description: "up", schema: z.object({ status: z.literal("ok"), uptime_seconds: z.number(), version: z.string() }) },
       },
     },
-    (c) => c.json(health(services)),
+    (c) => c.json(health(deps)),
   );
 
-  app.use("/v1/*", identify);
-  app.use("/api/*", identify);
-  app.use("/mcp", identify);
+  const identified = identify(deps);
+  app.use("/v1/*", identified);
+  app.use("/api/*", identified);
+  app.use("/mcp", identified);
   app.use(refuseUnstorableUrl);
-  app.route("/", apiKeyRoutes());
-  app.route("/", ingestRoutes());
-  app.route("/", otlpRoutes());
-  app.route("/", fleetRoutes());
-  app.route("/", callRoutes());
-  app.route("/", billingRoutes());
-  app.route("/", manageRoutes());
-  app.route("/", auditRoutes());
-  app.route("/", secretRoutes());
-  app.route("/", readRoutes());
-  app.route("/", sessionRoutes());
-  app.route("/", dashboardApiRoutes());
+  app.route("/", apiKeyRoutes(deps));
+  app.route("/", ingestRoutes(deps));
+  app.route("/", otlpRoutes(deps));
+  app.route("/", fleetRoutes(deps));
+  app.route("/", callRoutes(deps));
+  app.route("/", billingRoutes(deps));
+  app.route("/", manageRoutes(deps));
+  app.route("/", auditRoutes(deps));
+  app.route("/", secretRoutes(deps));
+  app.route("/", readRoutes(deps));
+  app.route("/", sessionRoutes(deps));
+  app.route("/", dashboardApiRoutes(deps));
   app.route("/", openApiRoutes(app));
-  app.route("/", mcpRoutes(() => openApiDocument(app)));
+  app.route("/", mcpRoutes(deps, () => openApiDocument(app)));
 
   // Unknown /v1 and /api paths are JSON 404s; everything else falls through to the web app.
   app.all("/v1/*", (c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));

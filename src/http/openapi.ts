@@ -5,7 +5,9 @@ import { z } from "zod";
 import type { Permission } from "../auth/context.js";
 import { requireScope } from "../auth/gate.js";
 import { VERSION } from "../version.js";
-import type { AppEnv } from "./app-env.js";
+import type { AppEnv, HttpMethod, ResponseSpec, RouteContract } from "./app-env.js";
+
+export type { HttpMethod, ResponseSpec, RouteContract } from "./app-env.js";
 import { readJson } from "./body.js";
 import { ERROR_CODES, parseOrThrow } from "./errors.js";
 
@@ -34,17 +36,6 @@ export const ErrorEnvelope = z
   })
   .meta({ id: "ErrorEnvelope", description: "Every error answer: {error: {code, message, details?}}" });
 
-export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
-
-export interface ResponseSpec {
-  description: string;
-  /** JSON body schema; omitted for bodies that are not JSON (204, CSV, text). */
-  schema?: z.ZodType;
-  /** Content type when it is not application/json. */
-  contentType?: string;
-  /** Other content types the same answer may be sent in (negotiated), not checked against `schema`. */
-  otherContentTypes?: readonly string[];
-}
 
 type Schema = z.ZodType | undefined;
 type Out<T extends Schema> = T extends z.ZodType ? z.output<T> : undefined;
@@ -80,15 +71,9 @@ export interface RouteInput<P extends Schema, Q extends Schema, B extends Schema
   body: Out<B>;
 }
 
-/** What the response check reads from c.var.contract. */
-export interface RouteContract {
-  method: HttpMethod;
-  path: string;
-  responses: Record<number, ResponseSpec>;
-}
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: "malformed request (invalid JSON, bad encoding, or a rule the spec answers with 400)",
+  400: "malformed request (invalid JSON, bad encoding, or a rule docs/api.md answers with 400)",
   401: "no valid API key",
   403: "the key lacks the scope, or is bound to a tenant where the route is the operator's",
   404: "no such resource",
@@ -181,7 +166,7 @@ export function defineRoute<P extends Schema = undefined, Q extends Schema = und
     const query = spec.query ? parseOrThrow(spec.query, c.req.query(), spec.queryMessage) : undefined;
     const body =
       spec.body && (spec.bodyMode ?? "validate") === "validate"
-        ? parseOrThrow(spec.body, await readJson(c, c.var.services.config.serve.body_limit_bytes))
+        ? parseOrThrow(spec.body, await readJson(c, c.var.bodyLimitBytes))
         : undefined;
     return handler(c, { params, query, body } as RouteInput<P, Q, B>);
   };

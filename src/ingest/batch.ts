@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { DomainError } from "../errors.js";
 import { decodeUtf8, parseJsonText, readBodyBytes } from "../http/body.js";
 
-/** Largest number of rows in one ingest, turns or dead-air batch (spec: "batch cap", value ours). */
+/** Largest number of rows in one ingest, turns or dead-air batch (docs/api/ingest.md). */
 export const INGEST_BATCH_CAP = 1000;
 /** Deepest JSON nesting a batch may have; rows are flat objects, metadata a few levels deep. */
 export const INGEST_MAX_DEPTH = 32;

@@ -6,7 +6,7 @@ import { learnSessionRooms, sessionRooms } from "./rooms.js";
 import { withRetry } from "../db/errors.js";
 import { namedRooms, type TimelineResult, validateRows } from "./turns.js";
 
-/** One event of POST /v1/ingest/dead-air (spec Resources: Dead-air event); unknown keys ignored. */
+/** One event of POST /v1/ingest/dead-air (docs/api/ingest.md); unknown keys ignored. */
 export const deadAirSchema = z.object({
   session_id: shortText,
   started_at_ms: epochMs.describe("re-sent events are no-ops keyed on (session_id, started_at_ms)"),

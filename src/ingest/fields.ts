@@ -20,7 +20,7 @@ export const MAX_EPOCH_MS = Date.UTC(2100, 0, 1);
  */
 export const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
 const SKEW_TEXT = `more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of the collector's clock (the clock-skew allowance)`;
-/** Below this magnitude a numeric timestamp is epoch seconds; at or above, epoch ms (DESIGN.md). */
+/** Below this magnitude a numeric timestamp is epoch seconds; at or above, epoch ms (docs/api/ingest.md). */
 export const SECONDS_MS_BOUNDARY = 1e11;
 
 export { isStorableText };

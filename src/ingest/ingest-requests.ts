@@ -1,6 +1,8 @@
 import { and, isNotNull, ne } from "drizzle-orm";
+import type { RateCardStore } from "../billing/rate-card-store.js";
+import type { Config } from "../config/schema.js";
+import type { Database } from "../db/client.js";
 import { projects } from "../db/schema/index.js";
-import type { Services } from "../services.js";
 import type { RequestRow } from "../db/schema/requests.js";
 import { toRequestRow } from "./records.js";
 import { storeRequestRows } from "./store-requests.js";
@@ -27,14 +29,21 @@ export interface IngestResult {
  * Validates, rates and stores one batch for the caller's tenant (never a body tenant_id). A
  * tenant-bound key may not date records further back than cost_tracking.backdate_horizon_days.
  */
-export async function ingestRequests(services: Pick<Services, "config" | "database" | "rateCard">, tenantId: string | null, batch: unknown[]): Promise<IngestResult> {
-  const { card, catalog } = services.rateCard.snapshot();
-  const notBefore = tenantId === null ? null : Date.now() - services.config.cost_tracking.backdate_horizon_days * 86_400_000;
+/** What ingest reads: the backdate horizon, the store, and the rate card in memory. */
+export interface IngestDeps {
+  config: Pick<Config, "cost_tracking" | "projects">;
+  database: Database;
+  rateCard: Pick<RateCardStore, "snapshot">;
+}
+
+export async function ingestRequests(deps: IngestDeps, tenantId: string | null, batch: unknown[]): Promise<IngestResult> {
+  const { card, catalog } = deps.rateCard.snapshot();
+  const notBefore = tenantId === null ? null : Date.now() - deps.config.cost_tracking.backdate_horizon_days * 86_400_000;
   const skipped: SkippedRow[] = [];
   let skippedCount = 0;
   let duplicates = 0;
   const byId = new Map<string, RequestRow>();
-  const foreign = tenantId === null ? null : await projectsOwnedByOthers(services, tenantId);
+  const foreign = tenantId === null ? null : await projectsOwnedByOthers(deps, tenantId);
   batch.forEach((raw, index) => {
     let check = toRequestRow(raw, tenantId, card, catalog, notBefore);
     if (check.ok && foreign?.has(check.row.project ?? "default")) check = { ok: false, reason: "project: owned by another tenant" };
@@ -47,7 +56,7 @@ export async function ingestRequests(services: Pick<Services, "config" | "databa
     if (byId.has(check.row.id)) duplicates++;
     else byId.set(check.row.id, check.row);
   });
-  const inserted = await storeRequestRows(services.database.db, tenantId, [...byId.values()]);
+  const inserted = await storeRequestRows(deps.database.db, tenantId, [...byId.values()]);
   duplicates += byId.size - inserted.length;
   return {
     received: batch.length,
@@ -62,7 +71,7 @@ export async function ingestRequests(services: Pick<Services, "config" | "databa
  * Projects owned by a tenant other than `tenantId` (yaml `tenant_id` or set through the API): a tenant
  * key's rows naming one are skipped, so it cannot spend another tenant's budget by ingesting.
  */
-async function projectsOwnedByOthers(services: Pick<Services, "config" | "database">, tenantId: string): Promise<Set<string>> {
+async function projectsOwnedByOthers(services: Pick<IngestDeps, "config" | "database">, tenantId: string): Promise<Set<string>> {
   const out = new Set<string>();
   for (const [id, p] of Object.entries(services.config.projects)) if (p.tenant_id !== undefined && p.tenant_id !== tenantId) out.add(id);
   const rows = await services.database.db

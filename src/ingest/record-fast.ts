@@ -1,5 +1,4 @@
 import { isStorableText, MAX_EPOCH_MS, MAX_FUTURE_SKEW_MS, MAX_ID_LENGTH, MAX_TEXT_LENGTH, MIN_EPOCH_MS, SECONDS_MS_BOUNDARY, UUID_RE } from "./fields.js";
-import type { RequestRecord } from "./records.js";
 
 /**
  * The common case of requestRecordSchema without zod: a hand-written check of a well-formed record
@@ -7,8 +6,10 @@ import type { RequestRecord } from "./records.js";
  * would parse it, or null whenever anything is unusual or wrong; the caller then runs the schema,
  * which decides and words the reason. So it may only ever be stricter than the schema, never laxer
  * (test/ingest/record-fast.test.ts checks both agree on valid and invalid records).
+ * `R` is the schema's record type (records.ts passes RequestRecord; this module does not import it,
+ * which would close an import cycle).
  */
-export function fastRecord(raw: unknown, now = Date.now()): RequestRecord | null {
+export function fastRecord<R extends FastRecordCore>(raw: unknown, now = Date.now()): R | null {
   if (raw === null || typeof raw !== "object" || Object.getPrototypeOf(raw) !== Object.prototype) return null;
   const o = raw as Record<string, unknown>;
   const { id, modality, model_id } = o;
@@ -17,7 +18,7 @@ export function fastRecord(raw: unknown, now = Date.now()): RequestRecord | null
   if (!isShortText(model_id)) return null;
   const timestamp = timestampOf(o.timestamp, now);
   if (!timestamp) return null;
-  const record: RequestRecord = { id, timestamp, modality, model_id };
+  const record = { id, timestamp, modality, model_id } as R;
   // One pass over the keys the record has (a gateway record has ~10 of the 30 optional ones): each is
   // checked by its rule and copied as given; unknown keys are dropped, as zod drops them. Looking up
   // every optional key by name instead was ~10 % of ingest's CPU (megamorphic keyed loads).
@@ -29,6 +30,14 @@ export function fastRecord(raw: unknown, now = Date.now()): RequestRecord | null
     (record as Record<string, unknown>)[key] = v;
   }
   return record;
+}
+
+/** The fields every record has. */
+interface FastRecordCore {
+  id: string;
+  timestamp: NonNullable<ReturnType<typeof timestampOf>>;
+  modality: "stt" | "llm" | "tts";
+  model_id: string;
 }
 
 const SHORT_TEXT_KEYS = ["fallback_from", "provider", "project", "session_id", "room_name", "agent_id", "pricing_source"] as const;

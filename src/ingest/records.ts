@@ -20,7 +20,7 @@ import { FAST_RECORD_KEYS, fastRecord } from "./record-fast.js";
 const count = nonNegative.max(Number.MAX_SAFE_INTEGER);
 
 /**
- * One request record of POST /v1/ingest (DESIGN.md's table). Unknown keys, and `tenant_id`,
+ * One request record of POST /v1/ingest (the table of docs/api/ingest.md). Unknown keys, and `tenant_id`,
  * `rated_price_usd`, `rate_rule` sent by the agent, are ignored: tenant comes from the key,
  * price from the collector's own rate card.
  */
@@ -214,7 +214,7 @@ const namesNotFast = (raw: unknown) => typeof raw === "object" && raw !== null &
 
 /** The well-formed common case skips zod; anything else (and every error reason) is the schema's. */
 function parseRecord(raw: unknown): { ok: true; record: RequestRecord } | { ok: false; reason: string } {
-  const fast = NOT_FAST.length > 0 && namesNotFast(raw) ? null : fastRecord(raw);
+  const fast = NOT_FAST.length > 0 && namesNotFast(raw) ? null : fastRecord<RequestRecord>(raw);
   if (fast) return { ok: true, record: fast };
   const parsed = requestRecordSchema.safeParse(raw);
   return parsed.success ? { ok: true, record: parsed.data } : { ok: false, reason: firstIssue(parsed.error) };

@@ -6,7 +6,7 @@ import { allocateSeqs, learnSessionRooms, sessionRooms, UNKNOWN_ROOM } from "./r
 import { withRetry } from "../db/errors.js";
 import { attachTurns } from "../rollups/fleet-index.js";
 
-/** One turn of POST /v1/ingest/turns (spec Resources: Turn); unknown keys ignored. */
+/** One turn of POST /v1/ingest/turns (docs/api/ingest.md); unknown keys ignored. */
 export const turnSchema = z
   .object({
     session_id: shortText,

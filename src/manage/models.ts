@@ -5,9 +5,8 @@ import { recordAudit } from "../audit/record.js";
 import { MODALITIES } from "../config/schema.js";
 import { models } from "../db/schema/index.js";
 import { DomainError } from "../errors.js";
-import type { Services } from "../services.js";
 import { hasSpaceOrControl, yamlForbidden } from "./common.js";
-import { type EffectiveModel, findEffectiveModel, listEffectiveProviders } from "./registry.js";
+import { type ConfigStore, type EffectiveModel, findEffectiveModel, listEffectiveProviders } from "./registry.js";
 import { modelAudit } from "./providers.js";
 
 export const createModelBody = z.strictObject({
@@ -35,12 +34,12 @@ export function modelView(m: EffectiveModel) {
   };
 }
 
-function yamlHasModel(services: Pick<Services, "config">, modelId: string): boolean {
-  return MODALITIES.some((mod) => services.config.models[mod]?.[modelId] !== undefined);
+function yamlHasModel(deps: Pick<ConfigStore, "config">, modelId: string): boolean {
+  return MODALITIES.some((mod) => deps.config.models[mod]?.[modelId] !== undefined);
 }
 
-export async function createModel(services: Pick<Services, "config" | "database">, auth: AuthContext, body: z.infer<typeof createModelBody>) {
-  const providerIds = (await listEffectiveProviders(services)).map((p) => p.providerId);
+export async function createModel(deps: ConfigStore, auth: AuthContext, body: z.infer<typeof createModelBody>) {
+  const providerIds = (await listEffectiveProviders(deps)).map((p) => p.providerId);
   if (!providerIds.includes(body.provider_id)) {
     throw new DomainError(
       "validation_failed",
@@ -49,8 +48,8 @@ export async function createModel(services: Pick<Services, "config" | "database"
     );
   }
   const modelId = `${body.provider_id}/${body.model_name}`;
-  if (yamlHasModel(services, modelId)) throw new DomainError("conflict", `model ${modelId} already exists (source yaml)`);
-  await services.database.db.transaction(async (tx) => {
+  if (yamlHasModel(deps, modelId)) throw new DomainError("conflict", `model ${modelId} already exists (source yaml)`);
+  await deps.database.db.transaction(async (tx) => {
     const [row] = await tx
       .insert(models)
       .values({
@@ -69,18 +68,18 @@ export async function createModel(services: Pick<Services, "config" | "database"
   return { model_id: modelId, source: "db" as const, created: true as const };
 }
 
-export async function getModel(services: Pick<Services, "config" | "database">, modelId: string) {
-  const m = await findEffectiveModel(services, modelId);
+export async function getModel(deps: ConfigStore, modelId: string) {
+  const m = await findEffectiveModel(deps, modelId);
   if (!m) throw new DomainError("not_found", `no model ${modelId}`);
   return modelView(m);
 }
 
-export async function deleteModel(services: Pick<Services, "config" | "database">, auth: AuthContext, modelId: string, confirm: boolean) {
-  if (yamlHasModel(services, modelId)) throw yamlForbidden("model", modelId, "deleted");
-  const [existing] = await services.database.db.select().from(models).where(eq(models.modelId, modelId));
+export async function deleteModel(deps: ConfigStore, auth: AuthContext, modelId: string, confirm: boolean) {
+  if (yamlHasModel(deps, modelId)) throw yamlForbidden("model", modelId, "deleted");
+  const [existing] = await deps.database.db.select().from(models).where(eq(models.modelId, modelId));
   if (!existing) throw new DomainError("not_found", `no model ${modelId}`);
   if (!confirm) return { would_delete: { model_id: modelId } };
-  await services.database.db.transaction(async (tx) => {
+  await deps.database.db.transaction(async (tx) => {
     const [row] = await tx.delete(models).where(eq(models.modelId, modelId)).returning();
     if (!row) throw new DomainError("not_found", `no model ${modelId}`);
     await recordAudit(tx, auth, { entityType: "model", entityId: modelId, action: "delete", before: modelAudit(row) });

@@ -5,9 +5,8 @@ import { recordAudit } from "../audit/record.js";
 import { BUDGET_ACTIONS } from "../config/schema.js";
 import { projects } from "../db/schema/index.js";
 import { DomainError } from "../errors.js";
-import type { Services } from "../services.js";
 import { entityId, yamlForbidden } from "./common.js";
-import { type EffectiveProject, findEffectiveProject, listEffectiveProjects, projectFromRow } from "./registry.js";
+import { type ConfigStore, type EffectiveProject, findEffectiveProject, listEffectiveProjects, projectFromRow } from "./registry.js";
 import { projectCostsToday, projectsToday, todayWindow } from "./stats.js";
 
 /** budget_status: ok below 80 % of daily_budget, warning from 80 %, exceeded from 100 %. */
@@ -82,25 +81,25 @@ export function projectView(p: EffectiveProject) {
   };
 }
 
-/** Endpoint 18 and GET /api/projects: every project plus its rolling-24 h cost and requests. */
-export async function listProjectsWithStats(services: Pick<Services, "config" | "database">, scope: TenantScope) {
-  const all = await listEffectiveProjects(services);
-  const stats = await projectsToday(services.database.db, { ...scope, projectIds: all.map((p) => p.id), window: todayWindow() });
+/** GET /v1/projects and GET /api/projects: every project plus its rolling-24 h cost and requests. */
+export async function listProjectsWithStats(deps: ConfigStore, scope: TenantScope) {
+  const all = await listEffectiveProjects(deps);
+  const stats = await projectsToday(deps.database.db, { ...scope, projectIds: all.map((p) => p.id), window: todayWindow() });
   return {
     projects: all.map(projectView),
     stats: Object.fromEntries(all.map((p) => [p.id, stats.get(p.id) ?? { cost_today: 0, requests_today: 0 }])),
   };
 }
 
-/** Endpoint 19: the detail, with today's spend scoped to the caller's tenant. */
-export async function projectDetail(services: Pick<Services, "config" | "database">, scope: TenantScope, projectId: string) {
-  const p = await findEffectiveProject(services, projectId);
+/** GET /v1/projects/{id}: the detail, with today's spend scoped to the caller's tenant. */
+export async function projectDetail(deps: ConfigStore, scope: TenantScope, projectId: string) {
+  const p = await findEffectiveProject(deps, projectId);
   if (!p) throw new DomainError("not_found", `no project ${projectId}`);
   const window = todayWindow();
-  const costs = await projectCostsToday(services.database.db, { ...scope, projectId, window });
+  const costs = await projectCostsToday(deps.database.db, { ...scope, projectId, window });
   // The gateway decides a budget on the project's whole spend (every tenant's calls): budget_status is
   // that decision's figure for every reader, while today_spend stays the caller's own.
-  const decided = scope.tenantId === null || p.dailyBudget === null ? costs.total : (await projectCostsToday(services.database.db, { tenantId: null, projectId, window })).total;
+  const decided = scope.tenantId === null || p.dailyBudget === null ? costs.total : (await projectCostsToday(deps.database.db, { tenantId: null, projectId, window })).total;
   return {
     ...projectView(p),
     project_id: p.id,
@@ -128,10 +127,10 @@ function rowView(row: typeof projects.$inferSelect) {
   return projectView(projectFromRow(row));
 }
 
-export async function createProject(services: Pick<Services, "config" | "database">, auth: AuthContext, body: z.infer<typeof createProjectBody>) {
+export async function createProject(deps: ConfigStore, auth: AuthContext, body: z.infer<typeof createProjectBody>) {
   const id = body.project_id;
-  if (services.config.projects[id]) throw new DomainError("conflict", `project ${id} already exists (source yaml)`);
-  await services.database.db.transaction(async (tx) => {
+  if (deps.config.projects[id]) throw new DomainError("conflict", `project ${id} already exists (source yaml)`);
+  await deps.database.db.transaction(async (tx) => {
     const [row] = await tx
       .insert(projects)
       .values({ projectId: id, ...toRow({ ...body, name: body.name ?? id }), name: body.name ?? id })
@@ -144,15 +143,15 @@ export async function createProject(services: Pick<Services, "config" | "databas
 }
 
 /** Loads a db project for change: 404 when unknown, 403 when it lives in voxgate.yaml. */
-async function changeableProject(services: Pick<Services, "config" | "database">, projectId: string, verb: string) {
-  if (services.config.projects[projectId]) throw yamlForbidden("project", projectId, verb);
-  const [row] = await services.database.db.select().from(projects).where(eq(projects.projectId, projectId));
+async function changeableProject(deps: ConfigStore, projectId: string, verb: string) {
+  if (deps.config.projects[projectId]) throw yamlForbidden("project", projectId, verb);
+  const [row] = await deps.database.db.select().from(projects).where(eq(projects.projectId, projectId));
   if (!row) throw new DomainError("not_found", `no project ${projectId}`);
   return row;
 }
 
 export async function updateProject(
-  services: Pick<Services, "config" | "database">,
+  deps: ConfigStore,
   auth: AuthContext,
   projectId: string,
   body: z.infer<typeof updateProjectBody>,
@@ -162,8 +161,8 @@ export async function updateProject(
       { path: "project_id", message: "differs from the path" },
     ]);
   }
-  await changeableProject(services, projectId, "updated");
-  await services.database.db.transaction(async (tx) => {
+  await changeableProject(deps, projectId, "updated");
+  await deps.database.db.transaction(async (tx) => {
     const [before] = await tx.select().from(projects).where(eq(projects.projectId, projectId)).for("update");
     if (!before) throw new DomainError("not_found", `no project ${projectId}`);
     const [after] = await tx
@@ -177,10 +176,10 @@ export async function updateProject(
   return { project_id: projectId, updated: true as const };
 }
 
-export async function deleteProject(services: Pick<Services, "config" | "database">, auth: AuthContext, projectId: string, confirm: boolean) {
-  await changeableProject(services, projectId, "deleted");
+export async function deleteProject(deps: ConfigStore, auth: AuthContext, projectId: string, confirm: boolean) {
+  await changeableProject(deps, projectId, "deleted");
   if (!confirm) return { would_delete: { project_id: projectId } };
-  await services.database.db.transaction(async (tx) => {
+  await deps.database.db.transaction(async (tx) => {
     const [row] = await tx.delete(projects).where(eq(projects.projectId, projectId)).returning();
     if (!row) throw new DomainError("not_found", `no project ${projectId}`);
     await recordAudit(tx, auth, { entityType: "project", entityId: projectId, action: "delete", before: rowView(row) });

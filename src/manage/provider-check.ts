@@ -67,7 +67,7 @@ function scrub(text: string, apiKey: string): string {
 }
 
 /**
- * The health check of endpoints 27 and 28: one authenticated GET of the vendor's cheapest listing
+ * The health check of the provider tests (POST /v1/providers/test and /v1/providers/{id}/test): one authenticated GET of the vendor's cheapest listing
  * (e.g. {base_url}/models). ok on 2xx; anything else is `failed` with the one neutral message and, for
  * the log, a detail that never holds the key.
  */

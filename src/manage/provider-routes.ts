@@ -1,4 +1,6 @@
 import type { Context } from "hono";
+import type { SecretStore } from "./registry.js";
+import type { UpstreamPools } from "./provider-check.js";
 import { z } from "zod";
 import type { AppEnv } from "../http/app-env.js";
 import { ApiError } from "../http/errors.js";
@@ -33,20 +35,20 @@ function answerTest(c: Context<AppEnv>, providerId: string | null, result: Provi
   return c.json(answer);
 }
 
-/** Endpoints 23-28: providers and their connectivity tests. */
-export function providerTestRoutes() {
+/** /v1/providers: providers and their connectivity tests. */
+export function providerTestRoutes(deps: SecretStore & { upstreams: UpstreamPools }) {
   const r = contractRouter();
 
   defineRoute(
     r,
     { method: "get", path: "/v1/providers", ...read, summary: "Providers (keys masked)", responses: { 200: { description: "providers", schema: z.object({ providers: z.array(Provider) }) } } },
-    async (c) => c.json(await providerList(c.var.services)),
+    async (c) => c.json(await providerList(deps)),
   );
   defineRoute(
     r,
     { method: "get", path: "/v1/providers/{provider_id}", ...read, summary: "One provider", params, responses: { 200: { description: "the provider", schema: Provider }, ...notFound } },
     async (c, { params: p }) => {
-      const found = await findEffectiveProvider(c.var.services, p.provider_id);
+      const found = await findEffectiveProvider(deps, p.provider_id);
       if (!found) throw new ApiError("not_found", `no provider ${p.provider_id}`);
       return c.json(providerView(found));
     },
@@ -61,7 +63,7 @@ export function providerTestRoutes() {
       body: createProviderBody,
       responses: { 200: { description: "created", schema: ProviderCreated }, 409: { description: "the id exists already" }, ...badUrl },
     },
-    async (c, { body }) => c.json(await createProvider(c.var.services, c.var.auth, body)),
+    async (c, { body }) => c.json(await createProvider(deps, c.var.auth, body)),
   );
   defineRoute(
     r,
@@ -74,7 +76,7 @@ export function providerTestRoutes() {
       body: updateProviderBody,
       responses: { 200: { description: "updated", schema: ProviderUpdated }, ...notFound, ...badUrl },
     },
-    async (c, { params: p, body }) => c.json(await updateProvider(c.var.services, c.var.auth, p.provider_id, body)),
+    async (c, { params: p, body }) => c.json(await updateProvider(deps, c.var.auth, p.provider_id, body)),
   );
   defineRoute(
     r,
@@ -91,7 +93,7 @@ export function providerTestRoutes() {
         409: { description: "models in voxgate.yaml use the provider" },
       },
     },
-    async (c, { params: p, query }) => c.json(await deleteProvider(c.var.services, c.var.auth, p.provider_id, query.confirm)),
+    async (c, { params: p, query }) => c.json(await deleteProvider(deps, c.var.auth, p.provider_id, query.confirm)),
   );
 
   // 28: a type + credential before saving; nothing has to exist. The base_url rule applies as on create.
@@ -99,9 +101,8 @@ export function providerTestRoutes() {
     r,
     { method: "post", path: "/v1/providers/test", ...write, summary: "Test a type and key before saving", body: testProviderBody, responses: { 200: { description: "the test", schema: ProviderTest }, ...badUrl } },
     async (c, { body }) => {
-      const { services } = c.var;
-      const baseUrl = checkedBaseUrl(services, body.provider_type, body.base_url);
-      return answerTest(c, null, await testProvider(services.upstreams, { type: body.provider_type, apiKey: body.api_key, baseUrl }));
+      const baseUrl = checkedBaseUrl(deps, body.provider_type, body.base_url);
+      return answerTest(c, null, await testProvider(deps.upstreams, { type: body.provider_type, apiKey: body.api_key, baseUrl }));
     },
   );
 
@@ -110,17 +111,16 @@ export function providerTestRoutes() {
     r,
     { method: "post", path: "/v1/providers/{provider_id}/test", ...write, summary: "Test a stored provider", params, responses: { 200: { description: "the test", schema: ProviderTest }, ...notFound } },
     async (c, { params: p }) => {
-      const { services } = c.var;
-      const found = await findEffectiveProvider(services, p.provider_id);
+      const found = await findEffectiveProvider(deps, p.provider_id);
       if (!found) throw new ApiError("not_found", `no provider ${p.provider_id}`);
       let apiKey: string;
       try {
-        apiKey = await providerApiKey(services, found);
+        apiKey = await providerApiKey(deps, found);
       } catch (err) {
         if (!(err instanceof SecretDecryptError)) throw err;
         return c.json({ status: "failed", latency_ms: 0, message: `stored api_key cannot be decrypted: ${err.message}` });
       }
-      return answerTest(c, found.providerId, await testProvider(services.upstreams, { type: found.providerType, apiKey, baseUrl: found.baseUrl }));
+      return answerTest(c, found.providerId, await testProvider(deps.upstreams, { type: found.providerType, apiKey, baseUrl: found.baseUrl }));
     },
   );
 

@@ -7,9 +7,8 @@ import { models, providers } from "../db/schema/index.js";
 import { DomainError } from "../errors.js";
 import { maskSecret } from "../logging.js";
 import { providerAad } from "../secrets/box.js";
-import type { Services } from "../services.js";
 import { entityId, hasSpaceOrControl, yamlForbidden } from "./common.js";
-import { type EffectiveProvider, listEffectiveModels } from "./registry.js";
+import { type ConfigStore, type EffectiveProvider, listEffectiveModels, type SecretStore } from "./registry.js";
 import { BASE_URL_HOSTS_KEY, bareHost, checkBaseUrl, originOf, trustedUpstreamHosts } from "./url-policy.js";
 import { VENDORS } from "./vendors.js";
 
@@ -60,7 +59,7 @@ function rowAudit(row: ProviderRow) {
 }
 
 /** SSRF rule for any base_url we would send a key to (create, update, test). */
-export function checkedBaseUrl(services: Pick<Services, "config">, type: ProviderType, raw: string | null | undefined): string | null {
+export function checkedBaseUrl(deps: Pick<ConfigStore, "config">, type: ProviderType, raw: string | null | undefined): string | null {
   if (raw === null || raw === undefined) {
     if (!VENDORS[type].defaultBaseUrl) {
       throw new DomainError("validation_failed", `provider type ${type} has no vendor default; base_url is required`, [
@@ -69,22 +68,22 @@ export function checkedBaseUrl(services: Pick<Services, "config">, type: Provide
     }
     return null;
   }
-  return checkBaseUrl(raw, trustedUpstreamHosts(services.config)).url;
+  return checkBaseUrl(raw, trustedUpstreamHosts(deps.config)).url;
 }
 
-export async function createProvider(services: Pick<Services, "config" | "database" | "secrets">, auth: AuthContext, body: z.infer<typeof createProviderBody>) {
+export async function createProvider(deps: SecretStore, auth: AuthContext, body: z.infer<typeof createProviderBody>) {
   const id = body.provider_id;
-  if (services.config.providers[id]) throw new DomainError("conflict", `provider ${id} already exists (source yaml)`);
-  const url = checkedBaseUrl(services, body.provider_type, body.base_url);
+  if (deps.config.providers[id]) throw new DomainError("conflict", `provider ${id} already exists (source yaml)`);
+  const url = checkedBaseUrl(deps, body.provider_type, body.base_url);
   const key = body.api_key ?? "";
   const values = {
     providerId: id,
     providerType: body.provider_type,
-    apiKeyEncrypted: key ? services.secrets.encrypt(key, providerAad(id)) : null,
+    apiKeyEncrypted: key ? deps.secrets.encrypt(key, providerAad(id)) : null,
     apiKeyMasked: maskSecret(key),
     baseUrl: url,
   };
-  await services.database.db.transaction(async (tx) => {
+  await deps.database.db.transaction(async (tx) => {
     const [row] = await tx.insert(providers).values(values).onConflictDoNothing().returning();
     if (!row) throw new DomainError("conflict", `provider ${id} already exists (source db)`);
     await recordAudit(tx, auth, { entityType: "provider", entityId: id, action: "create", after: rowAudit(row) });
@@ -92,20 +91,20 @@ export async function createProvider(services: Pick<Services, "config" | "databa
   return { provider_id: id, source: "db" as const, api_key_masked: values.apiKeyMasked, provider_type: body.provider_type, base_url: url };
 }
 
-async function changeableProvider(services: Pick<Services, "config" | "database">, providerId: string, verb: string): Promise<ProviderRow> {
-  if (services.config.providers[providerId]) throw yamlForbidden("provider", providerId, verb);
-  const [row] = await services.database.db.select().from(providers).where(eq(providers.providerId, providerId));
+async function changeableProvider(deps: ConfigStore, providerId: string, verb: string): Promise<ProviderRow> {
+  if (deps.config.providers[providerId]) throw yamlForbidden("provider", providerId, verb);
+  const [row] = await deps.database.db.select().from(providers).where(eq(providers.providerId, providerId));
   if (!row) throw new DomainError("not_found", `no provider ${providerId}`);
   return row;
 }
 
 /**
- * Endpoint 25's host rule: moving base_url without supplying a new key would send the stored key
+ * The host rule of PATCH /v1/providers/{id} (docs/api/manage.md): moving base_url without supplying a new key would send the stored key
  * to the new place, so it must be where the key was entered for (the current origin: scheme, host
  * and port together, so not another port nor plain http), the vendor's default origin, or a host
  * the operator trusts (listed in serve.provider_base_url_hosts or used by a provider in voxgate.yaml).
  */
-function checkHostMove(services: Pick<Services, "config">, row: ProviderRow, newType: ProviderType, newUrl: string | null) {
+function checkHostMove(deps: Pick<ConfigStore, "config">, row: ProviderRow, newType: ProviderType, newUrl: string | null) {
   const oldType = (PROVIDER_TYPES as readonly string[]).includes(row.providerType) ? (row.providerType as ProviderType) : newType;
   const vendorOrigin = (type: ProviderType) => {
     const base = VENDORS[type].defaultBaseUrl;
@@ -116,7 +115,7 @@ function checkHostMove(services: Pick<Services, "config">, row: ProviderRow, new
   const current = row.baseUrl ? originOf(row.baseUrl) : vendorOrigin(oldType);
   if (target === current || target === vendorOrigin(newType)) return;
   const host = bareHost(new URL(target).hostname);
-  if (trustedUpstreamHosts(services.config).has(host)) return;
+  if (trustedUpstreamHosts(deps.config).has(host)) return;
   throw new DomainError(
     "unpermitted_base_url",
     `base_url ${target} is not permitted without a new api_key: the stored key was entered for ${current ?? "no origin"}; use that origin (same scheme, host and port), the vendor's default, or list the host in ${BASE_URL_HOSTS_KEY}`,
@@ -125,7 +124,7 @@ function checkHostMove(services: Pick<Services, "config">, row: ProviderRow, new
 }
 
 export async function updateProvider(
-  services: Pick<Services, "config" | "database" | "secrets">,
+  deps: SecretStore,
   auth: AuthContext,
   providerId: string,
   body: z.infer<typeof updateProviderBody>,
@@ -135,24 +134,24 @@ export async function updateProvider(
       { path: "provider_id", message: "differs from the path" },
     ]);
   }
-  const current = await changeableProvider(services, providerId, "updated");
+  const current = await changeableProvider(deps, providerId, "updated");
   const newType = body.provider_type ?? (current.providerType as ProviderType);
   const urlGiven = body.base_url !== undefined;
-  const newUrl = urlGiven ? checkedBaseUrl(services, newType, body.base_url) : current.baseUrl;
-  if (!urlGiven && newUrl === null && !VENDORS[newType].defaultBaseUrl) checkedBaseUrl(services, newType, null);
+  const newUrl = urlGiven ? checkedBaseUrl(deps, newType, body.base_url) : current.baseUrl;
+  if (!urlGiven && newUrl === null && !VENDORS[newType].defaultBaseUrl) checkedBaseUrl(deps, newType, null);
   if (urlGiven && newUrl !== current.baseUrl && body.api_key === undefined && current.apiKeyEncrypted) {
-    checkHostMove(services, current, newType, newUrl);
+    checkHostMove(deps, current, newType, newUrl);
   }
   const set = {
     providerType: newType,
     baseUrl: newUrl,
     ...(body.api_key !== undefined && {
-      apiKeyEncrypted: body.api_key ? services.secrets.encrypt(body.api_key, providerAad(providerId)) : null,
+      apiKeyEncrypted: body.api_key ? deps.secrets.encrypt(body.api_key, providerAad(providerId)) : null,
       apiKeyMasked: maskSecret(body.api_key),
     }),
     updatedAt: new Date(),
   };
-  const after = await services.database.db.transaction(async (tx) => {
+  const after = await deps.database.db.transaction(async (tx) => {
     const [before] = await tx.select().from(providers).where(eq(providers.providerId, providerId)).for("update");
     if (!before) throw new DomainError("not_found", `no provider ${providerId}`);
     const [row] = await tx.update(providers).set(set).where(eq(providers.providerId, providerId)).returning();
@@ -167,9 +166,9 @@ export async function updateProvider(
  * DELETE: the preview names the db models that reference the provider (deleted with it on
  * confirm). A provider still referenced by voxgate.yaml models cannot be deleted (409).
  */
-export async function deleteProvider(services: Pick<Services, "config" | "database">, auth: AuthContext, providerId: string, confirm: boolean) {
-  await changeableProvider(services, providerId, "deleted");
-  const referencing = (await listEffectiveModels(services)).filter((m) => m.providerId === providerId);
+export async function deleteProvider(deps: ConfigStore, auth: AuthContext, providerId: string, confirm: boolean) {
+  await changeableProvider(deps, providerId, "deleted");
+  const referencing = (await listEffectiveModels(deps)).filter((m) => m.providerId === providerId);
   const yamlModels = referencing.filter((m) => m.source === "yaml").map((m) => m.modelId);
   const dbModels = referencing.filter((m) => m.source === "db").map((m) => m.modelId);
   if (yamlModels.length > 0) {
@@ -178,7 +177,7 @@ export async function deleteProvider(services: Pick<Services, "config" | "databa
     });
   }
   if (!confirm) return { would_delete: { provider_id: providerId, models: dbModels } };
-  await services.database.db.transaction(async (tx) => {
+  await deps.database.db.transaction(async (tx) => {
     const gone = await tx.delete(models).where(eq(models.providerId, providerId)).returning();
     for (const m of gone) {
       await recordAudit(tx, auth, { entityType: "model", entityId: m.modelId, action: "delete", before: modelAudit(m) });

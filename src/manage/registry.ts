@@ -1,16 +1,27 @@
 import { asc, eq } from "drizzle-orm";
 import type { BudgetAction, Modality, ProviderType } from "../config/schema.js";
 import { BUDGET_ACTIONS, MODALITIES, PROVIDER_TYPES } from "../config/schema.js";
-import type { Db } from "../db/client.js";
+import type { Config } from "../config/schema.js";
+import type { Database, Db } from "../db/client.js";
 import { models, projects, providers } from "../db/schema/index.js";
 import { maskSecret } from "../logging.js";
-import { providerAad } from "../secrets/box.js";
-import type { Services } from "../services.js";
+import { providerAad, type SecretBox } from "../secrets/box.js";
 
 /**
  * The effective registry: entities from voxgate.yaml (source yaml) merged with those managed
  * through the API (source db). YAML wins on an id collision. Every read path uses these.
  */
+
+/** Where the registry lives: voxgate.yaml (already parsed) and the database. */
+export interface ConfigStore {
+  config: Config;
+  database: Database;
+}
+
+/** The registry plus the box that seals provider API keys at rest. */
+export interface SecretStore extends ConfigStore {
+  secrets: SecretBox;
+}
 
 export interface EffectiveProvider {
   providerId: string;
@@ -67,9 +78,9 @@ export function inferProviderType(providerId: string, declared: string | undefin
   return "openai_compatible";
 }
 
-export async function listEffectiveProviders(services: Pick<Services, "config" | "database">): Promise<EffectiveProvider[]> {
+export async function listEffectiveProviders(deps: ConfigStore): Promise<EffectiveProvider[]> {
   const out = new Map<string, EffectiveProvider>();
-  for (const [id, p] of Object.entries(services.config.providers)) {
+  for (const [id, p] of Object.entries(deps.config.providers)) {
     const type = inferProviderType(id, p.type);
     out.set(id, {
       providerId: id,
@@ -81,7 +92,7 @@ export async function listEffectiveProviders(services: Pick<Services, "config" |
       location: type === "openai_compatible" ? "local" : "cloud",
     });
   }
-  for (const row of await dbProviders(services.database.db)) {
+  for (const row of await dbProviders(deps.database.db)) {
     if (out.has(row.providerId)) continue;
     const type = inferProviderType(row.providerId, row.providerType);
     out.set(row.providerId, {
@@ -97,10 +108,10 @@ export async function listEffectiveProviders(services: Pick<Services, "config" |
   return [...out.values()];
 }
 
-export async function listEffectiveModels(services: Pick<Services, "config" | "database">): Promise<EffectiveModel[]> {
+export async function listEffectiveModels(deps: ConfigStore): Promise<EffectiveModel[]> {
   const out = new Map<string, EffectiveModel>();
   for (const modality of MODALITIES) {
-    for (const [id, m] of Object.entries(services.config.models[modality] ?? {})) {
+    for (const [id, m] of Object.entries(deps.config.models[modality] ?? {})) {
       out.set(id, {
         modelId: id,
         modality,
@@ -112,7 +123,7 @@ export async function listEffectiveModels(services: Pick<Services, "config" | "d
       });
     }
   }
-  for (const row of await services.database.db.select().from(models).orderBy(asc(models.createdAt), asc(models.modelId))) {
+  for (const row of await deps.database.db.select().from(models).orderBy(asc(models.createdAt), asc(models.modelId))) {
     if (out.has(row.modelId)) continue;
     out.set(row.modelId, {
       modelId: row.modelId,
@@ -144,9 +155,9 @@ export function projectFromRow(row: typeof projects.$inferSelect): EffectiveProj
   };
 }
 
-export async function listEffectiveProjects(services: Pick<Services, "config" | "database">): Promise<EffectiveProject[]> {
+export async function listEffectiveProjects(deps: ConfigStore): Promise<EffectiveProject[]> {
   const out = new Map<string, EffectiveProject>();
-  for (const [id, p] of Object.entries(services.config.projects)) {
+  for (const [id, p] of Object.entries(deps.config.projects)) {
     out.set(id, {
       id,
       name: p.name ?? id,
@@ -161,7 +172,7 @@ export async function listEffectiveProjects(services: Pick<Services, "config" | 
       source: "yaml",
     });
   }
-  for (const row of await services.database.db.select().from(projects).orderBy(asc(projects.createdAt), asc(projects.projectId))) {
+  for (const row of await deps.database.db.select().from(projects).orderBy(asc(projects.createdAt), asc(projects.projectId))) {
     if (!out.has(row.projectId)) out.set(row.projectId, projectFromRow(row));
   }
   return [...out.values()];
@@ -172,42 +183,42 @@ function dbProviders(db: Db) {
 }
 
 export async function findEffectiveProvider(
-  services: Pick<Services, "config" | "database">,
+  deps: ConfigStore,
   providerId: string,
 ): Promise<EffectiveProvider | undefined> {
-  return (await listEffectiveProviders(services)).find((p) => p.providerId === providerId);
+  return (await listEffectiveProviders(deps)).find((p) => p.providerId === providerId);
 }
 
 export async function findEffectiveModel(
-  services: Pick<Services, "config" | "database">,
+  deps: ConfigStore,
   modelId: string,
 ): Promise<EffectiveModel | undefined> {
-  return (await listEffectiveModels(services)).find((m) => m.modelId === modelId);
+  return (await listEffectiveModels(deps)).find((m) => m.modelId === modelId);
 }
 
 export async function findEffectiveProject(
-  services: Pick<Services, "config" | "database">,
+  deps: ConfigStore,
   projectId: string,
 ): Promise<EffectiveProject | undefined> {
-  return (await listEffectiveProjects(services)).find((p) => p.id === projectId);
+  return (await listEffectiveProjects(deps)).find((p) => p.id === projectId);
 }
 
 /** The provider's plaintext key (yaml value, or the db ciphertext opened with the row's own id). */
 export async function providerApiKey(
-  services: Pick<Services, "config" | "database" | "secrets">,
+  deps: SecretStore,
   provider: EffectiveProvider,
 ): Promise<string> {
-  if (provider.source === "yaml") return services.config.providers[provider.providerId]?.api_key ?? "";
-  const [row] = await services.database.db
+  if (provider.source === "yaml") return deps.config.providers[provider.providerId]?.api_key ?? "";
+  const [row] = await deps.database.db
     .select({ apiKeyEncrypted: providers.apiKeyEncrypted })
     .from(providers)
     .where(eq(providers.providerId, provider.providerId));
   if (!row?.apiKeyEncrypted) return "";
-  return services.secrets.decrypt(row.apiKeyEncrypted, providerAad(provider.providerId));
+  return deps.secrets.decrypt(row.apiKeyEncrypted, providerAad(provider.providerId));
 }
 
 /** The models a project's default stack names (config `stacks`); empty when it has none. */
-export function stackModelIds(config: Services["config"], project: EffectiveProject): Set<string> {
+export function stackModelIds(config: Config, project: EffectiveProject): Set<string> {
   const stack = project.defaultStack ? config.stacks[project.defaultStack] : undefined;
   return new Set([stack?.stt, stack?.llm, stack?.tts].filter((m): m is string => Boolean(m)));
 }

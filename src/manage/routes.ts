@@ -1,4 +1,6 @@
 import { z } from "zod";
+import type { SecretStore } from "./registry.js";
+import type { UpstreamPools } from "./provider-check.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { confirmQuery, requireUntenanted } from "./common.js";
 import { createModel, createModelBody, deleteModel, getModel } from "./models.js";
@@ -13,26 +15,28 @@ const conflict = { 409: { description: "the id exists already (in voxgate.yaml o
 const notFound = { 404: { description: "no such entity" } };
 
 /**
- * Endpoints 2, 3, 18-22, 29-30 and the dashboard's /api/status and /api/projects (providers,
+ * The registry routes of docs/api/manage.md and the dashboard's /api/status and /api/projects (providers,
  * 23-28, live in provider-routes.ts). Reads need "read"; changes need "write" from a key bound to
  * no tenant (providers, models and projects are operator-global).
  */
-export function manageRoutes() {
+/** The registry's routes: yaml config and database, the provider-key box, and the pools connectivity tests use. */
+export type ManageRouteDeps = SecretStore & { upstreams: UpstreamPools };
+
+export function manageRoutes(deps: ManageRouteDeps) {
   const r = contractRouter();
 
   defineRoute(
     r,
     { method: "get", path: "/v1/status", tag: "manage", summary: "Providers, model and project counts", scope: "read", responses: { 200: { description: "status", schema: Status } } },
-    async (c) => c.json(await serviceStatus(c.var.services, c.var.auth)),
+    async (c) => c.json(await serviceStatus(deps, c.var.auth)),
   );
 
   defineRoute(
     r,
     { method: "get", path: "/api/status", tag: "dashboard", summary: "Providers, models and fallbacks for the web app", scope: "read", responses: { 200: { description: "status", schema: DashboardStatus } } },
     async (c) => {
-      const { services } = c.var;
-      const [providers, models] = await Promise.all([statusProviders(services, c.var.auth), listEffectiveModels(services)]);
-      const f = services.config.fallbacks;
+      const [providers, models] = await Promise.all([statusProviders(deps, c.var.auth), listEffectiveModels(deps)]);
+      const f = deps.config.fallbacks;
       return c.json({
         providers,
         models: Object.fromEntries(models.map((m) => [m.modelId, { modality: m.modality, provider: m.providerId }])),
@@ -52,13 +56,13 @@ export function manageRoutes() {
       query: modelListQuery,
       responses: { 200: { description: "models by id", schema: ModelList }, ...notFound },
     },
-    async (c, { query }) => c.json(await modelList(c.var.services, query.project)),
+    async (c, { query }) => c.json(await modelList(deps, query.project)),
   );
 
   defineRoute(
     r,
     { method: "post", path: "/v1/models", tag: "models", summary: "Add a model", ...write, body: createModelBody, responses: { 200: { description: "created", schema: Created("model_id") }, ...conflict } },
-    async (c, { body }) => c.json(await createModel(c.var.services, c.var.auth, body)),
+    async (c, { body }) => c.json(await createModel(deps, c.var.auth, body)),
   );
 
   // A model id holds a slash: `/v1/models/openai/gpt-4o` and `/v1/models/openai%2Fgpt-4o` are one model.
@@ -75,7 +79,7 @@ export function manageRoutes() {
     defineRoute(
       r,
       { method: "get", path, ...(honoPaths ? { honoPaths } : {}), tag: "models", summary: "One model", scope: "read", params, responses: { 200: { description: "the model", schema: Model }, ...notFound } },
-      async (c, { params: p }) => c.json(await getModel(c.var.services, modelIdOf(p))),
+      async (c, { params: p }) => c.json(await getModel(deps, modelIdOf(p))),
     );
     defineRoute(
       r,
@@ -90,7 +94,7 @@ export function manageRoutes() {
         query: confirmQuery,
         responses: { 200: { description: "preview or deletion", schema: DeleteAnswer(z.object({ model_id: z.string() })) }, ...notFound },
       },
-      async (c, { params: p, query }) => c.json(await deleteModel(c.var.services, c.var.auth, modelIdOf(p), query.confirm)),
+      async (c, { params: p, query }) => c.json(await deleteModel(deps, c.var.auth, modelIdOf(p), query.confirm)),
     );
   }
 
@@ -101,7 +105,7 @@ export function manageRoutes() {
     defineRoute(
       r,
       { method: "get", path, tag, summary: "Projects with their rolling-24 h cost and requests", scope: "read", responses: { 200: { description: "projects", schema: ProjectList } } },
-      async (c) => c.json(await listProjectsWithStats(c.var.services, c.var.auth)),
+      async (c) => c.json(await listProjectsWithStats(deps, c.var.auth)),
     );
   }
   const projectParams = z.object({ project_id: z.string() });
@@ -116,12 +120,12 @@ export function manageRoutes() {
       params: projectParams,
       responses: { 200: { description: "the project", schema: ProjectDetail }, ...notFound },
     },
-    async (c, { params }) => c.json(await projectDetail(c.var.services, c.var.auth, params.project_id)),
+    async (c, { params }) => c.json(await projectDetail(deps, c.var.auth, params.project_id)),
   );
   defineRoute(
     r,
     { method: "post", path: "/v1/projects", tag: "projects", summary: "Add a project", ...write, body: createProjectBody, responses: { 200: { description: "created", schema: Created("project_id") }, ...conflict } },
-    async (c, { body }) => c.json(await createProject(c.var.services, c.var.auth, body)),
+    async (c, { body }) => c.json(await createProject(deps, c.var.auth, body)),
   );
   defineRoute(
     r,
@@ -135,7 +139,7 @@ export function manageRoutes() {
       body: updateProjectBody,
       responses: { 200: { description: "updated", schema: z.object({ project_id: z.string(), updated: z.literal(true) }) }, ...notFound },
     },
-    async (c, { params, body }) => c.json(await updateProject(c.var.services, c.var.auth, params.project_id, body)),
+    async (c, { params, body }) => c.json(await updateProject(deps, c.var.auth, params.project_id, body)),
   );
   defineRoute(
     r,
@@ -149,9 +153,9 @@ export function manageRoutes() {
       query: confirmQuery,
       responses: { 200: { description: "preview or deletion", schema: DeleteAnswer(z.object({ project_id: z.string() })) }, ...notFound },
     },
-    async (c, { params, query }) => c.json(await deleteProject(c.var.services, c.var.auth, params.project_id, query.confirm)),
+    async (c, { params, query }) => c.json(await deleteProject(deps, c.var.auth, params.project_id, query.confirm)),
   );
 
-  r.route("/", providerTestRoutes());
+  r.route("/", providerTestRoutes(deps));
   return r;
 }

@@ -1,18 +1,17 @@
 import { z } from "zod";
 import type { TenantScope } from "../auth/context.js";
 import { DomainError } from "../errors.js";
-import type { Services } from "../services.js";
 import { VERSION } from "../version.js";
 import { providerView } from "./providers.js";
-import { findEffectiveProject, listEffectiveModels, listEffectiveProjects, listEffectiveProviders, stackModelIds } from "./registry.js";
+import { type ConfigStore, findEffectiveProject, listEffectiveModels, listEffectiveProjects, listEffectiveProviders, stackModelIds } from "./registry.js";
 
 /** GET /health's answer. */
-export function health(services: Pick<Services, "startedAt">) {
+export function health(services: { startedAt: number }) {
   return { status: "ok" as const, uptime_seconds: Math.round((Date.now() - services.startedAt) / 10) / 100, version: VERSION };
 }
 
 /** The status view of providers: operator keys only; a tenant key sees `{}` (provider setup is the operator's). */
-export async function statusProviders(services: Services, auth: TenantScope) {
+export async function statusProviders(services: ConfigStore, auth: TenantScope) {
   if (auth.tenantId !== null) return {};
   return Object.fromEntries(
     (await listEffectiveProviders(services)).map((p) => [p.providerId, { configured: p.configured, type: p.location }]),
@@ -20,7 +19,7 @@ export async function statusProviders(services: Services, auth: TenantScope) {
 }
 
 /** GET /v1/status: providers, model and project counts. */
-export async function serviceStatus(services: Services, auth: TenantScope) {
+export async function serviceStatus(services: ConfigStore, auth: TenantScope) {
   const [providers, models, projects] = await Promise.all([statusProviders(services, auth), listEffectiveModels(services), listEffectiveProjects(services)]);
   return { providers, model_count: models.length, project_count: projects.length };
 }
@@ -29,7 +28,7 @@ export async function serviceStatus(services: Services, auth: TenantScope) {
 export const modelListQuery = z.strictObject({ project: z.string().max(200).optional().transform((p) => (p === "" ? undefined : p)) });
 
 /** GET /v1/models: every model, or those of one project's stack (`project` undefined: all). */
-export async function modelList(services: Services, project: string | undefined) {
+export async function modelList(services: ConfigStore, project: string | undefined) {
   let models = await listEffectiveModels(services);
   if (project !== undefined) {
     const found = await findEffectiveProject(services, project);
@@ -44,6 +43,6 @@ export async function modelList(services: Services, project: string | undefined)
 }
 
 /** GET /v1/providers: every provider, keys masked (operator keys only: the route's middleware, the tool's check). */
-export async function providerList(services: Services) {
+export async function providerList(services: ConfigStore) {
   return { providers: (await listEffectiveProviders(services)).map(providerView) };
 }

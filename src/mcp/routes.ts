@@ -8,6 +8,9 @@ import { readJson } from "../http/body.js";
 import { errorBody } from "../http/errors.js";
 import { contractRouter, defineRoute, ErrorEnvelope } from "../http/openapi.js";
 import { createMcpServer } from "./server.js";
+import type { McpDeps } from "./tools.js";
+
+export type { McpDeps } from "./tools.js";
 
 const JsonRpcError = z.object({ jsonrpc: z.literal("2.0"), id: z.unknown().optional(), error: z.object({ code: z.number(), message: z.string() }).passthrough() });
 const JsonRpcAnswer = z.union([z.record(z.string(), z.unknown()), z.array(z.record(z.string(), z.unknown()))]);
@@ -18,7 +21,7 @@ const JsonRpcAnswer = z.union([z.record(z.string(), z.unknown()), z.array(z.reco
  * every route: its scopes decide which tools are listed and callable, its tenant what they read.
  * GET and DELETE answer 405: a stateless server offers no server-initiated stream and no session.
  */
-export function mcpRoutes(openApiDocument: () => unknown): OpenAPIHono<AppEnv> {
+export function mcpRoutes(deps: McpDeps, openApiDocument: () => unknown): OpenAPIHono<AppEnv> {
   const r = contractRouter();
   defineRoute(
     r,
@@ -44,10 +47,10 @@ export function mcpRoutes(openApiDocument: () => unknown): OpenAPIHono<AppEnv> {
       },
     },
     async (c) => {
-      const { services, auth } = c.var;
+      const { auth } = c.var;
       if (auth === UNAUTHENTICATED) throw new DomainError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
-      const parsedBody = await readJson(c, services.config.serve.body_limit_bytes);
-      const server = createMcpServer({ services, auth, openApiDocument });
+      const parsedBody = await readJson(c, c.var.bodyLimitBytes);
+      const server = createMcpServer({ services: deps, auth, openApiDocument });
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);
       try {

@@ -13,14 +13,13 @@ import { type AuthContext, allows } from "../auth/context.js";
 import { rateCard } from "../billing/answers.js";
 import { zodDetails } from "../errors.js";
 import { errorAnswer } from "../http/errors.js";
-import type { Services } from "../services.js";
 import { VERSION } from "../version.js";
 import { summarize } from "./summary.js";
-import { TOOL_BY_NAME, TOOLS, type ToolSpec } from "./tools.js";
+import { type McpDeps, TOOL_BY_NAME, TOOLS, type ToolSpec } from "./tools.js";
 
 /** What the MCP server of one caller works with: the services, the caller's key, the OpenAPI document. */
 export interface McpContext {
-  services: Services;
+  services: McpDeps;
   auth: AuthContext;
   openApiDocument: () => unknown;
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { apiKeyList, keyListQuery, revokeApiKey } from "../auth/answers.js";
 import type { AuthContext, Permission } from "../auth/context.js";
-import { billingUsage, deleteRule, gaps, gapsQuery, quote, quoteEntry, rateCard, upsertRule, usageQuery } from "../billing/answers.js";
+import { type BillingDeps, billingUsage, deleteRule, gaps, gapsQuery, quote, quoteEntry, rateCard, upsertRule, usageQuery } from "../billing/answers.js";
 import { rateRuleInputSchema } from "../config/schema.js";
 import { callListQuery, listCalls } from "../dashboard/calls.js";
 import { fleetIndex, fleetIndexQuery } from "../fleet/index-queries.js";
@@ -12,7 +12,9 @@ import { costReport } from "../reports/costs.js";
 import { latencyReport } from "../reports/latency.js";
 import { requestLogs } from "../reports/logs.js";
 import { costsQuery, latencyQuery, logsQuery } from "../reports/query.js";
-import type { Services } from "../services.js";
+import type { VirtualKeyVerifier } from "../auth/virtual-keys.js";
+import type { Logger } from "../logging.js";
+import type { ConfigStore } from "../manage/registry.js";
 import { roomLatencyRecord, sessionDetail, sessionPage } from "../sessions/answers.js";
 import { roomLatencyQuery, sessionListQuery } from "../sessions/params.js";
 
@@ -31,7 +33,7 @@ export interface ToolSpec {
   input: z.ZodType;
   /** run takes the arguments as sent (after input accepted them): the route's function validates its body itself. */
   rawArguments?: boolean;
-  run(services: Services, auth: AuthContext, args: never): Promise<object> | object;
+  run(services: McpDeps, auth: AuthContext, args: never): Promise<object> | object;
 }
 
 /**
@@ -48,7 +50,10 @@ const asQuery = <S extends z.ZodType>(schema: S) =>
   );
 
 const id = (what: string) => z.string().min(1).max(512).describe(what);
-const db = (s: Services) => s.database.db;
+/** What the tools read between them: the registry's store, the billing deps, the vk_ verifier, the start time. */
+export type McpDeps = ConfigStore & BillingDeps & { virtualKeys: VirtualKeyVerifier; log: Logger; startedAt: number };
+
+const db = (s: McpDeps) => s.database.db;
 
 function tool<S extends z.ZodType>(spec: {
   name: string;
@@ -56,7 +61,7 @@ function tool<S extends z.ZodType>(spec: {
   scope: Permission | null;
   input: S;
   rawArguments?: boolean;
-  run: (services: Services, auth: AuthContext, args: z.output<S>) => Promise<object> | object;
+  run: (services: McpDeps, auth: AuthContext, args: z.output<S>) => Promise<object> | object;
 }): ToolSpec {
   return spec as ToolSpec;
 }

@@ -1,8 +1,8 @@
 import type { TenantScope } from "../auth/context.js";
-import { listEffectiveProviders } from "../manage/registry.js";
+import type { AuthFailures } from "../auth/failures.js";
+import { type ConfigStore, listEffectiveProviders } from "../manage/registry.js";
 import { costReport } from "../reports/costs.js";
 import { latencySketches } from "../reports/latency.js";
-import type { Services } from "../services.js";
 import { emptySketch, mergeSketch, quantile } from "../stats/summary.js";
 import { otlpState, type OtlpState } from "../otlp/receive.js";
 import { latestGatedRun } from "./diagnostics.js";
@@ -18,13 +18,20 @@ const sorted = <T>(o: Record<string, T>) => Object.entries(o).sort(([a], [b]) =>
  * GET /v1/metrics: rolling 24 h gauges from the same cost and latency functions as /v1/costs and
  * /v1/latency (period today), plus uptime, configured providers and the newest gated diagnostics run.
  */
-export async function metricsExposition(services: Services, scope: TenantScope, now: Date = new Date()): Promise<string> {
-  const db = services.database.db;
+/** What /v1/metrics reads besides the store: start time, refused credentials and the gateway recorder's queue. */
+export interface MetricsSources extends ConfigStore {
+  startedAt: number;
+  authFailures: Pick<AuthFailures, "counts">;
+  gateway: { recorder: { stats(): { queued: number; dropped: number } }; streams: { openPerTenant(): Iterable<[string | null, number]> } };
+}
+
+export async function metricsExposition(deps: MetricsSources, scope: TenantScope, now: Date = new Date()): Promise<string> {
+  const db = deps.database.db;
   const args = { tenantId: scope.tenantId, project: null, period: "today" as const, now };
   const [costs, sketches, providers, diag] = await Promise.all([
     costReport(db, args),
     latencySketches(db, args),
-    listEffectiveProviders(services),
+    listEffectiveProviders(deps),
     latestGatedRun(db, scope),
   ]);
 
@@ -44,7 +51,7 @@ export async function metricsExposition(services: Services, scope: TenantScope, 
   const providerLines = { ...Object.fromEntries(configured.map((p) => [p.providerId, { cost: 0, requests: 0 }])), ...costs.by_provider };
 
   const families: MetricFamily[] = [
-    { name: "voxgate_uptime_seconds", help: "Seconds since this Voxgate process started.", type: "gauge", samples: [{ value: (now.getTime() - services.startedAt) / 1000 }] },
+    { name: "voxgate_uptime_seconds", help: "Seconds since this Voxgate process started.", type: "gauge", samples: [{ value: (now.getTime() - deps.startedAt) / 1000 }] },
     {
       name: "voxgate_providers_configured",
       help: "Providers with credentials (or self-hosted) in the effective registry (operator keys only).",
@@ -71,7 +78,7 @@ export async function metricsExposition(services: Services, scope: TenantScope, 
     { name: "voxgate_request_total_latency_seconds", help: "Total request latency over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(latency) },
   ];
   // Open streams per tenant (never per key): an operator sees every tenant, a tenant key its own.
-  const streams = [...services.gateway.streams.openPerTenant()]
+  const streams = [...deps.gateway.streams.openPerTenant()]
     .filter(([tenant]) => operator || tenant === scope.tenantId)
     .sort(([a], [b]) => (a ?? "").localeCompare(b ?? ""));
   families.push({
@@ -82,7 +89,7 @@ export async function metricsExposition(services: Services, scope: TenantScope, 
   });
   if (operator) {
     // Operator only: refused credentials are about the whole service, not one tenant's traffic.
-    const failures = services.authFailures.counts();
+    const failures = deps.authFailures.counts();
     families.push({
       name: "voxgate_auth_failures_total",
       help: "Presented API keys that were refused (unknown, revoked, malformed or throttled), per credential kind, since this process started.",
@@ -93,7 +100,7 @@ export async function metricsExposition(services: Services, scope: TenantScope, 
       ],
     });
     // Operator only, like the above: the gateway recorder is the whole process's.
-    const rec = services.gateway.recorder.stats();
+    const rec = deps.gateway.recorder.stats();
     families.push(
       {
         name: "voxgate_gateway_records_dropped_total",
@@ -107,7 +114,7 @@ export async function metricsExposition(services: Services, scope: TenantScope, 
         type: "gauge",
         samples: [{ value: rec.queued }],
       },
-      ...otlpFamilies(otlpState(services)),
+      ...otlpFamilies(otlpState(deps)),
     );
   }
   if (operator) {

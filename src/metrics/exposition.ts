@@ -1,6 +1,6 @@
 /**
  * Prometheus text exposition (format 0.0.4), written by hand: prom-client cannot publish a summary
- * without _sum/_count children, and the spec forbids them. One family = HELP, TYPE, then samples.
+ * without _sum/_count children, and docs/api/reports.md promises none. One family = HELP, TYPE, then samples.
  */
 
 export type MetricType = "gauge" | "counter" | "summary";

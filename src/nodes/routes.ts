@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import type { Database } from "../db/client.js";
 import { z } from "zod";
 import { ApiError } from "../http/errors.js";
 import type { AppEnv } from "../http/app-env.js";
@@ -58,7 +59,7 @@ const operatorOnly = createMiddleware<AppEnv>(async (c, next) => {
  * GET /v1/nodes and /v1/nodes/{node}/samples: what the scrape worker stored. Node metrics are
  * infrastructure, not tenant data: operator keys only (a tenant-bound key gets 403).
  */
-export function nodeRoutes() {
+export function nodeRoutes(deps: { database: Database }) {
   const r = contractRouter();
   const common = { tag: "nodes", scope: "read", middleware: [operatorOnly] } as const;
 
@@ -71,7 +72,7 @@ export function nodeRoutes() {
       summary: "Scraped nodes and the last up of each source (operator keys)",
       responses: { 200: { description: "the nodes", schema: NodeList } },
     },
-    async (c) => c.json(await listNodes(c.var.services.database.db)),
+    async (c) => c.json(await listNodes(deps.database.db)),
   );
 
   defineRoute(
@@ -88,7 +89,7 @@ export function nodeRoutes() {
     async (c, { params, query: q }) => {
       const node = params.node;
       if (!/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(node)) throw new ApiError("not_found", "no node with this name");
-      return c.json(await listNodeSamples(c.var.services.database.db, { node, ...q }));
+      return c.json(await listNodeSamples(deps.database.db, { node, ...q }));
     },
   );
   return r;

@@ -1,7 +1,9 @@
 import { Pool } from "undici";
-import type { Db } from "../db/client.js";
+import type { Env } from "../config/env.js";
+import type { Config } from "../config/schema.js";
+import type { Database, Db } from "../db/client.js";
 import type { Logger } from "../logging.js";
-import type { Services, Worker } from "../services.js";
+import type { Worker } from "../worker.js";
 import { parseExposition } from "./prometheus.js";
 import { insertNodeSamples, type NodeSampleInsert, pruneNodeSamples } from "./queries.js";
 import { parseScrapeTargets, type ScrapeTarget } from "./targets.js";
@@ -21,10 +23,17 @@ const MIN_INTERVAL_MS = 100;
  * Reads VOXGATE_NODE_SCRAPE_TARGETS and starts the scrape worker. Unset/empty: no worker, no
  * outbound request. `workers.enabled: false`: no worker either. Returns the worker it started.
  */
-export function startNodeScraper(services: Services): Worker | null {
-  const raw = services.env.VOXGATE_NODE_SCRAPE_TARGETS;
+export interface NodeScraperDeps {
+  env: Pick<Env, "VOXGATE_NODE_SCRAPE_TARGETS">;
+  config: Pick<Config, "workers">;
+  database: Database;
+  log: Logger;
+}
+
+export function startNodeScraper(deps: NodeScraperDeps): Worker | null {
+  const raw = deps.env.VOXGATE_NODE_SCRAPE_TARGETS;
   if (raw === undefined || raw.trim() === "") return null;
-  const { log } = services;
+  const { log } = deps;
   const { targets, skipped } = parseScrapeTargets(raw);
   for (const s of skipped) {
     log.warn({ entry: s.position, reason: s.reason, value: s.display }, "node scrape target skipped");
@@ -34,12 +43,12 @@ export function startNodeScraper(services: Services): Worker | null {
     `node scrape targets read: ${targets.length}`,
   );
   if (targets.length === 0) return null;
-  if (!services.config.workers.enabled) {
+  if (!deps.config.workers.enabled) {
     log.info("workers.enabled is false: node scraping is off");
     return null;
   }
-  const intervalMs = Math.max(MIN_INTERVAL_MS, services.config.workers.node_scrape_interval_seconds * 1000);
-  const scraper = new NodeScraper(services.database.db, log, targets, intervalMs);
+  const intervalMs = Math.max(MIN_INTERVAL_MS, deps.config.workers.node_scrape_interval_seconds * 1000);
+  const scraper = new NodeScraper(deps.database.db, log, targets, intervalMs);
   scraper.start();
   return scraper;
 }

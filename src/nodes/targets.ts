@@ -1,4 +1,4 @@
-/** The scrape sources Voxgate knows (spec: media-server, media-sip, host-exporter). */
+/** The scrape sources Voxgate knows (media-server, media-sip, host-exporter: docs/api/sessions.md). */
 export const SCRAPE_SOURCES = ["livekit-server", "livekit-sip", "host-exporter"] as const;
 export type ScrapeSource = (typeof SCRAPE_SOURCES)[number];
 

@@ -1,6 +1,5 @@
-import { ingestRequests } from "../ingest/ingest-requests.js";
+import { type IngestDeps, ingestRequests } from "../ingest/ingest-requests.js";
 import { storeTurns } from "../ingest/turns.js";
-import type { Services } from "../services.js";
 import { CLOSING_SPANS, type FreshSpan, identityOf, MAPPED_SPANS, mapTrace, namesSession, type OtlpRecord, type OtlpTurn, type TraceIdentity } from "./map.js";
 import type { Attrs, DecodedRequest } from "./spans.js";
 import { fixTraceIdentities, loadTraceState, pruneTraceState, saveSpans } from "./store.js";
@@ -65,7 +64,7 @@ export interface ExportOutcome {
  * the exporter retries, and what was stored is counted as duplicates.
  */
 export async function receiveTraces(
-  services: Pick<Services, "config" | "database" | "rateCard">,
+  services: IngestDeps,
   state: OtlpState,
   tenantId: string | null,
   headerProject: string | null,
@@ -104,7 +103,7 @@ export async function receiveTraces(
 }
 
 async function writeBatch(
-  services: Pick<Services, "config" | "database" | "rateCard">,
+  services: IngestDeps,
   state: OtlpState,
   tenantId: string | null,
   byTrace: Map<string, { fresh: FreshSpan[]; resource: Attrs }>,

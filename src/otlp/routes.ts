@@ -3,6 +3,7 @@ import { ApiError } from "../http/errors.js";
 import { readBodyBytes } from "../http/body.js";
 import { isStorableText } from "../http/storable.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
+import type { IngestDeps } from "../ingest/ingest-requests.js";
 import { decodeTraces } from "./decode.js";
 import { encodeExportResponse } from "./proto.js";
 import { MAX_CONCURRENT_EXPORTS, otlpState, receiveTraces } from "./receive.js";
@@ -25,7 +26,7 @@ const ExportResponse = z.object({
  * OpenTelemetry exporter post here. LiveKit Agents' spans become sessions, turns and request records
  * (src/otlp/map.ts, docs/api/otlp.md).
  */
-export function otlpRoutes() {
+export function otlpRoutes(deps: IngestDeps) {
   const r = contractRouter();
   defineRoute(
     r,
@@ -53,8 +54,8 @@ export function otlpRoutes() {
       },
     },
     async (c) => {
-      const { services, auth } = c.var;
-      const state = otlpState(services);
+      const { auth } = c.var;
+      const state = otlpState(deps);
       const contentType = c.req.header("content-type") ?? "";
       const project = c.req.header("x-voxgate-project") ?? null;
       if (project !== null && (project === "" || project.length > 256 || !isStorableText(project))) {
@@ -66,8 +67,8 @@ export function otlpRoutes() {
       }
       state.inFlight++;
       try {
-        const decoded = decodeTraces(await readBodyBytes(c, services.config.serve.body_limit_bytes), contentType);
-        const outcome = await receiveTraces(services, state, auth.tenantId, project, decoded);
+        const decoded = decodeTraces(await readBodyBytes(c, c.var.bodyLimitBytes), contentType);
+        const outcome = await receiveTraces(deps, state, auth.tenantId, project, decoded);
         if (contentType.toLowerCase().startsWith("application/json")) {
           const partial = outcome.rejectedSpans > 0 ? { partialSuccess: { rejectedSpans: String(outcome.rejectedSpans), errorMessage: outcome.errorMessage } } : {};
           return c.json(partial, 200);

@@ -6,7 +6,7 @@ import { moneyNumber } from "../money.js";
 import type { RequestLogRecord } from "./schemas.js";
 import type { ReportScope } from "./sources.js";
 
-/** GET /v1/logs limits (spec Limits table). */
+/** GET /v1/logs limits (docs/api/reports.md). */
 export const LOG_LIMIT_MIN = 1;
 export const LOG_LIMIT_MAX = 1000;
 export const LOG_LIMIT_DEFAULT = 100;

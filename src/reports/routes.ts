@@ -4,7 +4,7 @@ import type { Permission } from "../auth/context.js";
 import { DomainError } from "../errors.js";
 import type { AppEnv } from "../http/app-env.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
-import { metricsExposition } from "../metrics/collect.js";
+import { type MetricsSources, metricsExposition } from "../metrics/collect.js";
 import { costReport } from "./costs.js";
 import { latencyReport } from "./latency.js";
 import { exportChunks, exportQuery } from "./export.js";
@@ -27,7 +27,7 @@ export function gateOtherMethods(r: OpenAPIHono<AppEnv>, paths: readonly string[
 const tag = "reports";
 
 /** GET /v1/costs, /v1/latency, /v1/logs, /v1/metrics: read scope, scoped to the key's tenant. */
-export function readRoutes() {
+export function readRoutes(deps: MetricsSources) {
   const r = contractRouter();
   gateOtherMethods(r, ["/v1/costs", "/v1/costs/export", "/v1/latency", "/v1/logs", "/v1/metrics"], "read");
 
@@ -43,7 +43,7 @@ export function readRoutes() {
       queryMessage: "invalid query",
       responses: { 200: { description: "the cost report", schema: CostReportSchema } },
     },
-    async (c, { query }) => c.json(await costReport(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await costReport(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   defineRoute(
@@ -58,7 +58,7 @@ export function readRoutes() {
       queryMessage: "invalid query",
       responses: { 200: { description: "the latency report", schema: LatencyReportSchema } },
     },
-    async (c, { query }) => c.json(await latencyReport(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await latencyReport(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   defineRoute(
@@ -73,7 +73,7 @@ export function readRoutes() {
       queryMessage: "invalid query",
       responses: { 200: { description: "request records, newest first", schema: RequestLogListSchema } },
     },
-    async (c, { query }) => c.json(await requestLogs(c.var.services.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await requestLogs(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   defineRoute(
@@ -92,7 +92,7 @@ export function readRoutes() {
     (c, { query }) => {
       const { from, to } = query;
       if (!(from < to)) throw new DomainError("validation_failed", "from must be before to", [{ path: "from", message: "must be before to" }]);
-      const chunks = exportChunks(c.var.services.database.db, { tenantId: c.var.auth.tenantId }, query);
+      const chunks = exportChunks(deps.database.db, { tenantId: c.var.auth.tenantId }, query);
       const encoder = new TextEncoder();
       const body = new ReadableStream<Uint8Array>({
         async pull(controller) {
@@ -133,7 +133,7 @@ export function readRoutes() {
       responses: { 200: { description: "text exposition format 0.0.4", contentType: "text/plain" } },
     },
     async (c) => {
-      const text = await metricsExposition(c.var.services, { tenantId: c.var.auth.tenantId });
+      const text = await metricsExposition(deps, { tenantId: c.var.auth.tenantId });
       return c.body(text, 200, { "content-type": METRICS_CONTENT_TYPE });
     },
   );

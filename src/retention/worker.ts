@@ -1,4 +1,7 @@
-import type { Services, Worker } from "../services.js";
+import type { Config } from "../config/schema.js";
+import type { Database } from "../db/client.js";
+import type { Logger } from "../logging.js";
+import type { Worker } from "../worker.js";
 import { applyRetention } from "./apply.js";
 import { retentionHorizons } from "./horizons.js";
 
@@ -13,7 +16,7 @@ const FIRST_RUN_DELAY_MS = 10 * 60_000;
  * applyRetention; the others skip the turn). `workers.enabled: false` turns it off, as every worker.
  * Stopping aborts a run between batches and waits for it.
  */
-export function startRetentionWorker(services: Pick<Services, "config" | "database" | "log">, firstDelayMs = FIRST_RUN_DELAY_MS): Worker | null {
+export function startRetentionWorker(services: { config: Config; database: Database; log: Logger }, firstDelayMs = FIRST_RUN_DELAY_MS): Worker | null {
   if (!services.config.workers.enabled) return null;
   const intervalMs = services.config.retention.interval_minutes * 60_000;
   const abort = new AbortController();

@@ -2,7 +2,7 @@ import { type SQL, sql } from "drizzle-orm";
 import { type Db, queryRows } from "../db/client.js";
 import { formatMoney } from "../money.js";
 import { ceilTo, DAY_MS, floorTo, HOUR_MS, monthStartMs } from "./buckets.js";
-import type { AgentAcc } from "./fleet-index.js";
+import type { AgentAcc } from "./agent-acc.js";
 
 /**
  * Per-agent running totals of the fleet index (src/db/schema/fleet-index-checkpoints.ts): for a span

@@ -2,10 +2,13 @@ import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import { type Db, queryRows } from "../db/client.js";
 import { formatMoney, parseMoney } from "../money.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
-import type { RequestRow } from "./apply.js";
+import type { RequestRow } from "../db/schema/requests.js";
 import { DAY_MS, HOUR_MS, monthStartMs } from "./buckets.js";
 import { adjustCheckpointMoney, foldIntoCheckpoints } from "./fleet-checkpoints.js";
+import { type AgentAcc, FLEET_MODALITIES, type FleetModality } from "./agent-acc.js";
 import { mergeSketchSql } from "./sketch-json.js";
+
+export { type AgentAcc, FLEET_MODALITIES, type FleetModality } from "./agent-acc.js";
 
 /**
  * The per-agent rollups of GET /api/agents (src/db/schema/fleet-index-agent-rollups.ts), kept on the
@@ -30,24 +33,6 @@ export const FLEET_INDEX_GRAINS = [
   { table: "fleet_index_agent_rollups_monthly", unit: "month", sketches: false, bucketOf: monthStartMs },
 ] as const satisfies readonly { table: string; unit: string; sketches: boolean; bucketOf: BucketOf }[];
 
-/** Modalities with a TTFB sketch column; a row of another modality counts but has no sketch. */
-export const FLEET_MODALITIES = ["stt", "llm", "tts"] as const;
-export type FleetModality = (typeof FLEET_MODALITIES)[number];
-
-export interface AgentAcc {
-  bucket: Date;
-  tenantId: string | null;
-  agentId: string;
-  requests: number;
-  probeRequests: number;
-  errors: number;
-  cost: bigint;
-  rated: bigint;
-  ttfb: Record<FleetModality, LatencySketch>;
-  turns: number;
-  probeTurns: number;
-  response: LatencySketch;
-}
 
 /** A turn as the rollups see it: its start (epoch ms), owner, response speed and probe flag. */
 export interface TurnFold {

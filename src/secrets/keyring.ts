@@ -4,7 +4,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 
 /**
- * Where the provider-key secret comes from, in the spec's order: VOXGATE_SECRET, then the file
+ * Where the provider-key secret comes from, in this order (docs/secrets.md): VOXGATE_SECRET, then the file
  * ~/.config/voxgate/secret, then a freshly generated secret written to that file (mode 0600).
  * VOXGATE_SECRET_PREVIOUS (comma-separated) keeps old secrets readable during a rotation.
  */

@@ -1,7 +1,8 @@
 import { and, eq, isNotNull } from "drizzle-orm";
 import { providers } from "../db/schema/index.js";
-import type { Services } from "../services.js";
-import { providerAad } from "./box.js";
+import type { Database } from "../db/client.js";
+import type { Logger } from "../logging.js";
+import { providerAad, type SecretBox } from "./box.js";
 
 /**
  * Rotation: at start, every stored provider key made with an older key (VOXGATE_SECRET_PREVIOUS)
@@ -10,9 +11,9 @@ import { providerAad } from "./box.js";
  * Does nothing (and never loads the secret) when no provider key is stored.
  */
 export async function reencryptProviderKeys(
-  services: Pick<Services, "database" | "secrets" | "log">,
+  deps: { database: Database; secrets: SecretBox; log: Logger },
 ): Promise<{ reencrypted: number; unreadable: number }> {
-  const { db } = services.database;
+  const { db } = deps.database;
   const rows = await db
     .select({ providerId: providers.providerId, apiKeyEncrypted: providers.apiKeyEncrypted })
     .from(providers)
@@ -21,22 +22,22 @@ export async function reencryptProviderKeys(
   let unreadable = 0;
   for (const row of rows) {
     const stored = row.apiKeyEncrypted;
-    if (!stored || !services.secrets.isStale(stored)) continue;
+    if (!stored || !deps.secrets.isStale(stored)) continue;
     const aad = providerAad(row.providerId);
     let plaintext: string;
     try {
-      plaintext = services.secrets.decrypt(stored, aad);
+      plaintext = deps.secrets.decrypt(stored, aad);
     } catch {
       unreadable++;
       continue;
     }
     await db
       .update(providers)
-      .set({ apiKeyEncrypted: services.secrets.encrypt(plaintext, aad) })
+      .set({ apiKeyEncrypted: deps.secrets.encrypt(plaintext, aad) })
       // Only if nobody changed the row meanwhile (a concurrent PATCH wins).
       .where(and(eq(providers.providerId, row.providerId), eq(providers.apiKeyEncrypted, stored)));
     reencrypted++;
   }
-  if (reencrypted || unreadable) services.log.info({ reencrypted, unreadable }, "provider keys re-encrypted under the current secret");
+  if (reencrypted || unreadable) deps.log.info({ reencrypted, unreadable }, "provider keys re-encrypted under the current secret");
   return { reencrypted, unreadable };
 }

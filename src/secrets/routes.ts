@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { requireOperatorForProviders } from "../manage/common.js";
+import type { Database } from "../db/client.js";
+import type { Logger } from "../logging.js";
+import type { SecretBox } from "./box.js";
 import { reencryptProviderKeys } from "./rotate.js";
 
 /**
@@ -8,7 +11,7 @@ import { reencryptProviderKeys } from "./rotate.js";
  * (VOXGATE_SECRET_PREVIOUS) under the current VOXGATE_SECRET now, as a start does, and say how
  * many. What `voxgate rotate-secret` calls; re-running is a no-op.
  */
-export function secretRoutes() {
+export function secretRoutes(deps: { database: Database; secrets: SecretBox; log: Logger }) {
   const r = contractRouter();
   defineRoute(
     r,
@@ -24,7 +27,7 @@ export function secretRoutes() {
         200: { description: "how many rows moved to the current key", schema: z.object({ reencrypted: z.number().int(), unreadable: z.number().int() }) },
       },
     },
-    async (c) => c.json(await reencryptProviderKeys(c.var.services)),
+    async (c) => c.json(await reencryptProviderKeys(deps)),
   );
   return r;
 }

@@ -1,6 +1,7 @@
 import type { TenantScope } from "../auth/context.js";
 import { DomainError } from "../errors.js";
-import type { Services } from "../services.js";
+import type { Config } from "../config/schema.js";
+import type { Database } from "../db/client.js";
 import { encodeCursor, isLookupSafe, roomNotFound, type SessionListQuery, sessionNotFound, sessionTenantQuery } from "./params.js";
 import { findSessions, getSessionDetail, listSessions, sessionRow } from "./queries.js";
 import { roomLatency } from "./room-latency.js";
@@ -9,11 +10,11 @@ import { roomLatency } from "./room-latency.js";
  * The session reads as plain functions of (services, the caller's tenant, the parsed query): what
  * the /v1/sessions and /v1/rooms routes and the MCP tools answer for the same query.
  */
-type Deps = Pick<Services, "database" | "config">;
+type Deps = { database: Database; config: Pick<Config, "cost_tracking"> };
 
 /** GET /v1/sessions: one keyset page; `next_cursor` is what the route sends as X-Next-Cursor. */
 export async function sessionPage(services: Deps, auth: TenantScope, q: SessionListQuery) {
-  // Cost tracking off: nothing is recorded as a session, and the spec answers an empty array.
+  // Cost tracking off: nothing is recorded as a session, and the answer is an empty array (docs/api/sessions.md).
   if (!services.config.cost_tracking.enabled) return { sessions: [], next_cursor: null };
   const page = await listSessions(services.database.db, { ...q, tenantId: auth.tenantId });
   return { sessions: page.rows.map(sessionRow), next_cursor: page.next ? encodeCursor(page.next) : null };

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { DomainError } from "../errors.js";
 
-/** `GET /v1/sessions` page size: 1-1000, default 100 (the same bounds as the spec's log rows). */
+/** `GET /v1/sessions` page size: 1-1000, default 100 (the same bounds as GET /v1/logs). */
 export const SESSION_LIST_LIMIT_MIN = 1;
 export const SESSION_LIST_LIMIT_MAX = 1000;
 export const SESSION_LIST_LIMIT_DEFAULT = 100;

@@ -7,7 +7,7 @@ import type { SessionCursor } from "./params.js";
 
 export type SessionDbRow = typeof sessions.$inferSelect;
 
-/** The public session row (spec "Session row"), plus room_name and agent_id. */
+/** The public session row (docs/api/sessions.md), plus room_name and agent_id. */
 export function sessionRow(r: SessionDbRow) {
   return {
     id: r.id,

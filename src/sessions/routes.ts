@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { SessionDeadAirSchema, SessionReplaySchema, SessionTranscriptSchema, SessionTurnsSchema } from "../dashboard/schemas.js";
-import type { Db } from "../db/client.js";
+import type { Database, Db } from "../db/client.js";
+import type { Config } from "../config/schema.js";
 import type { AppEnv } from "../http/app-env.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { nodeRoutes } from "../nodes/routes.js";
@@ -14,11 +15,24 @@ import { RoomLatencySchema, roomParams, SessionDetailSchema, SessionRowSchema, s
 type Ctx = Context<AppEnv>;
 
 /**
- * Endpoints 6-8 and the dashboard's session reads. /v1/sessions and /api/sessions answer the same
+ * GET /v1/sessions, /v1/sessions/{id}, /v1/rooms/{room}/latency and the dashboard's session reads. /v1/sessions and /api/sessions answer the same
  * rows. Every route needs read scope and is tenant-scoped by the key (never by a parameter).
  */
-export function sessionRoutes() {
+/** What the session reads use: the store, and whether cost tracking (and so session recording) is on. */
+export interface SessionRouteDeps {
+  database: Database;
+  config: Pick<Config, "cost_tracking">;
+}
+
+export function sessionRoutes(deps: SessionRouteDeps) {
   const r = contractRouter();
+  const listHandler = async (c: Ctx, { query: q }: { query: SessionListQuery }) => {
+    const page = await sessionPage(deps, c.var.auth, q);
+    if (page.next_cursor) c.header(NEXT_CURSOR_HEADER, page.next_cursor);
+    return c.json(page.sessions);
+  };
+  const detailHandler = async (c: Ctx) => c.json(await sessionDetail(deps, c.var.auth, c.req.param("session_id") ?? "", c.req.query("tenant")));
+  const visibleSession = (c: Ctx) => visibleSessionOf(deps, c.var.auth, c.req.param("session_id") ?? "", c.req.query("tenant"));
   const tag = "sessions";
 
   defineRoute(
@@ -81,7 +95,7 @@ export function sessionRoutes() {
   dashboardRead("", "One session with its cost per modality and its providers, as GET /v1/sessions/{session_id}", SessionDetailSchema, detailHandler);
   // Each drill-down's answer type is held to its schema at compile time too.
   const drill = <S extends z.ZodType>(path: string, summary: string, schema: S, read: (d: Db, s: SessionDbRow) => Promise<z.output<S>>) =>
-    dashboardRead(path, summary, schema, async (c) => c.json((await read(db(c), await visibleSession(c))) as object));
+    dashboardRead(path, summary, schema, async (c) => c.json((await read(deps.database.db, await visibleSession(c))) as object));
   drill("/turns", "The session's turns by turn_index (at most 5000)", SessionTurnsSchema, sessionTurns);
   drill("/dead-air", "The session's dead-air events by start (at most 5000)", SessionDeadAirSchema, sessionDeadAir);
   drill("/transcript", "Who spoke when (no utterance text is stored)", SessionTranscriptSchema, sessionTranscript);
@@ -103,28 +117,15 @@ export function sessionRoutes() {
         404: { description: "no row of the caller's tenant names the room (another tenant's room answers the same)" },
       },
     },
-    async (c, { params, query }) => c.json(await roomLatencyRecord(c.var.services, c.var.auth, params.room, query)),
+    async (c, { params, query }) => c.json(await roomLatencyRecord(deps, c.var.auth, params.room, query)),
   );
 
-  r.route("/", nodeRoutes());
+  r.route("/", nodeRoutes(deps));
   return r;
 }
-
-const db = (c: Ctx) => c.var.services.database.db;
 
 /** `?tenant=` of the session reads, as documented (visibleSession reads it; absent, empty or a tenant id). */
 const sessionTenantParam = z.object({
   tenant: z.string().optional().describe("an operator picks one tenant's session of a shared id (empty: the untenanted one); a tenant key can only narrow"),
 });
 
-async function listHandler(c: Ctx, { query: q }: { query: SessionListQuery }) {
-  const page = await sessionPage(c.var.services, c.var.auth, q);
-  if (page.next_cursor) c.header(NEXT_CURSOR_HEADER, page.next_cursor);
-  return c.json(page.sessions);
-}
-
-async function detailHandler(c: Ctx) {
-  return c.json(await sessionDetail(c.var.services, c.var.auth, c.req.param("session_id") ?? "", c.req.query("tenant")));
-}
-
-const visibleSession = (c: Ctx) => visibleSessionOf(c.var.services, c.var.auth, c.req.param("session_id") ?? "", c.req.query("tenant"));

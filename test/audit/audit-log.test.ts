@@ -18,7 +18,7 @@ interface Entry {
 
 const KEY = "sk-audited-provider-key-0123456789";
 
-describe("GET /v1/audit-log (endpoint 32)", () => {
+describe("GET /v1/audit-log", () => {
   const t = useTestApp({ yaml: manageYaml(), env: SECRET_ENV });
   beforeAll(async () => {
     await t.call("POST", "/v1/projects", { key: WRITER, body: { project_id: "p1", name: "One" } });

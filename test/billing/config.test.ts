@@ -5,7 +5,7 @@ import { ConfigError, parseConfigText } from "../../src/config/load.js";
 const load = (yaml: string) => parseConfigText(yaml, "voxgate.yaml", {});
 
 describe("rate_card and pricing in voxgate.yaml", () => {
-  it("loads the DESIGN.md seed card", () => {
+  it("loads the documented seed card", () => {
     const config = load(`
 rate_card:
   default_markup: 1.25

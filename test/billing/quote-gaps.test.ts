@@ -23,7 +23,7 @@ rate_card:
 const OPS = KEYS.ops;
 type Json = Record<string, unknown>;
 
-describe("quotes (endpoints 12-13) and models (endpoint 11)", () => {
+describe("quotes and models", () => {
   const strict = useTestApp({ yaml: yaml("declared_only") });
   const open = useTestApp({ yaml: yaml("permissive") });
 
@@ -130,7 +130,7 @@ describe("quotes (endpoints 12-13) and models (endpoint 11)", () => {
   });
 });
 
-describe("GET /v1/billing/rate-card/gaps (endpoint 14)", () => {
+describe("GET /v1/billing/rate-card/gaps", () => {
   const t = useTestApp({ yaml: yaml("declared_only") });
   beforeAll(async () => {
     const r = (p: Partial<RequestRow> & { model_id: string }): RequestRow => ({

@@ -58,7 +58,7 @@ describe("rateRequest: pricing forms", () => {
     expect(ok.rateRule).toBe("fixed:0.01/request");
   });
 
-  it("token legs: the spec's cached example (1M prompt, 800k cached)", () => {
+  it("token legs: the documented cached example (1M prompt, 800k cached)", () => {
     const c = card([rule({ model: "openai/gpt-4.1-mini", input_price_usd: 0.6, output_price_usd: 2.4, cached_input_price_usd: 0.15, unit: "1m_token" })]);
     const r = rateRequest(rec({ modality: "llm", modelId: "openai/gpt-4.1-mini", inputTokens: 1_000_000, cachedInputTokens: 800_000, outputTokens: 0 }), c, catalog);
     // 200k × $0.6/1M + 800k × $0.15/1M = 0.12 + 0.12

@@ -20,7 +20,7 @@ ${authYaml("ops", "reader", "acmeWriter")}rate_card:
 
 type Json = Record<string, unknown>;
 
-describe("rate-card rules (endpoints 10, 15-17)", () => {
+describe("rate-card rules", () => {
   const t = useTestApp({ yaml });
 
   const post = (body: unknown, key = ADMIN) => t.call("POST", "/v1/billing/rate-card/rules", { key, body });
@@ -167,7 +167,7 @@ describe("rate-card rules (endpoints 10, 15-17)", () => {
     expect(card.some((r) => r.tenant === "globex")).toBe(false);
   });
 
-  describe("endpoint 16's 400 matrix: each case, nothing stored", () => {
+  describe("POST /v1/billing/rate-card/rules' 400 matrix: each case, nothing stored", () => {
     const cases: [string, unknown][] = [
       ["both markup and a fixed price", { modality: "stt", markup: 1.2, fixed: 0.01, unit: "minute" }],
       ["unit missing for fixed", { modality: "stt", fixed: 0.01 }],

@@ -48,7 +48,7 @@ const DATA: Row[] = [
 // none:   revenue 0.5; cost 0.5; margin 0
 // total:  revenue 1.2393432098; cost 0.8599345678; margin 0.379408642; 8 requests
 
-describe("GET /v1/billing/usage (endpoint 9)", () => {
+describe("GET /v1/billing/usage", () => {
   const t = useTestApp({ yaml });
   beforeAll(async () => {
     await seedRequests(t.services.database.db, DATA);

@@ -22,7 +22,7 @@ interface Counters {
   queue_depth: number;
 }
 
-describe("POST /v1/calls/observations (endpoint 39)", () => {
+describe("POST /v1/calls/observations", () => {
   const post = (body: unknown, key = INGEST_A) => t.call("POST", "/v1/calls/observations", { key, body });
   const flushed = () => t.services.callObservations.flushed();
 
@@ -268,7 +268,7 @@ describe("shutdown drains the observation queue", () => {
       }
       expect(q.counters().queue_depth).toBe(50);
       expect(await countOf(t, "calls")).toBe(0);
-      const { stopWorkers } = await import("../../src/services-runtime.js");
+      const { stopWorkers } = await import("../../src/compose.js");
       await stopWorkers(t.services);
       expect(q.counters().queue_depth).toBe(0);
       expect(await countOf(t, "calls")).toBe(50);

@@ -7,7 +7,7 @@ import { callRow, countOf, exampleEvents, LK_KEY, LK_SECRET, legRow, postWebhook
 
 const PROBE_TRUNK = "ST_probeTrunk01";
 
-describe("POST /v1/livekit/webhook (endpoint 38)", () => {
+describe("POST /v1/livekit/webhook", () => {
   const t = useTestApp({
     env: { ...LIVEKIT_ENV, VOXGATE_LOADTEST_TRUNK_IDS: `ST_other, ${PROBE_TRUNK}` },
   });

@@ -6,7 +6,7 @@ import { useTestApp } from "../support/app.js";
 
 const KEY = "collector-ingest-key-0123456789";
 
-describe("voxgate check against a collector (the spec's verification)", () => {
+describe("voxgate check against a collector", () => {
   let url: string;
   const t = useTestApp({ env: { VOXGATE_API_KEY: KEY } });
   beforeAll(async () => {

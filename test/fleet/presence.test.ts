@@ -28,7 +28,7 @@ const snapshot = (agentId: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-describe("fleet presence (endpoints 40-41)", () => {
+describe("fleet presence", () => {
   const t = useTestApp({ yaml: AUTH_YAML });
   const db = () => t.services.database.db;
   const beat = (body: unknown, key = ACME) => t.call("POST", "/v1/agents/heartbeat", { key, body });

@@ -59,7 +59,7 @@ gateway:
     const hono = getRequestListener(createApp(app.services).fetch);
     const listener: RequestListener =
       name === "fast"
-        ? gatewayFastListener(app.services, (req, res) => {
+        ? gatewayFastListener(app.services.gateway, (req, res) => {
             fellThrough.push(`${req.method} ${req.url}`);
             void hono(req, res);
           })

@@ -13,7 +13,7 @@ interface IngestAnswer {
   skipped_records: { index: number; id: string | null; reason: string }[];
 }
 
-describe("POST /v1/ingest (endpoint 42)", () => {
+describe("POST /v1/ingest", () => {
   const t = useTestApp({ yaml: AUTH_YAML });
   const db = () => t.services.database.db;
   const ingest = async (body: unknown, key = ACME) => {

@@ -23,7 +23,7 @@ function deadAir(session: string, startOffset: number, extra: Record<string, unk
   return { session_id: session, started_at_ms: T0 + startOffset, duration_ms: 3200, threshold_used_ms: 2000, ...extra };
 }
 
-describe("POST /v1/ingest/turns and /v1/ingest/dead-air (endpoints 43-44)", () => {
+describe("POST /v1/ingest/turns and /v1/ingest/dead-air", () => {
   const t = useTestApp({ yaml: AUTH_YAML });
   const db = () => t.services.database.db;
   const post = async (path: string, body: unknown, key = ACME) => {

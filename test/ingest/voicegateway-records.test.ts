@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { useTestApp } from "../support/app.js";
 import { OPS, rows } from "./helpers.js";
 
-/** Issue 8.6: voicegateway agents push their records unchanged, cached tokens included. */
+/** Voicegateway agents push their records unchanged, cached tokens included. */
 const yaml = `
 auth:
   api_keys:

@@ -3,7 +3,7 @@ import { models } from "../../src/db/schema/index.js";
 import { useTestApp } from "../support/app.js";
 import { ACME_WRITER, ADMIN, INGESTER, READER, SECRET_ENV, WRITER, json, manageYaml } from "./fixtures.js";
 
-describe("status, models (endpoints 2, 3, 29, 30) and /api/status", () => {
+describe("status, models and /api/status", () => {
   const t = useTestApp({ yaml: manageYaml(), env: SECRET_ENV });
 
   it("GET /v1/status: providers with configured/type, model and project counts", async () => {

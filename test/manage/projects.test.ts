@@ -4,7 +4,7 @@ import { budgetStatus } from "../../src/manage/projects.js";
 import { useTestApp } from "../support/app.js";
 import { ACME_READER, ACME_WRITER, ADMIN, INGESTER, READER, SECRET_ENV, WRITER, insertRequest, json, manageYaml } from "./fixtures.js";
 
-describe("projects (endpoints 18-22, /api/projects)", () => {
+describe("projects", () => {
   const t = useTestApp({ yaml: manageYaml(), env: SECRET_ENV });
 
   it("creates a db project (201), lists it with yaml ones and their 24 h stats", async () => {

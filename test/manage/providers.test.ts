@@ -7,7 +7,7 @@ import { startStubProvider } from "./stub-provider.js";
 
 const KEY = "sk-stub-provider-key-0123456789abcdef";
 
-describe("providers over loopback stubs (endpoints 23-28)", () => {
+describe("providers over loopback stubs", () => {
   let stub: Awaited<ReturnType<typeof startStubProvider>>;
   let target: Awaited<ReturnType<typeof startStubProvider>>;
   beforeAll(async () => {
@@ -276,7 +276,7 @@ describe("yaml providers are operator-trusted", () => {
     const res = await json(await t.call("POST", "/v1/providers/ollama/test", { key: WRITER }));
     expect(res).toMatchObject({ status: "ok" });
     expect(stub.hits.map((h) => h.path)).toEqual(["/ok/v1/models"]);
-    // A host the operator's own voxgate.yaml uses is trusted for new providers too (issue 8.3)…
+    // A host the operator's own voxgate.yaml uses is trusted for new providers too…
     const create = await t.call("POST", "/v1/providers", {
       key: WRITER,
       body: { provider_id: "second", provider_type: "openai_compatible", base_url: stub.url("/ok/v2").replace("127.0.0.1", "localhost") },

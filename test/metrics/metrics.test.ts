@@ -8,7 +8,7 @@ import { obtainPromtool, promtoolCheck } from "./promtool.js";
 const WEIRD_PROJECT = 'we"ird\\name\nline';
 
 /**
- * The spec fixes `voxgate_cost_usd_total` and `voxgate_requests_total` as gauges (names kept for
+ * Docs/api/reports.md fixes `voxgate_cost_usd_total` and `voxgate_requests_total` as gauges (names kept for
  * compatibility), which promtool's linter reports (exit 3). Those two findings, and nothing else, are
  * allowed; a parse error (exit 1) or any other finding fails.
  */
@@ -51,7 +51,7 @@ describe("GET /v1/metrics", () => {
     ]);
   });
 
-  it("publishes the spec's series over the rolling 24 h", async () => {
+  it("publishes the documented series over the rolling 24 h", async () => {
     const text = await scrape();
     const s = samples(text);
     expect(s.get('voxgate_cost_usd_total{period="today"}')).toBe(0.85);

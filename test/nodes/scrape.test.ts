@@ -6,8 +6,8 @@ import { parseEnv } from "../../src/config/env.js";
 import { parseConfigText } from "../../src/config/load.js";
 import { nodeSamples } from "../../src/db/schema/index.js";
 import { createApp } from "../../src/http/app.js";
-import type { Services } from "../../src/services.js";
-import { createServices, startWorkers, stopWorkers } from "../../src/services-runtime.js";
+import type { Services } from "../../src/compose.js";
+import { createServices, startWorkers, stopWorkers } from "../../src/compose.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { captureLogger } from "../support/log.js";
 

@@ -8,7 +8,7 @@ const ACME_WRITER = KEYS.acmeWriter;
 
 const yaml = authYaml("ops", "reader", "acmeWriter");
 
-describe("virtual API keys (endpoints 34-37)", () => {
+describe("virtual API keys", () => {
   const t = useTestApp({ yaml });
 
   it("mints a vk_ key with 201, returns the plaintext once and never the hash", async () => {

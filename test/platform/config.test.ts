@@ -57,7 +57,7 @@ describe("configuration loader", () => {
     expect(() => parseConfigText("providers: [1, 2\n", "bad.yaml", {})).toThrow(/bad\.yaml: invalid YAML/);
   });
 
-  it("parses the DESIGN.md example, including static keys of every form", () => {
+  it("parses the documented example, including static keys of every form", () => {
     const config = parseConfigText(
       `
 providers:

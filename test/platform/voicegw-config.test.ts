@@ -10,7 +10,7 @@ import { VENDORS } from "../../src/manage/vendors.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { runCli, spawnServer } from "../support/spawn.js";
 
-/** Issue 8.5: a voicegateway configuration (our own fixture with each of its shapes) loads unchanged. */
+/** A voicegateway configuration (our own fixture with each of its shapes) loads unchanged. */
 const FIXTURE = fileURLToPath(new URL("./fixtures/voicegw.yaml", import.meta.url));
 const ADMIN_TOKEN = "voicegw-admin-token-0123456789abcdef";
 const text = readFileSync(FIXTURE, "utf8");

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { useTestApp } from "../support/app.js";
 import { http, json } from "./http.js";
 
-// Issue 9 item 1: a tenant-bound admin key manages its own tenant's keys only.
+// A tenant-bound admin key manages its own tenant's keys only.
 const OPERATOR = "operator-admin-key-0123456789";
 const A_ADMIN = "tenant-a-admin-key-0123456789";
 const A_READ = "tenant-a-reader-key-0123456789";
@@ -22,7 +22,7 @@ interface KeyRow {
   key_prefix: string;
 }
 
-describe("a tenant-bound admin key stays in its tenant (issue 9.1)", () => {
+describe("a tenant-bound admin key stays in its tenant", () => {
   let b: KeyRow;
   let operatorKey: KeyRow;
   const t = useTestApp({ yaml });

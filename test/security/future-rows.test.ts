@@ -4,7 +4,7 @@ import { useTestApp } from "../support/app.js";
 import { KEYS, OPS_YAML } from "../support/fixtures.js";
 import { http, json } from "./http.js";
 
-// Issue 9 item 12: spend windows end at now; rows dated beyond the clock-skew allowance are refused.
+// Spend windows end at now; rows dated beyond the clock-skew allowance are refused.
 const OPERATOR = KEYS.ops;
 const yaml = `
 ${OPS_YAML}projects:
@@ -28,7 +28,7 @@ interface IngestAnswer {
   skipped_records: { index: number; reason: string }[];
 }
 
-describe("future-dated rows (issue 9.12)", () => {
+describe("future-dated rows", () => {
   const t = useTestApp({ yaml });
 
   it("refuses records, turns and dead air dated beyond the skew allowance, with a reason", async () => {

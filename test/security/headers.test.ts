@@ -3,7 +3,7 @@ import { useTestApp } from "../support/app.js";
 import { KEYS, OPS_YAML } from "../support/fixtures.js";
 import { http } from "./http.js";
 
-// Issue 9 item 9: security headers on /v1, /api and the web app; no-store on API answers.
+// Security headers on /v1, /api and the web app; no-store on API answers.
 const OPERATOR = KEYS.ops;
 
 function expectCommon(res: Response, what: string) {
@@ -13,7 +13,7 @@ function expectCommon(res: Response, what: string) {
   expect(res.headers.get("content-security-policy"), what).toContain("frame-ancestors 'none'");
 }
 
-describe("security headers (issue 9.9)", () => {
+describe("security headers", () => {
   const t = useTestApp({ yaml: OPS_YAML });
 
   it("every /v1 and /api answer, errors included, is no-store with the security headers", async () => {

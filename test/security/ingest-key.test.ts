@@ -8,13 +8,13 @@ import { useTestApp } from "../support/app.js";
 import { runCli } from "../support/spawn.js";
 import { http, json } from "./http.js";
 
-// Issue 9 item 3: agents get an ingest-only key (VOXGATE_INGEST_KEY), never the operator's `*` key.
+// Agents get an ingest-only key (VOXGATE_INGEST_KEY), never the operator's `*` key.
 const OPERATOR = "operator-key-0123456789abcdef";
 const AGENT_1 = "agent-fleet-one-0123456789";
 const AGENT_2 = "agent-fleet-two-0123456789";
 const RECORD = { id: "3f0f4a52-8c1d-4a55-9f59-6f4d8a0c1e01", timestamp: new Date().toISOString(), modality: "llm", model_id: "openai/gpt-4.1-mini", input_tokens: 10, output_tokens: 5 };
 
-describe("VOXGATE_INGEST_KEY: what agents hold can only push telemetry (issue 9.3)", () => {
+describe("VOXGATE_INGEST_KEY: what agents hold can only push telemetry", () => {
   const t = useTestApp({ env: { VOXGATE_API_KEY: OPERATOR, VOXGATE_INGEST_KEY: ` ${AGENT_1} ,${AGENT_2},` } });
 
   it("each comma-separated key ingests", async () => {
@@ -74,7 +74,7 @@ describe("VOXGATE_INGEST_KEY: what agents hold can only push telemetry (issue 9.
   });
 });
 
-// Issue 9 item 13 (static keys): a short static key is refused at startup with its position, never its value.
+// A short static key is refused at startup with its position, never its value.
 describe("static keys shorter than 16 characters", () => {
   it("stop startup, naming the key's position and never its value", async () => {
     const yaml = "auth:\n  api_keys:\n    - long-enough-key-0123456789\n    - { key: short-key-123, scopes: [read] }\n";

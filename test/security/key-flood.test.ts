@@ -9,7 +9,7 @@ import { KEYS, OPS_YAML } from "../support/fixtures.js";
 import { captureLogger } from "../support/log.js";
 import { http, json } from "./http.js";
 
-// Issue 9 item 2: wrong vk_ tokens that carry a real key's public prefix cannot make the server do
+// Wrong vk_ tokens that carry a real key's public prefix cannot make the server do
 // slow work; failures are counted in /v1/metrics and logged at warn, rate-limited.
 const OPERATOR = KEYS.ops;
 const FLOOD = 200;
@@ -37,7 +37,7 @@ function failures(metrics: string): number {
   return Number(m[1]);
 }
 
-describe("a flood of wrong vk_ tokens for a known prefix (issue 9.2)", () => {
+describe("a flood of wrong vk_ tokens for a known prefix", () => {
   const captured = captureLogger();
   let valid: { id: string; plaintext: string; key_prefix: string };
   const t = useTestApp({ yaml: OPS_YAML, log: captured.log });

@@ -2,7 +2,7 @@ import bcrypt from "bcryptjs";
 import { afterAll, describe, expect, it } from "vitest";
 import { LEGACY_QUEUE_MAX, LEGACY_RETRY_MAX_MS, LEGACY_RETRY_MS, LegacyKeyGate } from "../../src/auth/legacy-keys.js";
 
-// The bound on bcrypt work for rows minted before digests (issue 9.2's migration path).
+// The bound on bcrypt work for rows minted before digests (the migration path of docs/auth.md).
 describe("LegacyKeyGate", () => {
   let clock = 1_000_000;
   const gate = new LegacyKeyGate(() => clock);

@@ -31,7 +31,7 @@ ${extra}`;
 const create = (t: TestApp, provider_id: string, base_url: string, key = OPERATOR, provider_type = "openai_compatible") =>
   http(t, "POST", "/v1/providers", { key, body: { provider_id, provider_type, api_key: KEY, base_url } });
 
-describe("provider base_url and tests (issue 9 items 8, 11, 13; issue 8 item 3)", () => {
+describe("provider base_url and tests", () => {
   let stub: Awaited<ReturnType<typeof startStubProvider>>;
   const captured = captureLogger();
   beforeAll(async () => {
@@ -85,7 +85,7 @@ describe("provider base_url and tests (issue 9 items 8, 11, 13; issue 8 item 3)"
     expect(addressClass("8.8.8.8")).toBeNull();
   });
 
-  // Issue 8 item 3: a host a voxgate.yaml provider already uses is trusted like a listed host.
+  // A host a voxgate.yaml provider already uses is trusted like a listed host.
   it("permits a host a voxgate.yaml provider already uses, on create and on update (8.3)", async () => {
     await json(create(t, "gpu-box-2", "http://10.0.0.7:9000/v1"), 200);
     await json(create(t, "stub-2", stub.url("/ok/v2")), 200);

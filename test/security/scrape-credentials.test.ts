@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestApp } from "../support/app.js";
 import { captureLogger } from "../support/log.js";
 
-// Issue 9 item 10: a scrape target's password with a raw `@` never reaches the log.
-describe("scrape target credentials in logs (issue 9.10)", () => {
+// A scrape target's password with a raw `@` never reaches the log.
+describe("scrape target credentials in logs", () => {
   const auths: string[] = [];
   const exporter = createServer((req, res) => {
     auths.push(req.headers.authorization ?? "");

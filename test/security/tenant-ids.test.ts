@@ -6,7 +6,7 @@ import { KEYS, LIVEKIT_ENV } from "../support/fixtures.js";
 import { signBody } from "../calls/support.js";
 import { http, json } from "./http.js";
 
-// Issue 9 items 4, 5, 6: no tenant can squat, probe-mark or show up in another tenant's identifiers.
+// No tenant can squat, probe-mark or show up in another tenant's identifiers.
 const OPERATOR = KEYS.ops;
 const A = "tenant-a-writer-key-0123456789";
 const B = "tenant-b-writer-key-0123456789";
@@ -39,7 +39,7 @@ interface Answer {
   duplicates: number;
 }
 
-describe("tenant-scoped identifiers (issue 9.4)", () => {
+describe("tenant-scoped identifiers", () => {
   const t = useTestApp({ yaml, env: LIVEKIT_ENV });
 
   it("a session id another tenant used first is still the second tenant's own session", async () => {
@@ -107,7 +107,7 @@ describe("tenant-scoped identifiers (issue 9.4)", () => {
   });
 });
 
-describe("probe marking stays in its tenant (issue 9.5)", () => {
+describe("probe marking stays in its tenant", () => {
   const t = useTestApp({ yaml });
 
   const ttfbSamples = async (key: string) => {
@@ -135,7 +135,7 @@ describe("probe marking stays in its tenant (issue 9.5)", () => {
   });
 });
 
-describe("the operator's session view shows the session's own tenant only (issue 9.6)", () => {
+describe("the operator's session view shows the session's own tenant only", () => {
   const t = useTestApp({ yaml });
 
   it("rows another tenant filed under the same session id never appear in its detail or drill-downs", async () => {

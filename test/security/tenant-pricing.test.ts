@@ -6,7 +6,7 @@ import { toRuleDef } from "../../src/billing/rule-form.js";
 import { createTestApp, type TestApp, useTestApp } from "../support/app.js";
 import { http, json } from "./http.js";
 
-// Issue 9 item 7: a tenant-bound key cannot set its own price, nor reopen an invoiced period.
+// A tenant-bound key cannot set its own price, nor reopen an invoiced period.
 const OPERATOR = "operator-pricing-key-0123456789";
 const ACME = "acme-writer-pricing-key-0123456789";
 const GLOBEX = "globex-writer-pricing-key-0123456789";
@@ -46,7 +46,7 @@ const usageOf = async (t: TestApp, tenant: string | null) => {
   return u.tenants.find((x) => x.tenant === tenant);
 };
 
-describe("tenant-bound keys and the price basis (issue 9.7)", () => {
+describe("tenant-bound keys and the price basis", () => {
   const t = useTestApp({ yaml: yaml() });
 
   it("a tenant reporting cost_usd 0 for a catalogued model is rated on the catalog; its reported cost is kept", async () => {
@@ -103,7 +103,7 @@ describe("tenant-bound keys and the price basis (issue 9.7)", () => {
   });
 });
 
-describe("rateRequest: the basis rule, pure (issue 9.7)", () => {
+describe("rateRequest: the basis rule, pure", () => {
   const catalog = compileCatalog({ "openai/gpt-4.1-mini": { input_price_usd: 1.25, output_price_usd: 5 } });
   const card = compileRateCard(1.2, [seedRule(toRuleDef({ sets: "price", model: "acme-lab/fixed", fixed: 0.002, unit: "request" }))]);
   const input = (o: Partial<Parameters<typeof rateRequest>[0]>) => ({

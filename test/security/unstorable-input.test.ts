@@ -4,7 +4,7 @@ import { createApp } from "../../src/http/app.js";
 import { useTestApp } from "../support/app.js";
 
 /**
- * Issue 8.1: NUL (%00 in the URL, \u0000 in JSON) and lone surrogates (\ud800 in JSON) must never
+ * NUL (%00 in the URL, \u0000 in JSON) and lone surrogates (\ud800 in JSON) must never
  * reach Postgres as a 500. Walks every registered route, so a route added later is covered too.
  */
 const OPS = "ops-unstorable-key-0123456789";
@@ -21,7 +21,7 @@ projects:
   support: { name: Support line }
 `;
 
-/** Every query parameter name the API reads (spec and docs/api); each is tried on every route. */
+/** Every query parameter name the API reads (docs/api); each is tried on every route. */
 const QUERY_NAMES = [
   "tenant", "tenant_id", "project", "period", "since", "until", "from", "to", "cursor", "limit", "confirm", "plan",
   "model", "modality", "provider", "metric", "include_probe", "include_revoked", "session_id", "agent_id", "room", "status", "level", "since_turn",

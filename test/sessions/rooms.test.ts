@@ -16,7 +16,7 @@ interface RoomRecord {
   is_probe: boolean;
 }
 
-describe("GET /v1/rooms/{room}/latency (endpoint 8)", () => {
+describe("GET /v1/rooms/{room}/latency", () => {
   const get = (path: string, key: string = KEYS.acme) => t.call("GET", path, { key });
   const record = async (path: string, key?: string) => {
     const res = await get(path, key);

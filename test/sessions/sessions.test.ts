@@ -26,7 +26,7 @@ interface Row {
   tenant_id: string | null;
 }
 
-describe("GET /v1/sessions and /v1/sessions/{id} (endpoints 6, 7)", () => {
+describe("GET /v1/sessions and /v1/sessions/{id}", () => {
   const get = async (path: string, key: string = KEYS.ops) => t.call("GET", path, { key });
   const json = async <T>(path: string, key?: string) => (await (await get(path, key)).json()) as T;
 

@@ -7,7 +7,7 @@ import { rebuildRollups } from "../../src/rollups/rebuild.js";
 import { useTestApp } from "../support/app.js";
 import { runCli } from "../support/spawn.js";
 
-/** Issue 8.4: three turns of 700, 900 and 1100 ms have p50 = 900 on every path, never 907.03. */
+/** Three turns of 700, 900 and 1100 ms have p50 = 900 on every path, never 907.03. */
 const OPS = "ops-percentile-key-0123456789";
 const yaml = `auth:\n  api_keys:\n    - ${OPS}\n`;
 const SAMPLES = [700, 900, 1100];

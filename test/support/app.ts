@@ -7,8 +7,8 @@ import { createWebSocketServer } from "../../src/gateway/ws/upgrade.js";
 import { parseConfigText } from "../../src/config/load.js";
 import { createApp } from "../../src/http/app.js";
 import { type Logger, silentLogger } from "../../src/logging.js";
-import type { Services } from "../../src/services.js";
-import { createServices, startWorkers, stopWorkers } from "../../src/services-runtime.js";
+import type { Services } from "../../src/compose.js";
+import { createServices, startWorkers, stopWorkers } from "../../src/compose.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 
 export interface TestApp {
@@ -64,7 +64,7 @@ export async function createTestApp(
     async listen() {
       if (baseUrl) return baseUrl;
       server = await new Promise<ServerType>((resolve) => {
-        const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", websocket: { server: createWebSocketServer() }, createServer: withGatewayFastPath(services) }, () =>
+        const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", websocket: { server: createWebSocketServer() }, createServer: withGatewayFastPath(services.gateway) }, () =>
           resolve(s),
         );
       });

@@ -1,7 +1,7 @@
 import { jsonBoundsProblem } from "../../http/body.js";
 
 /**
- * Speech-to-text units counted from the wire (issue 11, "Recording"): what the vendor reports it
+ * Speech-to-text units counted from the wire (docs/api/gateway-audio.md): what the vendor reports it
  * processed, else what the client's audio measures. Never what the client claims. Pure functions.
  */
 

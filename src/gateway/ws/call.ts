@@ -40,7 +40,7 @@ export interface OpenedUpstream {
 export async function connectChain(call: WsCall, plan: CallPlan): Promise<OpenedUpstream | { ok: false; refusal: Refusal }> {
   const { gw, route, inbound } = call;
   const { ctx, chain } = plan;
-  const timeoutMs = Math.min(UPSTREAM_CONNECT_TIMEOUT_MS, gw.services.config.gateway.first_byte_timeout_ms);
+  const timeoutMs = Math.min(UPSTREAM_CONNECT_TIMEOUT_MS, gw.config.gateway.first_byte_timeout_ms);
   let firstFailed: UpstreamTarget | null = null;
   let last: Refusal = { status: 503, code: "upstream_unavailable", message: "no provider could take the call" };
   for (let i = 0; i < chain.length; i++) {
@@ -63,7 +63,7 @@ export async function connectChain(call: WsCall, plan: CallPlan): Promise<Opened
       if (err instanceof ProtocolInputError) return { ok: false, refusal: { status: err.status, code: "invalid_request", message: err.message } };
       if (!(err instanceof UpstreamConnectError)) throw err;
       // The tenant's row gets the neutral message; the address goes to the operator log only.
-      if (err.detail) gw.services.log.warn({ provider: target.providerId, model: target.modelId, detail: err.detail }, "upstream WebSocket connect failed");
+      if (err.detail) gw.log.warn({ provider: target.providerId, model: target.modelId, detail: err.detail }, "upstream WebSocket connect failed");
       recordAttempt(ctx, { ...attempt, status: "error", error: err.message });
       if (err.retryable) gw.cooldowns.fail(target.providerId, err.retryAfterSeconds === null ? null : String(err.retryAfterSeconds));
       firstFailed ??= target;
@@ -86,7 +86,7 @@ export function relayCall(call: WsCall, session: StreamSession, upstream: WebSoc
   const meter = route.meter(inbound, opened.target);
   session.relayTo(upstream, ctx, opened.attempt, {
     meter,
-    checkpointMs: call.gw.services.config.gateway.ws_checkpoint_interval_ms,
+    checkpointMs: call.gw.config.gateway.ws_checkpoint_interval_ms,
     clientText: route.clientText?.(opened.target, streamModels(call, session, opened.target), meter) ?? null,
     queued,
     onEnd: () => opened.grant.release(),

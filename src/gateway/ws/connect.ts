@@ -29,7 +29,7 @@ export class UpstreamConnectError extends Error {
   /** The underlying error's own text (addresses, ports): for the operator log only. */
   detail: string | null = null;
 
-  /** Worth trying the next fallback: a network error, a timeout, a 429 or a 5xx (issue 11's fallback rule). */
+  /** Worth trying the next fallback: a network error, a timeout, a 429 or a 5xx (the fallback rule of docs/api/gateway.md). */
   get retryable(): boolean {
     return this.kind !== "status" || this.status === 429 || (this.status !== null && this.status >= 500);
   }

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { Hono } from "hono";
 import type { AppEnv } from "../../http/app-env.js";
 import { ATTRIBUTION_PATH } from "../attribution.js";
+import type { Gateway } from "../gateway.js";
 import { handleProxy } from "../pipeline.js";
 import { cartesiaBytesRoute, cartesiaProtocol, cartesiaWs } from "../protocols/cartesia.js";
 import { assemblyaiWs } from "../protocols/assemblyai.js";
@@ -28,7 +29,7 @@ export const WS_PROTOCOLS: readonly WsProtocol[] = [openaiRealtimeWs, deepgramWs
  * Cartesia's paths are fixed in its clients (the LiveKit plugin's synthesize() drops a base URL's
  * path), so /tts/bytes and /tts/websocket are also served at the root, attributed by headers only.
  */
-export function gatewayWsRoutes() {
+export function gatewayWsRoutes(gw: Gateway) {
   const app = new Hono<AppEnv>();
   for (const wsp of WS_PROTOCOLS) {
     for (const route of wsp.routes) {
@@ -36,12 +37,12 @@ export function gatewayWsRoutes() {
       const sharing = wsp.routes.filter((r) => r.path === route.path);
       if (sharing[0] !== route) continue;
       const pick = (c: Context<AppEnv>) => (sharing.length === 1 ? route : (sharing.find((r) => r.accepts?.(new URL(c.req.url).searchParams) ?? true) ?? route));
-      const handler = (c: Context<AppEnv>) => handleWebSocket(c.var.services.gateway, wsp, pick(c), c);
+      const handler = (c: Context<AppEnv>) => handleWebSocket(gw, wsp, pick(c), c);
       app.get(`${wsp.protocol.prefix}${route.path}`, handler);
       app.get(`${ATTRIBUTION_PATH}${wsp.protocol.prefix}${route.path}`, handler);
       if (wsp === cartesiaWs) app.get(route.path, handler);
     }
   }
-  app.post(cartesiaBytesRoute.path, (c) => handleProxy(c.var.services.gateway, cartesiaProtocol, cartesiaBytesRoute, c));
+  app.post(cartesiaBytesRoute.path, (c) => handleProxy(gw, cartesiaProtocol, cartesiaBytesRoute, c));
   return app;
 }
