@@ -1,6 +1,6 @@
 import { authorizationToken, type GatewayErrorCode, headerValue, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type Units, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
-import { contentChars, jsonObjectBody, maxTokens, withModel } from "./json-body.js";
+import { contentChars, jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField, withModel } from "./json-body.js";
 import { SseLines } from "./sse.js";
 
 /** The API version sent when the caller's SDK sent none. */
@@ -65,27 +65,8 @@ function parseMessages(inbound: { body: Buffer; headers: Parameters<typeof heade
   return { model: typeof model === "string" ? model : null, stream: json.stream === true, state, estimate };
 }
 
-function jsonMeter(): Meter {
-  const chunks: Buffer[] = [];
-  let ok = true;
-  return {
-    headers(status) {
-      ok = status < 300;
-    },
-    chunk(c) {
-      if (ok) chunks.push(c);
-      return true;
-    },
-    units(complete) {
-      if (!ok || !complete) return {};
-      try {
-        return anthropicUsageUnits((JSON.parse(Buffer.concat(chunks).toString("utf8")) as { usage?: unknown }).usage);
-      } catch {
-        return {};
-      }
-    },
-  };
-}
+/** JSON answer: its usage read at the end. */
+const jsonMeter = (): Meter => jsonAnswerMeter((body) => anthropicUsageUnits(parsedField(body, "usage")));
 
 /**
  * SSE: message_start carries input usage, message_delta the cumulative output; only lines holding a

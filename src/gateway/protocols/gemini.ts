@@ -12,7 +12,7 @@ import {
   type VendorProtocol,
 } from "../protocol.js";
 import { forwardQuery } from "../ws/ws-route.js";
-import { jsonObjectBody, maxTokens } from "./json-body.js";
+import { jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField } from "./json-body.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
 import { SseLines } from "./sse.js";
 
@@ -77,28 +77,8 @@ export function geminiUsageUnits(usage: unknown): Units | null {
   return out;
 }
 
-/** JSON answer: usageMetadata read at the end (a generateContent answer is small: parsed whole). */
-function jsonMeter(): Meter {
-  const chunks: Buffer[] = [];
-  let ok = true;
-  return {
-    headers(status) {
-      ok = status < 300;
-    },
-    chunk(chunk) {
-      if (ok) chunks.push(chunk);
-      return true;
-    },
-    units(complete) {
-      if (!ok || !complete) return {};
-      try {
-        return geminiUsageUnits((JSON.parse(Buffer.concat(chunks).toString("utf8")) as { usageMetadata?: unknown }).usageMetadata) ?? {};
-      } catch {
-        return {};
-      }
-    },
-  };
-}
+/** JSON answer: its usageMetadata read at the end. */
+const jsonMeter = (): Meter => jsonAnswerMeter((body) => geminiUsageUnits(parsedField(body, "usageMetadata")) ?? {});
 
 /**
  * SSE answer (`alt=sse`): each `data:` line is a GenerateContentResponse; the last one carrying

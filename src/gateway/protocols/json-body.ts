@@ -1,5 +1,5 @@
 import { jsonBoundsProblem } from "../../http/body.js";
-import { ProtocolInputError } from "../protocol.js";
+import { type Meter, ProtocolInputError, type Units } from "../protocol.js";
 
 /** A JSON request body that must be an object; malformed or another type is a 400, never a 500. */
 export function jsonObjectBody(body: Buffer): Record<string, unknown> {
@@ -108,4 +108,35 @@ export function contentChars(content: unknown): number {
 /** A max_tokens-like field when it is a positive integer, else undefined (the vendor judges bad values). */
 export function maxTokens(v: unknown): number | undefined {
   return typeof v === "number" && Number.isSafeInteger(v) && v > 0 ? v : undefined;
+}
+
+/**
+ * The meter of a JSON answer: a success body is kept (answers are small) and read by `units` once it
+ * is complete; a refused or cut-off answer bills nothing. Each protocol gives only its usage reader.
+ */
+export function jsonAnswerMeter(units: (body: Buffer) => Units): Meter {
+  const chunks: Buffer[] = [];
+  let ok = true;
+  return {
+    headers(status) {
+      ok = status < 300;
+    },
+    chunk(chunk) {
+      if (ok) chunks.push(chunk);
+      return true;
+    },
+    units(complete) {
+      if (!ok || !complete) return {};
+      return units(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    },
+  };
+}
+
+/** A top-level field of a JSON body, parsed; undefined when the body does not parse. */
+export function parsedField(body: Buffer, key: string): unknown {
+  try {
+    return (JSON.parse(body.toString("utf8")) as Record<string, unknown> | null)?.[key];
+  } catch {
+    return undefined;
+  }
 }

@@ -1,6 +1,6 @@
 import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
-import { contentChars, jsonObjectBody, maxTokens, valueAfterKey, withModel } from "./json-body.js";
+import { contentChars, jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField, valueAfterKey, withModel } from "./json-body.js";
 import { SseLines } from "./sse.js";
 
 /** What parse keeps for the upstream request and the meter of a chat completion. */
@@ -86,31 +86,12 @@ export function usageFromSlice(body: Buffer): unknown {
   return undefined;
 }
 
-/** JSON answer: the body is kept (small) and its usage block read at the end, from a slice when it can be. */
-function jsonMeter(): Meter {
-  const chunks: Buffer[] = [];
-  let ok = true;
-  return {
-    headers(status) {
-      ok = status < 300;
-    },
-    chunk(chunk) {
-      if (ok) chunks.push(chunk);
-      return true;
-    },
-    units(complete) {
-      if (!ok || !complete) return {};
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      const sliced = usageFromSlice(body);
-      if (sliced !== undefined) return openaiUsageUnits(sliced) ?? {};
-      try {
-        return openaiUsageUnits((JSON.parse(body.toString("utf8")) as { usage?: unknown }).usage) ?? {};
-      } catch {
-        return {};
-      }
-    },
-  };
-}
+/** JSON answer: its usage block read at the end, from a slice when it can be (no parse of the content). */
+const jsonMeter = (): Meter =>
+  jsonAnswerMeter((body) => {
+    const sliced = usageFromSlice(body);
+    return openaiUsageUnits(sliced !== undefined ? sliced : parsedField(body, "usage")) ?? {};
+  });
 
 const USAGE_MARK = '"usage":{';
 

@@ -1,6 +1,6 @@
 import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
-import { jsonObjectBody, maxTokens, withModel } from "./json-body.js";
+import { jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField, withModel } from "./json-body.js";
 import { usageFromSlice } from "./openai-chat.js";
 import { SseLines } from "./sse.js";
 
@@ -67,30 +67,11 @@ export function responsesUsageUnits(usage: unknown): Units | null {
 }
 
 /** JSON answer: the response object's usage (written after its output), read at the end. */
-function jsonMeter(): Meter {
-  const chunks: Buffer[] = [];
-  let ok = true;
-  return {
-    headers(status) {
-      ok = status < 300;
-    },
-    chunk(chunk) {
-      if (ok) chunks.push(chunk);
-      return true;
-    },
-    units(complete) {
-      if (!ok || !complete) return {};
-      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-      const sliced = usageFromSlice(body);
-      if (sliced !== undefined && sliced !== null) return responsesUsageUnits(sliced) ?? {};
-      try {
-        return responsesUsageUnits((JSON.parse(body.toString("utf8")) as { usage?: unknown }).usage) ?? {};
-      } catch {
-        return {};
-      }
-    },
-  };
-}
+const jsonMeter = (): Meter =>
+  jsonAnswerMeter((body) => {
+    const sliced = usageFromSlice(body);
+    return responsesUsageUnits(sliced !== undefined && sliced !== null ? sliced : parsedField(body, "usage")) ?? {};
+  });
 
 /** The terminal events whose `response` carries the final usage. */
 const TERMINAL = /"type":"response\.(?:completed|incomplete|failed)"/;
