@@ -122,7 +122,8 @@ const selectList = sql.raw(
 
 /**
  * Stores a batch of request rows of one tenant in ONE transaction and one round trip for the data:
- * a multi-row insert (unnest of one array per column, ON CONFLICT (id, tenant_id) DO NOTHING) whose RETURNING feeds
+ * a multi-row insert (unnest of one array per column, ON CONFLICT (id, ts, tenant_id) DO NOTHING: the partition key ts is
+ * in the key, and a re-sent record carries its timestamp) whose RETURNING feeds
  * the session upsert in the same statement, then the rollups from exactly the rows inserted.
  * Returns the rows actually inserted. Rows are sorted by id so concurrent overlapping batches take
  * row locks in the same order (no deadlock); deadlocks that still happen are retried.
@@ -163,7 +164,7 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
  * Name of the prepared statement below: its text is constant (tenant and payload are parameters), so
  * Postgres parses and plans the CTE once per connection, not once per batch. Bump on any text change.
  */
-const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v6";
+const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v7";
 
 /**
  * The insert, and the fold of newly inserted rows into their sessions (created on first sight).
@@ -181,7 +182,7 @@ function insertWithSessions(tenantId: Placeholder) {
     WITH ins AS (
       INSERT INTO requests (${columnList})
       SELECT ${selectList} FROM ${unnestColumns()}
-      ON CONFLICT (id, tenant_id) DO NOTHING
+      ON CONFLICT (id, ts, tenant_id) DO NOTHING
       RETURNING id, ts, session_id, project, room_name, agent_id, modality, cost_usd, is_probe
     ), upserted AS (
       INSERT INTO sessions AS s (id, tenant_id, project, room_name, agent_id, started_at, ended_at,

@@ -26,7 +26,7 @@ const EDITS: Record<string, [string, string][]> = {
     ["      is_probe: r.is_probe ?? false,\n", "      is_probe: r.is_probe ?? false,\n      scratch_note: orNull(r.scratch_note),\n"],
   ],
   // 3. The insert's text changed (one more column), so its prepared statement name is bumped.
-  "src/ingest/store-requests.ts": [['const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v6";', 'const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v7";']],
+  "src/ingest/store-requests.ts": [['const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v7";', 'const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v8";']],
 };
 
 /** Ingests two records with the new field through the copy's own write path and reads them back. */
