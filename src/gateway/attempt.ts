@@ -1,4 +1,4 @@
-import type { RequestRecord } from "../client/types.js";
+import type { TypedRecord } from "../ingest/records.js";
 import type { Attribution } from "./attribution.js";
 import type { Gateway } from "./gateway.js";
 import type { ProxyRoute, Units, UpstreamTarget } from "./protocol.js";
@@ -36,7 +36,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 /** The attempt as a request record (the fields of docs/api/ingest.md), handed to the recorder: never awaited. */
 export function recordAttempt(ctx: CallContext, a: Attempt): void {
   const u = a.units;
-  const record: RequestRecord = {
+  const record: TypedRecord = {
     id: a.id,
     timestamp: ctx.startedAt,
     modality: a.target.modality,
