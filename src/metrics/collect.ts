@@ -22,7 +22,7 @@ const sorted = <T>(o: Record<string, T>) => Object.entries(o).sort(([a], [b]) =>
 export interface MetricsSources extends ConfigStore {
   startedAt: number;
   authFailures: Pick<AuthFailures, "counts">;
-  gateway: { recorder: { stats(): { queued: number; dropped: number } }; streams: { openPerTenant(): Iterable<[string | null, number]> } };
+  gateway: { recorder: { stats(): { queued: number; dropped: number } }; streams: { openPerTenant(): Iterable<[string | null, number]>; failovers(): Iterable<{ route: string; from: string; to: string; count: number }> } };
 }
 
 export async function metricsExposition(deps: MetricsSources, scope: TenantScope, now: Date = new Date()): Promise<string> {
@@ -107,6 +107,14 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
         help: "Gateway request records dropped because the in-memory record queue was full (or not written by shutdown), since this process started.",
         type: "counter",
         samples: [{ value: rec.dropped }],
+      },
+      {
+        name: "voxgate_gateway_stream_failovers_total",
+        help: "Live STT streams moved to the next vendor mid-stream (the client's socket stayed open), per route and provider pair, since this process started.",
+        type: "counter",
+        samples: [...deps.gateway.streams.failovers()]
+          .sort((a, b) => a.route.localeCompare(b.route) || a.from.localeCompare(b.from) || a.to.localeCompare(b.to))
+          .map((f) => ({ labels: { route: f.route, from: f.from, to: f.to }, value: f.count })),
       },
       {
         name: "voxgate_gateway_records_queued",
