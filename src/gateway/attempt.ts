@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { RequestRecord } from "../client/types.js";
+import type { TypedRecord } from "../ingest/records.js";
 import type { Attribution } from "./attribution.js";
 import type { Gateway } from "./gateway.js";
 import type { ProxyRoute, Units, UpstreamTarget } from "./protocol.js";
@@ -32,7 +32,7 @@ export interface CallContext {
 }
 
 /** Queues one record of this call, with its span's trace context when spans are exported. */
-export function queueRecord(ctx: CallContext, record: RequestRecord, target: UpstreamTarget): void {
+export function queueRecord(ctx: CallContext, record: TypedRecord, target: UpstreamTarget): void {
   if (ctx.trace === null) ctx.gw.recorder.record(ctx.tenantId, record);
   else ctx.gw.recorder.record(ctx.tenantId, record, { ...ctx.trace, providerType: target.providerType, model: target.modelName });
 }
@@ -56,7 +56,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 /** The attempt as a request record (the fields of docs/api/ingest.md), handed to the recorder: never awaited. */
 export function recordAttempt(ctx: CallContext, a: Attempt): void {
   const u = a.units;
-  const record: RequestRecord = {
+  const record: TypedRecord = {
     id: a.id,
     timestamp: ctx.startedAt,
     modality: a.target.modality,

@@ -4,7 +4,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { RateCardStore } from "../billing/rate-card-store.js";
 import type { TraceExport } from "../config/env.js";
-import { toRequestRow } from "../ingest/records.js";
+import { typedRequestRow } from "../ingest/records.js";
 import { VERSION } from "../version.js";
 import type { GatewayRecord } from "./recorder.js";
 import type { SpanWriter } from "./span-sink.js";
@@ -92,7 +92,7 @@ export function spanAttributes(r: GatewayRecord, costUsd: number | null): Attrib
 /** Ends one client span per record, timed by the record (start = its timestamp, end = + total latency). */
 function emit(tracer: Tracer, r: GatewayRecord, costUsd: number | null): void {
   const rec = r.record;
-  const start = typeof rec.timestamp === "number" ? rec.timestamp : Date.parse(String(rec.timestamp));
+  const start = rec.timestamp instanceof Date ? rec.timestamp.getTime() : rec.timestamp;
   const attributes = spanAttributes(r, costUsd);
   const parent = r.trace ? parentContext(r.trace.traceparent, r.trace.tracestate) : ROOT_CONTEXT;
   const span = tracer.startSpan(`${attributes["gen_ai.operation.name"]} ${attributes["gen_ai.request.model"]}`, { kind: SpanKind.CLIENT, startTime: start, attributes }, parent);
@@ -116,7 +116,7 @@ export function genaiSpanWriter(target: TraceExport, rateCard: Pick<RateCardStor
     write(batch) {
       const { card, catalog } = rateCard.snapshot();
       for (const r of batch) {
-        const rated = toRequestRow(r.record, r.tenantId, card, catalog);
+        const rated = typedRequestRow(r.record, r.tenantId, card, catalog);
         const cost = rated.ok && rated.row.cost_usd !== null ? Number(rated.row.cost_usd) : null;
         emit(tracer, r, cost);
       }

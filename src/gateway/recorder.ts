@@ -1,10 +1,14 @@
-import type { RequestRecord } from "../client/types.js";
+import type { TypedRecord } from "../ingest/records.js";
 import type { Logger } from "../logging.js";
 
-/** One gateway call as recorded: the request record of POST /v1/ingest plus the caller's tenant (from the key). */
+/**
+ * One gateway call as recorded: a request record (the fields of POST /v1/ingest, built typed: the
+ * local sink stores it through ingest's typed entry, with no wire-format parse) plus the caller's
+ * tenant (from the key).
+ */
 export interface GatewayRecord {
   tenantId: string | null;
-  record: RequestRecord;
+  record: TypedRecord;
   /** Set only when the gateway exports its calls as spans (src/gateway/span-sink.ts). */
   trace?: CallTrace;
 }
@@ -84,7 +88,7 @@ export class GatewayRecorder {
     this.timer.unref();
   }
 
-  record(tenantId: string | null, record: RequestRecord, trace?: CallTrace): void {
+  record(tenantId: string | null, record: TypedRecord, trace?: CallTrace): void {
     if (this.queue.length >= this.opts.limit || this.stopped) {
       this.dropped++;
       return;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
-import type { RequestRecord } from "../../client/types.js";
+import type { TypedRecord } from "../../ingest/records.js";
 import { type Attempt, type CallContext, queueRecord, recordAttempt } from "../attempt.js";
 import type { Units } from "../protocol.js";
 import { type RelayHandle, type RelaySummary, relay, type StreamLine, type StreamMeter } from "./relay.js";
@@ -156,7 +156,7 @@ export class StreamRecorder {
     this.done = { ...total };
     this.checkpoints++;
     const t = this.attempt.target;
-    const record: RequestRecord = {
+    const record: TypedRecord = {
       id: randomUUID(),
       timestamp: Date.now(),
       modality: t.modality,
