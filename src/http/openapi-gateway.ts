@@ -3,14 +3,14 @@ import { ATTRIBUTION_PATH } from "../gateway/attribution.js";
 import type { VendorProtocol } from "../gateway/protocol.js";
 import { cartesiaBytesRoute, cartesiaWs } from "../gateway/protocols/cartesia.js";
 import { PROTOCOLS } from "../gateway/protocols/index.js";
-import { WS_PROTOCOLS } from "../gateway/ws/routes.js";
+import { WS_PROTOCOLS } from "../gateway/ws/protocols.js";
 import type { AppEnv } from "./app-env.js";
 
 /**
  * The gateway's routes in the document. They speak each vendor's own protocol (request and answer
  * bodies, error shape, where the key goes), so the document names them, their parameters and the
  * vendor's prefix, and leaves the bodies to the vendor's API: Voxgate forwards them. Read from the
- * protocol tables themselves (src/gateway/protocols, src/gateway/ws/routes.ts), so a new vendor
+ * protocol tables themselves (src/gateway/protocols, src/gateway/ws/protocols.ts), so a new vendor
  * route appears here without an edit. The gateway code declares its routes on its own hot path
  * (no per-request validation layer), hence this separate description.
  */
@@ -29,7 +29,8 @@ export function registerGatewayPaths(app: OpenAPIHono<AppEnv>): void {
   }
   for (const wsp of WS_PROTOCOLS) {
     for (const route of wsp.routes) {
-      const summary = `${wsp.protocol.id} ${route.modality} over WebSocket: relayed to a routed provider`;
+      const refusals = wsp.closeRefusal ? " (refusals arrive after the upgrade, as the vendor's error frame and close code)" : "";
+      const summary = `${wsp.protocol.id} ${route.modality} over WebSocket: relayed to a routed provider${refusals}`;
       add("get", toOpenApi(`${wsp.protocol.prefix}${route.path}`), wsp.protocol, summary, true);
       if (wsp === cartesiaWs) app.openAPIRegistry.registerPath(gatewayPath("get", toOpenApi(route.path), wsp.protocol, `${summary} (Cartesia's fixed path)`, true, false));
     }

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Modality } from "../../config/schema.js";
 import type { GatewayErrorCode, InboundRequest, UpstreamTarget, VendorProtocol } from "../protocol.js";
+import type { LiveSttWire } from "../failover/deepgram-live.js";
 import type { StreamMeter } from "./relay.js";
 
 /**
@@ -31,6 +32,11 @@ export interface WsRoute {
    * model this stream cannot serve (`models.refuse` has answered it in-band and recorded it).
    */
   clientText?(target: UpstreamTarget, models: StreamModels, meter: StreamMeter): ((frame: string) => string | null) | null;
+  /**
+   * A live STT route that can move a running stream to the next candidate (src/gateway/failover/):
+   * how its frames read across a seam, or null when this stream's audio cannot be replayed.
+   */
+  failover?(inbound: InboundRequest): LiveSttWire | null;
   /** The vendor names the model inside messages: the upgrade completes first and the first message picks it. */
   inBand?: InBandModels;
 }
@@ -56,6 +62,20 @@ export interface StreamModels {
 export interface WsProtocol {
   protocol: VendorProtocol;
   routes: readonly WsRoute[];
+  /**
+   * Refuses by completing the upgrade, then sending `frame` (the vendor's in-band error) and closing
+   * with the vendor's own close code and reason: for SDKs that report a refused handshake only as
+   * "Unexpected server response: 404" (AssemblyAI's). Absent: the refusal is the HTTP status of the
+   * upgrade, which Deepgram's SDK needs (it redials a closed socket, but stops on a refused upgrade).
+   */
+  closeRefusal?(status: number, code: GatewayErrorCode, message: string): ClosingRefusal;
+}
+
+/** A refusal as a vendor sends it on an open socket: an optional error frame, then the close. */
+export interface ClosingRefusal {
+  frame?: string;
+  closeCode: number;
+  reason: string;
 }
 
 /** The ws:// or wss:// URL of a provider base URL plus a path (http → ws, https → wss). */
