@@ -24,7 +24,7 @@ export interface MetricsSources extends ConfigStore {
   authFailures: Pick<AuthFailures, "counts">;
   gateway: {
     recorder: { stats(): { queued: number; dropped: number }; attemptCounts(): ReadonlyMap<string, Readonly<Record<AttemptStatus, number>>> };
-    streams: { openPerTenant(): Iterable<[string | null, number]> };
+    streams: { openPerTenant(): Iterable<[string | null, number]>; failovers(): Iterable<{ route: string; from: string; to: string; count: number }> };
     /** The routing table's projects (budgets) and the budget gate's spend today: what budgets enforce. */
     table: { projects: ReadonlyMap<string, { dailyBudget: number | null; tenantId: string | null }> };
     budgets: { spend(projectId: string): number };
@@ -132,6 +132,14 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
         help: "Gateway request records dropped because the in-memory record queue was full (or not written by shutdown), since this process started.",
         type: "counter",
         samples: [{ value: rec.dropped }],
+      },
+      {
+        name: "voxgate_gateway_stream_failovers_total",
+        help: "Live STT streams moved to the next vendor mid-stream (the client's socket stayed open), per route and provider pair, since this process started.",
+        type: "counter",
+        samples: [...deps.gateway.streams.failovers()]
+          .sort((a, b) => a.route.localeCompare(b.route) || a.from.localeCompare(b.from) || a.to.localeCompare(b.to))
+          .map((f) => ({ labels: { route: f.route, from: f.from, to: f.to }, value: f.count })),
       },
       {
         name: "voxgate_gateway_records_queued",
