@@ -126,9 +126,11 @@ export interface RequestStore {
    * per column, ON CONFLICT (id, tenant_id) DO NOTHING) with the projections' CTEs over the rows it
    * returned, then their own statements, then their one fold statement. Returns the rows actually
    * inserted. Rows are sorted by id so concurrent overlapping batches take row locks in the same
-   * order (no deadlock); deadlocks that still happen are retried.
+   * order (no deadlock); deadlocks that still happen are retried. `within` writes the caller's other
+   * rows of the same batch (the OTLP receiver's turns and spans) in the same transaction, right after
+   * the insert statement (after the session rows' locks, before the projections' own steps).
    */
-  store(db: Db, tenantId: string | null, rows: RequestRow[]): Promise<RequestRow[]>;
+  store(db: Db, tenantId: string | null, rows: RequestRow[], within?: (tx: Db) => Promise<void>): Promise<RequestRow[]>;
 }
 
 /** The store over an ordered list of projections (src/compose.ts wires the list; its order is the lock order). */
@@ -140,8 +142,8 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
   const fold = folds.length > 0 ? namedStatement(FOLD_STATEMENT, () => foldStatement(folds)) : null;
 
   return {
-    async store(db, tenantId, rows) {
-      if (rows.length === 0) return [];
+    async store(db, tenantId, rows, within) {
+      if (rows.length === 0 && !within) return [];
       const sorted = rows.map(withDefaults).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       // The rows are already keyed by column name: one array literal per column.
       const arrays = columnArrays(sorted);
@@ -151,7 +153,8 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
       });
       return withRetry(() =>
         db.transaction(async (tx) => {
-          const insertedIds = rowsOf<{ id: string; is_probe: boolean }>(await insertRequests(tx, values));
+          const insertedIds = rows.length === 0 ? [] : rowsOf<{ id: string; is_probe: boolean }>(await insertRequests(tx, values));
+          if (within) await within(tx);
           if (insertedIds.length === 0) return [];
           const probe = new Map(insertedIds.map((r) => [r.id, r.is_probe]));
           const inserted: RequestRow[] = [];
