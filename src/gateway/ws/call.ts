@@ -7,7 +7,7 @@ import { upstreamHeaders } from "../header-policy.js";
 import type { LimitGrant } from "../limiter.js";
 import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type UpstreamTarget } from "../protocol.js";
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
-import type { StreamSession } from "./session.js";
+import type { StreamSession, StreamSpendHook } from "./session.js";
 import { type StreamModels, type WsProtocol, type WsRoute, wsUrl } from "./ws-route.js";
 
 export type Refusal = { status: number; code: GatewayErrorCode; message: string; retryAfterSeconds?: number | null };
@@ -80,10 +80,19 @@ export async function connectChain(call: WsCall, plan: CallPlan): Promise<Opened
   return { ok: false, refusal: last };
 }
 
-/** Relays an accepted session to its open vendor socket, with the route's meter and model gate. */
-export function relayCall(call: WsCall, session: StreamSession, upstream: WebSocket, ctx: CallContext, opened: OpenedUpstream, queued?: Array<{ frame: Buffer; isBinary: boolean }>): void {
+/** Relays an accepted session to its open vendor socket, with the route's meter and model gate (and its budget hook). */
+export function relayCall(
+  call: WsCall,
+  session: StreamSession,
+  upstream: WebSocket,
+  ctx: CallContext,
+  opened: OpenedUpstream,
+  queued?: Array<{ frame: Buffer; isBinary: boolean }>,
+  budget: StreamSpendHook | null = null,
+): void {
   const { route, inbound } = call;
   const meter = route.meter(inbound, opened.target);
+  if (budget) session.hooks.push(budget);
   session.relayTo(upstream, ctx, opened.attempt, {
     meter,
     checkpointMs: call.gw.config.gateway.ws_checkpoint_interval_ms,
@@ -107,8 +116,9 @@ export function streamModels(call: WsCall, session: StreamSession, current: Upst
       return { ok: true, target };
     },
     refuse(frame, named, code, message) {
-      const inBand = call.route.inBand;
-      if (inBand) session.sendToClient(inBand.error(frame, code, message));
+      const { inBand, errorFrame } = call.route;
+      const answer = inBand ? inBand.error(frame, code, message) : (errorFrame?.(code, message, frame) ?? null);
+      if (answer !== null) session.sendToClient(answer);
       recordRefused(call, named, message);
     },
   };
