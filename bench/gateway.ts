@@ -11,6 +11,9 @@
  * Targets (docs/PERFORMANCE.md): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
  * BENCH_API=responses (`npm run bench:gateway:responses`) runs the same modes on OpenAI's Responses
  * API (POST /v1/responses, SSE events up to response.completed) instead of chat completions.
+ * BENCH_OTEL=1 (`npm run bench:gateway:otel`) adds a Voxgate exporting every call as a GenAI span
+ * (OTEL_EXPORTER_OTLP_ENDPOINT set) to a loopback OTLP collector, beside the one without: the cost of
+ * the export, as the ratio voxgate+otel / voxgate. Every Voxgate call carries a W3C traceparent.
  * A peer that fails a mode is reported as failed, not dropped.
  * Also in the same run: the floor (bench/gateway-floor.ts, a minimal undici proxy: what Node itself
  * costs here), and with BENCH_BASE_DIST=<dir> a second Voxgate built from another commit (A/B:
@@ -23,6 +26,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 import { Pool } from "undici";
+import { OtlpCollector } from "../test/support/stubs/otlp-collector.js";
 import { backendCpu, backendCpuSpent, cpuTimes, createBenchDatabase, fmt, percentile, ROOT, startServer } from "./support.js";
 
 /**
@@ -116,6 +120,9 @@ async function startPortkey(): Promise<{ child: ChildProcess; port: number }> {
 }
 
 const BASE_DIST = process.env.BENCH_BASE_DIST;
+const OTEL = process.env.BENCH_OTEL === "1";
+/** The agent's trace context every Voxgate call carries (read only by the exporting peer). */
+const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 
 /** Sequential calls on one keep-alive connection; per-call wall time in ms. */
 async function sequential(t: Target, body: string, n: number, untilFirstToken: boolean): Promise<number[]> {
@@ -269,14 +276,18 @@ async function main() {
     `auth:\n  api_keys: [${KEY}]\nproviders:\n  openai: { api_key: "${PROVIDER_KEY}", base_url: "${stubOrigin}/v1" }\nmodels:\n  llm:\n    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }\nworkers: { enabled: false }\n`,
   );
   const db = await createBenchDatabase("gateway");
-  const voxgate = await startServer({ DATABASE_URL: db.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" });
+  // The OTel variables are cleared for every peer but the exporting one (empty = unset).
+  const voxgate = await startServer({ DATABASE_URL: db.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn", OTEL_EXPORTER_OTLP_ENDPOINT: "" });
+  const collector = OTEL ? await new OtlpCollector({ decode: false }).start() : null;
+  const otelDb = collector ? await createBenchDatabase("gateway_otel") : null;
+  const otel = collector && otelDb ? await startServer({ DATABASE_URL: otelDb.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn", OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }) : null;
   const baseDb = BASE_DIST ? await createBenchDatabase("gateway_base") : null;
-  const base = BASE_DIST && baseDb ? await startServer({ DATABASE_URL: baseDb.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" }, [join(BASE_DIST, "dist/cli/main.js")]) : null;
+  const base = BASE_DIST && baseDb ? await startServer({ DATABASE_URL: baseDb.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn", OTEL_EXPORTER_OTLP_ENDPOINT: "" }, [join(BASE_DIST, "dist/cli/main.js")]) : null;
   const floor = await spawnWithPort(["--import", "tsx", join(ROOT, "bench/gateway-floor.ts"), stubOrigin, PROVIDER_KEY]);
   const portkey = await attempt(startPortkey);
 
   const direct: Target = { name: "direct", pid: stub.child.pid, origin: stubOrigin, path: `/v1${ROUTE}`, headers: { authorization: `Bearer ${PROVIDER_KEY}` } };
-  const through: Target = { name: "voxgate", pid: voxgate.child.pid, dbUrl: db.url, origin: voxgate.baseUrl, path: `/openai/v1${ROUTE}`, headers: { authorization: `Bearer ${KEY}` } };
+  const through: Target = { name: "voxgate", pid: voxgate.child.pid, dbUrl: db.url, origin: voxgate.baseUrl, path: `/openai/v1${ROUTE}`, headers: { authorization: `Bearer ${KEY}`, traceparent: TRACEPARENT } };
   const peer: Target | null = portkey.ok
     ? {
         name: "portkey",
@@ -288,7 +299,8 @@ async function main() {
     : null;
   const floorTarget: Target = { name: "floor", pid: floor.child.pid, origin: `http://127.0.0.1:${floor.port}`, path: `/openai/v1${ROUTE}`, headers: {} };
   const baseTarget: Target | null = base ? { name: "voxgate@base", pid: base.child.pid, dbUrl: baseDb?.url, origin: base.baseUrl, path: through.path, headers: through.headers } : null;
-  const all = [direct, floorTarget, through, ...(baseTarget ? [baseTarget] : []), ...(peer ? [peer] : [])];
+  const otelTarget: Target | null = otel ? { name: "voxgate+otel", pid: otel.child.pid, dbUrl: otelDb?.url, origin: otel.baseUrl, path: through.path, headers: through.headers } : null;
+  const all = [direct, floorTarget, through, ...(otelTarget ? [otelTarget] : []), ...(baseTarget ? [baseTarget] : []), ...(peer ? [peer] : [])];
   const others = all.filter((t) => t !== direct).map((t) => t.name);
 
   try {
@@ -399,6 +411,7 @@ async function main() {
         ["voxgate", "portkey", " (target ≥ 10×)"],
         ["floor", "portkey", ""],
         ["voxgate", "voxgate@base", ""],
+        ["voxgate+otel", "voxgate", " (span export on / off)"],
       ] as const) {
         const line = ratio(a, b);
         if (line) console.log(`  ${line}${note}`);
@@ -413,6 +426,10 @@ async function main() {
     await voxgate.stop();
     await base?.stop();
     await baseDb?.drop();
+    await otel?.stop();
+    await otelDb?.drop();
+    if (collector) console.log(`  (the loopback collector received ${collector.received} span exports)`);
+    await collector?.close();
     floor.child.kill("SIGTERM");
     if (portkey.ok) portkey.value.child.kill("SIGTERM");
     stub.child.kill("SIGTERM");

@@ -5,12 +5,13 @@ import { VirtualKeyVerifier } from "./auth/virtual-keys.js";
 import { RateCardStore } from "./billing/rate-card-store.js";
 import { ObservationQueue } from "./calls/observation-queue.js";
 import { CallWriter } from "./calls/writer.js";
-import { type Env, loadtestTrunkIds } from "./config/env.js";
+import { type Env, loadtestTrunkIds, traceExportOf } from "./config/env.js";
 import type { Config } from "./config/schema.js";
 import type { Database } from "./db/client.js";
 import { Gateway } from "./gateway/gateway.js";
 import { loadRoutingTable } from "./gateway/routing-table.js";
 import { collectorSink, ingestSink } from "./gateway/sinks.js";
+import { spanSink } from "./gateway/span-sink.js";
 import { collectorSpendSource, storeSpendSource } from "./gateway/spend-sources.js";
 import type { Logger } from "./logging.js";
 import { UpstreamPools } from "./manage/provider-check.js";
@@ -78,6 +79,10 @@ export function createServices(input: ServicesInput): Services {
   const secrets = new SecretBox({ secret: env.VOXGATE_SECRET, previous: env.VOXGATE_SECRET_PREVIOUS, home: env.HOME });
   const trustedHosts = trustedUpstreamHosts(config);
   const collector = env.VOXGATE_COLLECTOR_URL;
+  // A sidecar pushes its records and reads today's spend from the collector; otherwise the local store.
+  const records = collector ? collectorSink(collector, env.VOXGATE_API_KEY, env.VOXGATE_AGENT_ID) : ingestSink({ config, database, rateCard, log });
+  // With the OTel variables set, calls are also exported as GenAI spans; the SDK is imported only then.
+  const spans = traceExportOf(env);
   const gateway = new Gateway({
     config,
     log,
@@ -85,12 +90,12 @@ export function createServices(input: ServicesInput): Services {
     authEnabled: authEnabled(keys),
     rateCard,
     db,
-    // A sidecar pushes its records and reads today's spend from the collector; otherwise the local store.
-    sink: collector ? collectorSink(collector, env.VOXGATE_API_KEY, env.VOXGATE_AGENT_ID) : ingestSink({ config, database, rateCard, log }),
+    sink: spans ? spanSink(records, () => import("./gateway/genai-spans.js").then((m) => m.genaiSpanWriter(spans, rateCard)), log) : records,
     spend: collector ? collectorSpendSource(collector, env.VOXGATE_API_KEY) : storeSpendSource(db),
     loadTable: () => loadRoutingTable({ config, database, secrets }),
     trustedHosts,
     sidecar: Boolean(collector),
+    exportsSpans: spans !== null,
   });
   return {
     database,

@@ -27,6 +27,16 @@ const envSchema = z.object({
   LIVEKIT_API_SECRET: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   HOME: z.string().optional(),
+  /**
+   * The standard OpenTelemetry exporter variables: when an endpoint is set, each gateway call is
+   * exported as a GenAI client span (src/gateway/span-sink.ts); unset, nothing of OTel is loaded.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: z.string().optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_SDK_DISABLED: z.string().optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -57,4 +67,43 @@ export function loadtestTrunkIds(env: Env): Set<string> {
       .map((s) => s.trim())
       .filter(Boolean),
   );
+}
+
+/** Where Voxgate's own spans go: the OTLP/HTTP traces URL, its headers and the service name. */
+export interface TraceExport {
+  url: string;
+  headers: Record<string, string>;
+  serviceName: string;
+}
+
+/**
+ * The trace export the standard variables ask for, or null (no endpoint, or OTEL_SDK_DISABLED=true).
+ * Per the OTel specification: a signal-specific endpoint is used as is, the generic one gets
+ * `/v1/traces` appended; headers are `key=value` pairs, comma-separated, values percent-decoded, the
+ * signal-specific ones winning.
+ */
+export function traceExportOf(env: Env): TraceExport | null {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return null;
+  const generic = env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (generic ? `${generic.replace(/\/+$/, "")}/v1/traces` : null);
+  if (!url) return null;
+  const headers = { ...otlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...otlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) };
+  return { url, headers, serviceName: env.OTEL_SERVICE_NAME ?? "voxgate" };
+}
+
+function otlpHeaders(raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (raw ?? "").split(",")) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) continue;
+    const key = pair.slice(0, eq).trim().toLowerCase();
+    let value = pair.slice(eq + 1).trim();
+    try {
+      value = decodeURIComponent(value);
+    } catch {
+      // A malformed escape is kept as written rather than dropping the header.
+    }
+    if (key) out[key] = value;
+  }
+  return out;
 }

@@ -4,7 +4,7 @@ import { authOffRefusal } from "../auth/browser-guard.js";
 import { UNAUTHENTICATED } from "../auth/gate.js";
 import type { Modality } from "../config/schema.js";
 import { type Attribution, attributionOf } from "./attribution.js";
-import { type CallContext, recordAttempt } from "./attempt.js";
+import { type CallContext, type CallerTrace, recordAttempt } from "./attempt.js";
 import type { Gateway } from "./gateway.js";
 import { isLoopback } from "./loopback.js";
 import { type Hold, NO_HOLD } from "./budget-reservations.js";
@@ -91,7 +91,7 @@ export function planCall(
   modality: Modality,
   caller: Caller,
   model: string | null,
-  clock: { startedAt: number; t0: number; requestId: string },
+  clock: { startedAt: number; t0: number; requestId: string; trace: CallerTrace | null },
   estimate: Units | null = null,
   vendorDefault?: string,
 ): CallPlan | Refusal {
@@ -117,6 +117,7 @@ export function planCall(
     startedAt: clock.startedAt,
     t0: clock.t0,
     throttledFrom: throttled ? model : null,
+    trace: clock.trace,
   };
   const hold = budget === "block" ? null : estimate === null ? NO_HOLD : gw.reservations.reserve(project, resolution.target, estimate, caller.auth.tenantId);
   if (hold === null) {

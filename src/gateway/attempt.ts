@@ -1,7 +1,19 @@
-import type { RequestRecord } from "../client/types.js";
+import type { IncomingHttpHeaders } from "node:http";
+import type { TypedRecord } from "../ingest/records.js";
 import type { Attribution } from "./attribution.js";
 import type { Gateway } from "./gateway.js";
 import type { ProxyRoute, Units, UpstreamTarget } from "./protocol.js";
+import type { CallTrace } from "./recorder.js";
+
+/** The caller's W3C trace context headers, kept only when the gateway exports spans. */
+export type CallerTrace = Omit<CallTrace, "providerType" | "model">;
+
+/** Null unless spans are exported: with export off, a call reads no header for it. */
+export function callerTrace(gw: Gateway, headers: IncomingHttpHeaders): CallerTrace | null {
+  if (!gw.exportsSpans) return null;
+  const { traceparent, tracestate } = headers;
+  return { traceparent: typeof traceparent === "string" ? traceparent : null, tracestate: typeof tracestate === "string" ? tracestate : null };
+}
 
 /** What one call knows that every attempt's record shares. */
 export interface CallContext {
@@ -15,6 +27,14 @@ export interface CallContext {
   t0: number;
   /** The model the caller named when a throttled project was served by its throttle_stack. */
   throttledFrom: string | null;
+  /** Set when spans are exported (callerTrace). */
+  trace: CallerTrace | null;
+}
+
+/** Queues one record of this call, with its span's trace context when spans are exported. */
+export function queueRecord(ctx: CallContext, record: TypedRecord, target: UpstreamTarget): void {
+  if (ctx.trace === null) ctx.gw.recorder.record(ctx.tenantId, record);
+  else ctx.gw.recorder.record(ctx.tenantId, record, { ...ctx.trace, providerType: target.providerType, model: target.modelName });
 }
 
 /** One try of one model: becomes one request record. */
@@ -36,7 +56,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 /** The attempt as a request record (the fields of docs/api/ingest.md), handed to the recorder: never awaited. */
 export function recordAttempt(ctx: CallContext, a: Attempt): void {
   const u = a.units;
-  const record: RequestRecord = {
+  const record: TypedRecord = {
     id: a.id,
     timestamp: ctx.startedAt,
     modality: a.target.modality,
@@ -66,7 +86,7 @@ export function recordAttempt(ctx: CallContext, a: Attempt): void {
       ...a.metadata,
     };
   }
-  ctx.gw.recorder.record(ctx.tenantId, record);
+  queueRecord(ctx, record, a.target);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { toRequestRow } from "../ingest/records.js";
+import { typedRequestRow } from "../ingest/records.js";
 import type { Logger } from "../logging.js";
 import type { EffectiveProject } from "../manage/registry.js";
 import type { BudgetDecision, BudgetGate } from "./budget-gate.js";
@@ -99,7 +99,7 @@ export class BudgetTracker implements BudgetGate {
     const project = rec.record.project ?? "default";
     if (this.projects().get(project)?.dailyBudget == null) return;
     const { card, catalog } = this.rateCard.snapshot();
-    const checked = toRequestRow(rec.record, rec.tenantId, card, catalog);
+    const checked = typedRequestRow(rec.record, rec.tenantId, card, catalog);
     const cost = checked.ok && checked.row.cost_usd != null ? Number(checked.row.cost_usd) : 0;
     if (cost === 0) return;
     const entry: LocalSpend = { project, cost };

@@ -39,6 +39,8 @@ export interface GatewayDeps {
   trustedHosts: ReadonlySet<string>;
   /** Set when VOXGATE_COLLECTOR_URL makes this process a sidecar (records pushed to the collector). */
   sidecar: boolean;
+  /** The sink exports calls as spans (src/gateway/span-sink.ts): calls keep the caller's trace context. */
+  exportsSpans?: boolean;
 }
 
 /**
@@ -61,6 +63,8 @@ export class Gateway {
   /** Spend held by calls and streams of `block` projects while they run. */
   readonly reservations: BudgetReservations;
   readonly sidecar: boolean;
+  /** Calls keep the caller's `traceparent` for their spans (off: no header is read for it). */
+  readonly exportsSpans: boolean;
   private refreshTimer: NodeJS.Timeout | null = null;
   private loaded: Promise<void> | null = null;
 
@@ -70,6 +74,7 @@ export class Gateway {
     this.log = deps.log;
     this.authEnabled = deps.authEnabled;
     this.sidecar = deps.sidecar;
+    this.exportsSpans = deps.exportsSpans ?? false;
     this.upstreams = new GatewayUpstreams(deps.trustedHosts);
     this.cooldowns = new Cooldowns(cfg.max_cooldown_ms);
     this.streams = new StreamRegistry(streamLimits(cfg.streams), (token) => this.authenticate(token));

@@ -5,7 +5,7 @@ import { type CallPlan, admitKey, loopbackRefusal, planCall } from "./admit.js";
 import { defaultEstimate } from "./budget-reservations.js";
 import { BodyTooLarge, headersOf, nodeBindings, type Outbound, readBody } from "./exchange.js";
 import type { Gateway } from "./gateway.js";
-import { type Attempt, type CallContext, failureOf, recordAttempt } from "./attempt.js";
+import { type Attempt, type CallContext, callerTrace, failureOf, recordAttempt } from "./attempt.js";
 import { headersHoldKey, KeyWatch, relayableHeaders, searchableKey, upstreamHeaders } from "./header-policy.js";
 import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamRequest, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
 import { answerError, openOutbound, relayHeaders } from "./respond.js";
@@ -81,7 +81,7 @@ export async function proxyCall(gw: Gateway, protocol: VendorProtocol, route: Pr
     if (err instanceof ProtocolInputError) return fail(err.status, "invalid_request", err.message);
     throw err;
   }
-  const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId }, call.estimate ?? defaultEstimate(route.modality, body.length), call.defaultModel);
+  const plan = planCall(gw, protocol, route.modality, caller, call.model, { startedAt, t0, requestId, trace: callerTrace(gw, headers) }, call.estimate ?? defaultEstimate(route.modality, body.length), call.defaultModel);
   if (!plan.ok) return fail(plan.status, plan.code, plan.message, undefined, plan.details);
   try {
     await forward(gw, protocol, route, inbound, call, plan, out, requestId, fail);

@@ -1,10 +1,26 @@
-import type { RequestRecord } from "../client/types.js";
+import type { TypedRecord } from "../ingest/records.js";
 import type { Logger } from "../logging.js";
 
-/** One gateway call as recorded: the request record of POST /v1/ingest plus the caller's tenant (from the key). */
+/**
+ * One gateway call as recorded: a request record (the fields of POST /v1/ingest, built typed: the
+ * local sink stores it through ingest's typed entry, with no wire-format parse) plus the caller's
+ * tenant (from the key).
+ */
 export interface GatewayRecord {
   tenantId: string | null;
-  record: RequestRecord;
+  record: TypedRecord;
+  /** Set only when the gateway exports its calls as spans (src/gateway/span-sink.ts). */
+  trace?: CallTrace;
+}
+
+/** What a call's span needs beyond its record: the caller's W3C trace context and the vendor's wire type. */
+export interface CallTrace {
+  /** The caller's `traceparent` / `tracestate` headers, as sent (validated when the span is made). */
+  traceparent: string | null;
+  tracestate: string | null;
+  providerType: string;
+  /** The model name the vendor was asked for (the record's model_id is Voxgate's catalog id). */
+  model: string;
 }
 
 /** Where records go: the local store (through the ingest path) or a collector (voxgate/client). */
@@ -12,6 +28,8 @@ export interface RecordSink {
   /** Writes one batch; resolves when it is durable (local) or handed to the client (sidecar). */
   write(batch: GatewayRecord[]): Promise<void>;
   close?(): Promise<void>;
+  /** Pushes out what the sink buffers itself (exported spans); the recorder's flush() ends with it. */
+  flush?(): Promise<void>;
 }
 
 /** Told when records are queued and when they became durable (the budget tracker listens). */
@@ -65,12 +83,12 @@ export class GatewayRecorder {
     this.timer.unref();
   }
 
-  record(tenantId: string | null, record: RequestRecord): void {
+  record(tenantId: string | null, record: TypedRecord, trace?: CallTrace): void {
     if (this.queue.length >= this.opts.limit || this.stopped) {
       this.dropped++;
       return;
     }
-    const rec = { tenantId, record };
+    const rec: GatewayRecord = trace === undefined ? { tenantId, record } : { tenantId, record, trace };
     this.queue.push(rec);
     this.opts.observer?.queued(rec);
     if (this.queue.length >= RECORD_BATCH_SIZE && !this.scheduled && !this.flushing) {
@@ -93,7 +111,7 @@ export class GatewayRecorder {
         if (!(await this.flushing)) return;
         continue;
       }
-      if (this.queue.length === 0) return;
+      if (this.queue.length === 0) return this.sink.flush?.();
       if (!(await this.tick())) return;
     }
   }

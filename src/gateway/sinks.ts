@@ -1,23 +1,25 @@
 import { VoxgateClient } from "../client/index.js";
-import { type IngestDeps, ingestRequests } from "../ingest/ingest-requests.js";
+import { type IngestDeps, ingestRecords } from "../ingest/ingest-requests.js";
 import type { Logger } from "../logging.js";
+import type { TypedRecord } from "../ingest/records.js";
 import type { GatewayRecord, RecordSink } from "./recorder.js";
 
 /**
- * Local mode: each batch goes through exactly the path POST /v1/ingest uses (validation, rating,
- * sessions, rollups), one call per tenant, since the tenant is a parameter of that path.
+ * Local mode: each batch goes through ingest's typed entry (the records are built in process: no
+ * wire-format parse; each value's rule, rating, the insert and its projections as POST /v1/ingest),
+ * one call per tenant, since the tenant is a parameter of that path.
  */
 export function ingestSink(deps: IngestDeps & { log: Logger }): RecordSink {
   return {
     async write(batch) {
-      const byTenant = new Map<string | null, unknown[]>();
+      const byTenant = new Map<string | null, GatewayRecord["record"][]>();
       for (const r of batch) {
         const list = byTenant.get(r.tenantId);
         if (list) list.push(r.record);
         else byTenant.set(r.tenantId, [r.record]);
       }
       for (const [tenantId, records] of byTenant) {
-        const result = await ingestRequests(deps, tenantId, records);
+        const result = await ingestRecords(deps, tenantId, records);
         if (result.skipped > 0) {
           deps.log.warn({ skipped: result.skipped, reasons: result.skipped_records.slice(0, 3) }, "gateway records skipped by ingest validation");
         }
@@ -37,8 +39,13 @@ export function collectorSink(collectorUrl: string, apiKey: string | undefined, 
   return {
     client,
     async write(batch: GatewayRecord[]) {
-      for (const r of batch) client.record(r.record);
+      for (const { record } of batch) client.record(wireRecord(record));
     },
     close: () => client.close(),
   };
+}
+
+/** The wire spells a timestamp as epoch ms (or ISO), never a Date: the gateway's records already use ms (no copy then). */
+function wireRecord(r: TypedRecord): Omit<TypedRecord, "timestamp"> & { timestamp: number } {
+  return r.timestamp instanceof Date ? { ...r, timestamp: r.timestamp.getTime() } : (r as Omit<TypedRecord, "timestamp"> & { timestamp: number });
 }

@@ -42,14 +42,64 @@ export function isStorableJson(value: unknown): boolean {
   return true;
 }
 
+/**
+ * The zod-free reading of each field type below, keyed by the zod type itself: a record schema built
+ * from these types gets its fast validator derived from it (src/ingest/record-fast.ts), so a field
+ * is declared once. A reading answers the value exactly as its type parses it, or REFUSED whenever
+ * the type would refuse it (or, for a clock edge, might): then the schema decides and words why
+ * (test/ingest/record-fast.test.ts holds every pair to the same answers).
+ */
+export const REFUSED: unique symbol = Symbol("refused");
+export type FastReading = (v: unknown, now: number) => unknown;
+/** By the type's definition, which `.describe()` copies share (the copy is another object). */
+const FAST_READINGS = new WeakMap<object, FastReading>();
+
+/** Declares a field type with the check that accepts exactly its values (it parses them unchanged). */
+function fieldType<T extends z.ZodType>(type: T, check: (v: unknown) => boolean): T {
+  FAST_READINGS.set(type._zod.def, (v) => (check(v) ? v : REFUSED));
+  return type;
+}
+
+/** The zod-free reading of a type declared here, or undefined. */
+export const fastReadingOf = (type: z.ZodType): FastReading | undefined => FAST_READINGS.get(type._zod.def);
+
+const isNonNegative = (v: unknown, max: number) => typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= max;
+const isNonNegativeInt = (v: unknown, max: number) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= max;
+
 const storable = { message: "contains NUL or an unpaired surrogate" };
-export const shortText = z.string().min(1).max(MAX_ID_LENGTH).refine(isStorableText, storable);
-export const longText = z.string().max(MAX_TEXT_LENGTH).refine(isStorableText, storable);
-export const nonNegative = z.number().finite().nonnegative();
+export const uuid = fieldType(z.string().regex(UUID_RE, "must be a UUID"), (v) => typeof v === "string" && UUID_RE.test(v));
+export const shortText = fieldType(
+  z.string().min(1).max(MAX_ID_LENGTH).refine(isStorableText, storable),
+  (v) => typeof v === "string" && v.length >= 1 && v.length <= MAX_ID_LENGTH && isStorableText(v),
+);
+export const longText = fieldType(
+  z.string().max(MAX_TEXT_LENGTH).refine(isStorableText, storable),
+  (v) => typeof v === "string" && v.length <= MAX_TEXT_LENGTH && isStorableText(v),
+);
+export const nonNegative = fieldType(z.number().finite().nonnegative(), (v) => isNonNegative(v, Number.POSITIVE_INFINITY));
+/** Dollars an agent reports (a sanity bound, not a business rule). */
+export const usd = fieldType(nonNegative.max(1e9), (v) => isNonNegative(v, 1e9));
+/** A count given as a float (generic units), rounded to the integer column it lands in. */
+export const count = fieldType(nonNegative.max(Number.MAX_SAFE_INTEGER), (v) => isNonNegative(v, Number.MAX_SAFE_INTEGER));
 /** A count that Postgres stores as integer (int4). */
-export const int32 = z.number().int().nonnegative().max(2_147_483_647);
+export const int32 = fieldType(z.number().int().nonnegative().max(2_147_483_647), (v) => isNonNegativeInt(v, 2_147_483_647));
 /** A count stored as bigint, kept within exact JS integers. */
-export const int53 = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+export const int53 = fieldType(z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), (v) => isNonNegativeInt(v, Number.MAX_SAFE_INTEGER));
+
+/** A JSON object of at most MAX_METADATA_BYTES serialized, every string and key storable (a record's `metadata`). */
+export const jsonObject = fieldType(
+  z
+    .record(z.string(), z.unknown())
+    .refine((m) => JSON.stringify(m).length <= MAX_METADATA_BYTES, { message: `metadata larger than ${MAX_METADATA_BYTES} bytes` })
+    .refine(isStorableJson, { message: "metadata contains NUL or an unpaired surrogate" }),
+  (v) =>
+    typeof v === "object" &&
+    v !== null &&
+    Object.getPrototypeOf(v) === Object.prototype &&
+    !Object.hasOwn(v, "__proto__") &&
+    JSON.stringify(v).length <= MAX_METADATA_BYTES &&
+    isStorableJson(v),
+);
 
 /**
  * Epoch milliseconds: an integer in [2000-01-01, collector clock + the skew allowance]. Seconds-scale values
@@ -82,6 +132,22 @@ export const flexibleTimestamp = z.union([z.string().max(64), z.number().finite(
   }
   return new Date(Math.round(ms));
 });
+
+/**
+ * flexibleTimestamp's reading without zod. A minute inside the future-skew edge it refuses, so the
+ * schema decides there (its clock is read later).
+ */
+function readTimestamp(v: unknown, now: number): Date | typeof REFUSED {
+  let ms: number;
+  if (typeof v === "number") {
+    if (!Number.isFinite(v)) return REFUSED;
+    ms = Math.abs(v) < SECONDS_MS_BOUNDARY ? v * 1000 : v;
+  } else if (typeof v === "string" && v.length <= 64) ms = Date.parse(v);
+  else return REFUSED;
+  if (!Number.isFinite(ms) || ms < MIN_EPOCH_MS || ms > Math.min(MAX_EPOCH_MS, now + MAX_FUTURE_SKEW_MS - 60_000)) return REFUSED;
+  return new Date(Math.round(ms));
+}
+FAST_READINGS.set(flexibleTimestamp._zod.def, readTimestamp);
 
 /** The first zod issue as "path: message", for per-row skip reasons. */
 export function firstIssue(error: z.ZodError): string {

@@ -4,7 +4,8 @@ import type { Config } from "../config/schema.js";
 import type { Database } from "../db/client.js";
 import { projects } from "../db/schema/index.js";
 import type { RequestRow } from "../db/schema/requests.js";
-import { toRequestRow } from "./records.js";
+import type { Catalog, RateCard } from "../billing/rate.js";
+import { type RecordCheck, toRequestRow, type TypedRecord, typedRequestRow } from "./records.js";
 import { storeRequestRows } from "./store-requests.js";
 
 /** At most this many skip reasons are listed in one answer (the count is always exact). */
@@ -25,10 +26,6 @@ export interface IngestResult {
   skipped_records: SkippedRow[];
 }
 
-/**
- * Validates, rates and stores one batch for the caller's tenant (never a body tenant_id). A
- * tenant-bound key may not date records further back than cost_tracking.backdate_horizon_days.
- */
 /** What ingest reads: the backdate horizon, the store, and the rate card in memory. */
 export interface IngestDeps {
   config: Pick<Config, "cost_tracking" | "projects">;
@@ -36,7 +33,27 @@ export interface IngestDeps {
   rateCard: Pick<RateCardStore, "snapshot">;
 }
 
-export async function ingestRequests(deps: IngestDeps, tenantId: string | null, batch: unknown[]): Promise<IngestResult> {
+/**
+ * POST /v1/ingest: validates (untrusted JSON, each record on its own), rates and stores one batch for
+ * the caller's tenant (never a body tenant_id). A tenant-bound key may not date records further back
+ * than cost_tracking.backdate_horizon_days.
+ */
+export function ingestRequests(deps: IngestDeps, tenantId: string | null, batch: readonly unknown[]): Promise<IngestResult> {
+  return ingest(deps, tenantId, batch, toRequestRow, rawId);
+}
+
+/**
+ * The typed entry for in-process producers (the gateway's recorder, the OTLP receiver): records built
+ * as TypedRecord skip the wire-format parse; each value's rule, the horizon, the foreign-project
+ * check, rating and the store are the same as ingestRequests'.
+ */
+export function ingestRecords(deps: IngestDeps, tenantId: string | null, records: readonly TypedRecord[]): Promise<IngestResult> {
+  return ingest(deps, tenantId, records, typedRequestRow, (r) => (typeof r.id === "string" ? r.id.slice(0, 64) : null));
+}
+
+type ToRow<T> = (input: T, tenantId: string | null, card: RateCard, catalog: Catalog, notBefore: number | null) => RecordCheck;
+
+async function ingest<T>(deps: IngestDeps, tenantId: string | null, batch: readonly T[], toRow: ToRow<T>, idOf: (input: T) => string | null): Promise<IngestResult> {
   const { card, catalog } = deps.rateCard.snapshot();
   const notBefore = tenantId === null ? null : Date.now() - deps.config.cost_tracking.backdate_horizon_days * 86_400_000;
   const skipped: SkippedRow[] = [];
@@ -44,12 +61,12 @@ export async function ingestRequests(deps: IngestDeps, tenantId: string | null, 
   let duplicates = 0;
   const byId = new Map<string, RequestRow>();
   const foreign = tenantId === null ? null : await projectsOwnedByOthers(deps, tenantId);
-  batch.forEach((raw, index) => {
-    let check = toRequestRow(raw, tenantId, card, catalog, notBefore);
+  batch.forEach((input, index) => {
+    let check = toRow(input, tenantId, card, catalog, notBefore);
     if (check.ok && foreign?.has(check.row.project ?? "default")) check = { ok: false, reason: "project: owned by another tenant" };
     if (!check.ok) {
       skippedCount++;
-      if (skipped.length < MAX_LISTED_SKIPS) skipped.push({ index, id: rawId(raw), reason: check.reason });
+      if (skipped.length < MAX_LISTED_SKIPS) skipped.push({ index, id: idOf(input), reason: check.reason });
       return;
     }
     // The same id twice in one batch: the first wins, the rest are duplicates.

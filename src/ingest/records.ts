@@ -2,22 +2,8 @@ import { moneyText } from "../money.js";
 import { z } from "zod";
 import { type Catalog, type RateCard, type Rating, type RatingInput, rateRequest } from "../billing/rate.js";
 import type { RequestRow } from "../db/schema/requests.js";
-import {
-  firstIssue,
-  flexibleTimestamp,
-  int32,
-  int53,
-  isStorableJson,
-  longText,
-  MAX_METADATA_BYTES,
-  nonNegative,
-  shortText,
-  UUID_RE,
-} from "./fields.js";
-import { FAST_RECORD_KEYS, fastRecord } from "./record-fast.js";
-
-/** A count given as a float (generic units) is rounded to the integer column it lands in. */
-const count = nonNegative.max(Number.MAX_SAFE_INTEGER);
+import { count, firstIssue, flexibleTimestamp, int32, int53, jsonObject, longText, MAX_METADATA_BYTES, nonNegative, shortText, usd, uuid } from "./fields.js";
+import { fastValidator } from "./record-fast.js";
 
 /**
  * One request record of POST /v1/ingest (the table of docs/api/ingest.md). Unknown keys, and `tenant_id`,
@@ -25,7 +11,7 @@ const count = nonNegative.max(Number.MAX_SAFE_INTEGER);
  * price from the collector's own rate card.
  */
 export const requestRecordSchema = z.object({
-  id: z.string().regex(UUID_RE, "must be a UUID").describe("the idempotency key: a UUID in any 8-4-4-4-12 hex form, stored lower-case"),
+  id: uuid.describe("the idempotency key: a UUID in any 8-4-4-4-12 hex form, stored lower-case"),
   timestamp: flexibleTimestamp.describe(
     "ISO-8601 string, or a number: epoch seconds below 1e11 (floats fine), else epoch ms; from 2000-01-01 to the collector's clock + 5 minutes; tenant-bound keys not before the back-dating horizon",
   ),
@@ -41,7 +27,7 @@ export const requestRecordSchema = z.object({
   agent_id: shortText.nullish(),
   ttfb_ms: nonNegative.nullish(),
   total_latency_ms: nonNegative.nullish(),
-  cost_usd: nonNegative.max(1e9).nullish().describe("the provider's cost as the agent saw it"),
+  cost_usd: usd.nullish().describe("the provider's cost as the agent saw it"),
   input_tokens: int53.nullish(),
   output_tokens: int53.nullish(),
   cached_input_tokens: int53.nullish().describe("billed at the cached-input price"),
@@ -53,13 +39,8 @@ export const requestRecordSchema = z.object({
   characters: int53.nullish(),
   input_units: count.nullish().describe("generic units: llm tokens, stt minutes, tts characters; the specific field wins when both are given"),
   output_units: count.nullish(),
-  metadata: z
-    .record(z.string(), z.unknown())
+  metadata: jsonObject
     .nullish()
-    .refine((m) => m == null || JSON.stringify(m).length <= MAX_METADATA_BYTES, {
-      message: `metadata larger than ${MAX_METADATA_BYTES} bytes`,
-    })
-    .refine((m) => m == null || isStorableJson(m), { message: "metadata contains NUL or an unpaired surrogate" })
     .describe(`a JSON object of at most ${MAX_METADATA_BYTES} bytes serialized, stored as is (with revision, turn_index and pricing_source added when sent)`),
   is_probe: z.boolean().nullish(),
   // voicegateway agents send these on each record; kept in the row's metadata (docs/api/ingest.md).
@@ -97,8 +78,47 @@ const roundOrNull = (v: number | null | undefined): number | null => (v == null 
 export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCard, catalog: Catalog, notBefore: number | null = null): RecordCheck {
   const checked = parseRecord(raw);
   if (!checked.ok) return checked;
-  const r = checked.record;
-  if (notBefore !== null && r.timestamp.getTime() < notBefore) {
+  return rowOf(checked.record, checked.record.timestamp, tenantId, card, catalog, notBefore);
+}
+
+/**
+ * A record built in process by a trusted producer (the gateway's recorder, the OTLP receiver): the
+ * schema's parsed shape already, `timestamp` a Date or epoch milliseconds (never seconds).
+ */
+export type TypedRecord = Omit<RequestRecord, "timestamp"> & { timestamp: Date | number };
+
+/**
+ * toRequestRow for a typed record: no parse (no copy, no key filtering, no timestamp decoding), only
+ * each value's rule (lengths, bounds, storable text: span attributes still come from outside). A
+ * refused record is handed to the schema, which words the reason (and decides at the clock's edge).
+ */
+export function typedRequestRow(
+  record: TypedRecord,
+  tenantId: string | null,
+  card: RateCard,
+  catalog: Catalog,
+  notBefore: number | null = null,
+): RecordCheck {
+  if (fast.check(record)) {
+    const t = record.timestamp;
+    return rowOf(record, t instanceof Date ? t : new Date(Math.round(t)), tenantId, card, catalog, notBefore);
+  }
+  const t = record.timestamp;
+  const parsed = requestRecordSchema.safeParse(t instanceof Date ? { ...record, timestamp: t.getTime() } : record);
+  if (!parsed.success) return { ok: false, reason: firstIssue(parsed.error) };
+  return rowOf(parsed.data, parsed.data.timestamp, tenantId, card, catalog, notBefore);
+}
+
+/** The row of a valid record dated `ts`: horizon, provider, units, rating (toRequestRow's common part). */
+function rowOf(
+  r: Omit<RequestRecord, "timestamp">,
+  ts: Date,
+  tenantId: string | null,
+  card: RateCard,
+  catalog: Catalog,
+  notBefore: number | null,
+): RecordCheck {
+  if (notBefore !== null && ts.getTime() < notBefore) {
     return { ok: false, reason: "timestamp: older than the back-dating horizon for tenant keys (cost_tracking.backdate_horizon_days); the operator may backfill it" };
   }
   const slash = r.model_id.indexOf("/");
@@ -159,7 +179,7 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
     // The storage row itself, keyed by column (store-requests.ts sends it to Postgres as is).
     const row: RequestRow = {
       id: r.id.toLowerCase(),
-      ts: r.timestamp,
+      ts,
       tenant_id: tenantId,
       project: r.project ?? "default",
       session_id: orNull(r.session_id),
@@ -194,7 +214,7 @@ export function toRequestRow(raw: unknown, tenantId: string | null, card: RateCa
 }
 
 /** The record's metadata with `revision`, `turn_index` and `pricing_source` added when sent (the record's fields win). */
-function withRecordFields(r: RequestRecord): Record<string, unknown> | null {
+function withRecordFields(r: Omit<RequestRecord, "timestamp">): Record<string, unknown> | null {
   let metadata = orNull(r.metadata);
   for (const key of METADATA_FIELDS) {
     const value = r[key];
@@ -204,21 +224,19 @@ function withRecordFields(r: RequestRecord): Record<string, unknown> | null {
   return metadata;
 }
 
-/**
- * Schema keys the fast path does not know (a field just added to the schema above): a record naming
- * one is parsed by the schema, so a new field is never dropped. Empty when record-fast.ts is current.
- */
-const NOT_FAST = Object.keys(requestRecordSchema.shape).filter((k) => !FAST_RECORD_KEYS.has(k));
-
-const namesNotFast = (raw: unknown) => typeof raw === "object" && raw !== null && NOT_FAST.some((k) => (raw as Record<string, unknown>)[k] != null);
+/** The schema's zod-free validator, derived from it (src/ingest/record-fast.ts). */
+const fast = fastValidator<RequestRecord>(requestRecordSchema.shape);
 
 /** The well-formed common case skips zod; anything else (and every error reason) is the schema's. */
 function parseRecord(raw: unknown): { ok: true; record: RequestRecord } | { ok: false; reason: string } {
-  const fast = NOT_FAST.length > 0 && namesNotFast(raw) ? null : fastRecord<RequestRecord>(raw);
-  if (fast) return { ok: true, record: fast };
+  const record = fast.parse(raw);
+  if (record) return { ok: true, record };
   const parsed = requestRecordSchema.safeParse(raw);
   return parsed.success ? { ok: true, record: parsed.data } : { ok: false, reason: firstIssue(parsed.error) };
 }
+
+/** The record parsed as POST /v1/ingest parses it without zod, or null (then the schema decides); for the parity test. */
+export const fastRecord = (raw: unknown, now?: number): RequestRecord | null => fast.parse(raw, now);
 
 /**
  * Rating must never cost the agent its telemetry: should the rate card fail on a record, the record

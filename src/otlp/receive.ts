@@ -1,4 +1,4 @@
-import { type IngestDeps, ingestRequests } from "../ingest/ingest-requests.js";
+import { type IngestDeps, ingestRecords } from "../ingest/ingest-requests.js";
 import { storeTurns } from "../ingest/turns.js";
 import { CLOSING_SPANS, type FreshSpan, identityOf, MAPPED_SPANS, mapTrace, namesSession, type OtlpRecord, type OtlpTurn, type TraceIdentity } from "./map.js";
 import type { Attrs, DecodedRequest } from "./spans.js";
@@ -58,8 +58,9 @@ export interface ExportOutcome {
 }
 
 /**
- * Maps one decoded export to records and turns and stores them through the ingest write path
- * (validation, rating, sessions, rollups; tenant from the key). The batch's mapped spans are kept
+ * Maps one decoded export to records and turns and stores them through ingest's typed entry (the
+ * records are built typed: no wire-format parse; each value's rule, rating, sessions, rollups;
+ * tenant from the key). The batch's mapped spans are kept
  * last, once records and turns committed: a batch that failed half-way is mapped whole again when
  * the exporter retries, and what was stored is counted as duplicates.
  */
@@ -154,7 +155,7 @@ async function writeBatch(
     records.push(...mapped.records);
     turns.push(...mapped.turns);
   }
-  const ingested = records.length > 0 ? await ingestRequests(services, tenantId, records) : null;
+  const ingested = records.length > 0 ? await ingestRecords(services, tenantId, records) : null;
   const timeline = turns.length > 0 ? await storeTurns(db, tenantId, turns) : null;
   await saveSpans(db, tenantId, keep, new Set(ready.keys()));
   if (++state.batches % PRUNE_EVERY === 0) await pruneTraceState(db);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { RequestRecord } from "../../src/client/types.js";
 import { GatewayRecorder, type GatewayRecord, RECORD_BATCH_SIZE, type RecordSink } from "../../src/gateway/recorder.js";
+import type { TypedRecord } from "../../src/ingest/records.js";
 import { silentLogger } from "../../src/logging.js";
 
 /** A sink whose writes finish when the test says so. */
@@ -18,7 +18,7 @@ function heldSink() {
   return { sink, batches, release: () => release() };
 }
 
-const record = (i: number): RequestRecord => ({ id: `r${i}`, modality: "llm", model_id: "openai/gpt-4.1-mini", provider: "openai" }) as RequestRecord;
+const record = (i: number): TypedRecord => ({ id: `r${i}`, timestamp: Date.now(), modality: "llm", model_id: "openai/gpt-4.1-mini", provider: "openai" });
 const turn = () => new Promise((r) => setImmediate(r));
 
 describe("GatewayRecorder batching", () => {

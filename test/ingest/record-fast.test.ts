@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { fastRecord } from "../../src/ingest/record-fast.js";
-import { requestRecordSchema } from "../../src/ingest/records.js";
+import { z } from "zod";
+import { fastValidator } from "../../src/ingest/record-fast.js";
+import { fastRecord, requestRecordSchema } from "../../src/ingest/records.js";
 
 const now = Date.now();
 
@@ -55,7 +56,7 @@ const VARIANTS: Record<string, unknown[]> = {
   characters: [140, 1.1, null],
   input_units: [0, 2.5, Number.MAX_SAFE_INTEGER + 2, -1, null],
   output_units: [0, 40, -2, null],
-  metadata: [{ a: 1 }, null, [], "x", { big: "x".repeat(17 * 1024) }, { "\u0000": 1 }],
+  metadata: [{ a: 1 }, {}, { nested: { b: [1, "two"] } }, null, [], "x", { big: "x".repeat(17 * 1024) }, { "\u0000": 1 }, { a: "\ud800" }, new Map()],
   is_probe: [true, false, null, "true", 0],
   cached_input_units: [0, 12.5, -1, null, "3"],
   revision: ["v1", 7, 1.5, -1, "", "\u0000", null, {}],
@@ -100,10 +101,39 @@ describe("fastRecord agrees with requestRecordSchema", () => {
     expect(accepted).toBeGreaterThan(cases / 3);
   });
 
-  it("leaves non-plain inputs and any metadata object to the schema", () => {
-    for (const raw of [null, undefined, 1, "x", [], [valid()], new Map(), { ...valid(), metadata: { a: 1 } }]) {
+  it("leaves non-plain inputs to the schema", () => {
+    for (const raw of [null, undefined, 1, "x", [], [valid()], new Map()]) {
       expect(fastRecord(raw, now)).toBeNull();
     }
+  });
+
+  it("is derived from the schema: every field of it has a zod-free reading", () => {
+    expect([...fastValidator(requestRecordSchema.shape).keys].sort()).toEqual(Object.keys(requestRecordSchema.shape).sort());
+  });
+
+  it("a field whose type it cannot read sends records naming it to the schema (never dropped)", () => {
+    const schema = requestRecordSchema.extend({ note: z.string().max(3).nullish() });
+    const v = fastValidator(schema.shape);
+    expect(v.keys.has("note")).toBe(false);
+    expect(v.parse({ ...valid() }, now)).not.toBeNull();
+    expect(v.parse({ ...valid(), note: "abc" }, now)).toBeNull();
+  });
+
+  it("checks a typed record by the same rules without parsing it", () => {
+    const v = fastValidator(requestRecordSchema.shape);
+    const typed = { ...valid(), timestamp: now, metadata: { via: "gateway" } };
+    expect(v.check(typed, now)).toBe(true);
+    expect(v.check({ ...typed, timestamp: new Date(now) }, now)).toBe(true);
+    for (const [key, values] of Object.entries(VARIANTS)) {
+      if (key === "timestamp") continue;
+      for (const value of values) {
+        const raw = { ...typed, [key]: value };
+        const slow = viaSchema({ ...raw, timestamp: now });
+        if (v.check(raw, now)) expect(slow, `${key}=${String(value)}`).not.toBeNull();
+      }
+    }
+    expect(v.check({ ...typed, timestamp: now + 3_600_000 }, now)).toBe(false);
+    expect(v.check({ ...typed, model_id: "x".repeat(257) }, now)).toBe(false);
   });
 
   it("at the very edge of the future-skew window defers to the schema", () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import { type Caller, type CallPlan, planCall } from "../admit.js";
-import { type Attempt, type CallContext, recordAttempt } from "../attempt.js";
+import { type Attempt, type CallContext, callerTrace, recordAttempt } from "../attempt.js";
 import type { Gateway } from "../gateway.js";
 import { upstreamHeaders } from "../header-policy.js";
 import type { LimitGrant } from "../limiter.js";
@@ -25,7 +25,7 @@ export interface WsCall {
 }
 
 export function planFor(call: WsCall, named: string | null): CallPlan | ({ ok: false } & Refusal) {
-  return planCall(call.gw, call.wsp.protocol, call.route.modality, call.caller, named, { startedAt: call.startedAt, t0: call.t0, requestId: call.requestId });
+  return planCall(call.gw, call.wsp.protocol, call.route.modality, call.caller, named, { startedAt: call.startedAt, t0: call.t0, requestId: call.requestId, trace: callerTrace(call.gw, call.inbound.headers) });
 }
 
 export interface OpenedUpstream {
@@ -127,7 +127,7 @@ export function streamModels(call: WsCall, session: StreamSession, current: Upst
 /** A model a message named and the stream could not serve, recorded as a refused attempt (no units). */
 export function recordRefused(call: WsCall, named: string, message: string): void {
   const { gw, route, caller } = call;
-  const ctx: CallContext = { gw, route: { modality: route.modality }, tenantId: caller.auth.tenantId, attribution: caller.attribution, startedAt: Date.now(), t0: performance.now(), throttledFrom: null };
+  const ctx: CallContext = { gw, route: { modality: route.modality }, tenantId: caller.auth.tenantId, attribution: caller.attribution, startedAt: Date.now(), t0: performance.now(), throttledFrom: null, trace: callerTrace(gw, call.inbound.headers) };
   const providerType = call.wsp.protocol.providerTypes[0] ?? "openai";
   const target: UpstreamTarget = { modelId: named.slice(0, 200), modality: route.modality, providerId: providerType, providerType, modelName: named, baseUrl: "", apiKey: "" };
   recordAttempt(ctx, { id: randomUUID(), target, status: "error", error: `refused in-band: ${message}`, units: {}, metadata: { stream_id: call.requestId } });

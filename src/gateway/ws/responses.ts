@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { RequestRecord } from "../../client/types.js";
-import type { Attempt, CallContext } from "../attempt.js";
+import type { TypedRecord } from "../../ingest/records.js";
+import { type Attempt, type CallContext, queueRecord } from "../attempt.js";
 import type { Units } from "../protocol.js";
 import type { StreamMeter } from "./relay.js";
 
@@ -44,7 +44,7 @@ export function recordResponses(meter: ResponseMeter, ctx: CallContext, attempt:
   const record = (w: ResponseWork) => {
     const t = attempt.target;
     const u = w.units;
-    const rec: RequestRecord = {
+    const rec: TypedRecord = {
       id: count++ === 0 ? attempt.id : randomUUID(),
       timestamp: w.startedAt,
       modality: t.modality,
@@ -64,7 +64,7 @@ export function recordResponses(meter: ResponseMeter, ctx: CallContext, attempt:
       ...(u.inputAudioTokens !== undefined && { input_audio_tokens: u.inputAudioTokens }),
       ...(u.outputAudioTokens !== undefined && { output_audio_tokens: u.outputAudioTokens }),
     };
-    ctx.gw.recorder.record(ctx.tenantId, rec);
+    queueRecord(ctx, rec, t);
   };
   meter.onResponse = record;
   return {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
-import type { RequestRecord } from "../../client/types.js";
-import { type Attempt, type CallContext, recordAttempt } from "../attempt.js";
+import type { TypedRecord } from "../../ingest/records.js";
+import { type Attempt, type CallContext, queueRecord, recordAttempt } from "../attempt.js";
 import type { Units } from "../protocol.js";
 import { type RelayHandle, type RelaySummary, relay, type StreamLine, type StreamMeter } from "./relay.js";
 import { isResponseMeter, recordResponses } from "./responses.js";
@@ -190,7 +190,7 @@ export class StreamRecorder {
     this.done = { ...total };
     this.checkpoints++;
     const t = this.attempt.target;
-    const record: RequestRecord = {
+    const record: TypedRecord = {
       id: randomUUID(),
       timestamp: Date.now(),
       modality: t.modality,
@@ -211,7 +211,7 @@ export class StreamRecorder {
       ...(units.inputTokens !== undefined && { input_tokens: units.inputTokens }),
       ...(units.outputTokens !== undefined && { output_tokens: units.outputTokens }),
     };
-    this.ctx.gw.recorder.record(this.ctx.tenantId, record);
+    queueRecord(this.ctx, record, t);
   }
 
   end(total: Units): void {
