@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { recordAttempt } from "../attempt.js";
+import { type CallContext, recordAttempt } from "../attempt.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, type Hold } from "../budget-reservations.js";
 import type { EffectiveProject } from "../../manage/registry.js";
 import type { Units, UpstreamTarget } from "../protocol.js";
@@ -38,6 +38,7 @@ export class StreamBudget implements StreamSpendHook {
 
   constructor(
     private readonly call: WsCall,
+    private readonly ctx: CallContext,
     private readonly project: EffectiveProject,
     private readonly target: UpstreamTarget,
     private readonly measure: Measure,
@@ -111,8 +112,7 @@ export class StreamBudget implements StreamSpendHook {
     // vendor served); a response that found none is never asked for.
     if (this.measure === "responses") {
       // The response never asked for is recorded as refused (the session writes no row of its own).
-      const { gw, caller, route } = this.call;
-      const ctx = { gw, route: { modality: route.modality }, tenantId: caller.auth.tenantId, attribution: caller.attribution, startedAt: Date.now(), t0: performance.now(), throttledFrom: null };
+      const ctx: CallContext = { ...this.ctx, startedAt: Date.now(), t0: performance.now() };
       recordAttempt(ctx, { id: randomUUID(), target: this.target, status: "error", error: BUDGET_ENDED, units: {}, metadata: { stream_id: this.call.requestId } });
       end();
       return false;
@@ -160,15 +160,15 @@ function incrementOf(call: WsCall, target: UpstreamTarget): { measure: Measure; 
  * project has no daily budget. A `block` project holds its first increment here, before any vendor
  * is contacted: "refused" when there is no room (recorded as a refusal, like the upgrade's 402).
  */
-export async function openStreamBudget(call: WsCall, target: UpstreamTarget, ctx: Parameters<typeof recordAttempt>[0]): Promise<StreamBudget | null | "refused"> {
+export async function openStreamBudget(call: WsCall, target: UpstreamTarget, ctx: CallContext): Promise<StreamBudget | null | "refused"> {
   const project = call.gw.table.projects.get(call.caller.attribution.project);
   if (!project || project.dailyBudget === null) return null;
   const inc = incrementOf(call, target);
-  if (project.budgetAction !== "block") return new StreamBudget(call, project, target, inc.measure, inc.step, inc.estimate, null);
+  if (project.budgetAction !== "block") return new StreamBudget(call, ctx, project, target, inc.measure, inc.step, inc.estimate, null);
   const first = await call.gw.reservations.reserveAhead(project, target, inc.estimate, call.caller.auth.tenantId);
   if (!first) {
     recordAttempt(ctx, { id: call.requestId, target, status: "error", error: BUDGET_ENDED, units: {} });
     return "refused";
   }
-  return new StreamBudget(call, project, target, inc.measure, inc.step, inc.estimate, first);
+  return new StreamBudget(call, ctx, project, target, inc.measure, inc.step, inc.estimate, first);
 }
