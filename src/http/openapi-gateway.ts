@@ -29,7 +29,8 @@ export function registerGatewayPaths(app: OpenAPIHono<AppEnv>): void {
   }
   for (const wsp of WS_PROTOCOLS) {
     for (const route of wsp.routes) {
-      const summary = `${wsp.protocol.id} ${route.modality} over WebSocket: relayed to a routed provider`;
+      const refusals = wsp.closeRefusal ? " (refusals arrive after the upgrade, as the vendor's error frame and close code)" : "";
+      const summary = `${wsp.protocol.id} ${route.modality} over WebSocket: relayed to a routed provider${refusals}`;
       add("get", toOpenApi(`${wsp.protocol.prefix}${route.path}`), wsp.protocol, summary, true);
       if (wsp === cartesiaWs) app.openAPIRegistry.registerPath(gatewayPath("get", toOpenApi(route.path), wsp.protocol, `${summary} (Cartesia's fixed path)`, true, false));
     }

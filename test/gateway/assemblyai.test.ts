@@ -104,23 +104,46 @@ describe("AssemblyAI Universal-Streaming through Voxgate (assemblyai SDK)", () =
     expect(row?.metadata).toMatchObject({ billed_seconds: ASSEMBLYAI_SESSION_SECONDS });
   });
 
-  it("without speech_model the project's stack decides; an unknown model (404) and a spent budget (402) fail the SDK's connect", async () => {
+  it("without speech_model the project's stack decides", async () => {
     stub.reset();
     const t = transcriber("/p/support/s/aai-2");
     await t.connect();
     await t.close(true);
     expect(stub.seen.at(-1)?.query.get("speech_model")).toBe("universal-streaming-english");
+  });
 
-    const notFound = await transcriber("", "u3-rt-pro")
-      .connect()
-      .catch((e: unknown) => e);
+  it("refusals arrive as AssemblyAI's: the SDK's StreamingError (not exported: an Error) with Voxgate's message and AssemblyAI's close code, no vendor dialled", async () => {
+    stub.reset();
+    const refusal = (t: StreamingTranscriber) => t.connect().then(() => expect.unreachable("connected"), (e: unknown) => e as Error & { code?: number });
+    // An unknown model: 3006 (input validation), which the SDK retries before giving up.
+    const notFound = await refusal(transcriber("", "u3-rt-pro"));
     expect(notFound).toBeInstanceOf(Error);
-    expect(String((notFound as Error).message)).toContain("404");
-    const broke = await transcriber("/p/broke/s/s-1")
-      .connect()
-      .catch((e: unknown) => e);
+    expect(notFound.message).toMatch(/^model u3-rt-pro is not routable here/);
+    expect(notFound.code).toBe(3006);
+    // A spent budget: 4002 (insufficient funds), not retried.
+    const broke = await refusal(transcriber("/p/broke/s/s-1"));
     expect(broke).toBeInstanceOf(Error);
-    expect(String((broke as Error).message)).toContain("402");
+    expect(broke.message).toBe("project broke has reached its daily budget");
+    expect(broke.code).toBe(4002);
+    // A wrong key: 4001 (not authorized).
+    const wrongKey = new StreamingTranscriber({ websocketBaseUrl: `wss://127.0.0.1:${tlsPort}/assemblyai/v3/ws`, apiKey: "vk_wrong", sampleRate: 16_000 });
+    const unauthorized = await refusal(wrongKey);
+    expect(unauthorized.code).toBe(4001);
+    expect(unauthorized.message.length).toBeGreaterThan(0);
+    expect(stub.seen).toHaveLength(0);
+  });
+
+  it("the close alone carries the code and the reason, cut to what a close frame holds", async () => {
+    const { WebSocket } = await import("ws");
+    const ws = new WebSocket(`wss://127.0.0.1:${tlsPort}/assemblyai/v3/ws?speech_model=${"x".repeat(300)}`, { headers: { authorization: OPERATOR_KEY } });
+    const frames: string[] = [];
+    ws.on("message", (d) => frames.push(String(d)));
+    const [code, reason] = await new Promise<[number, string]>((r) => ws.on("close", (c, why) => r([c, why.toString()])));
+    expect(code).toBe(3006);
+    expect(Buffer.byteLength(reason)).toBeLessThanOrEqual(123);
+    expect(reason).toMatch(/^model x+/);
+    expect(JSON.parse(frames[0] ?? "{}")).toMatchObject({ type: "Error", error_code: 3006 });
+    expect(JSON.parse(frames[0] ?? "{}").error.length).toBeGreaterThan(300);
   });
 });
 

@@ -10,7 +10,7 @@ import { pseudoAudio } from "../support/stubs/audio.js";
 import { CartesiaStub } from "../support/stubs/cartesia.js";
 import { DeepgramStub } from "../support/stubs/deepgram.js";
 import { OpenAIAudioStub } from "../support/stubs/openai-audio.js";
-import type { StubServer } from "../support/stubs/vendor-stub.js";
+import { presentedKeys, type StubServer } from "../support/stubs/vendor-stub.js";
 import { tlsTerminator } from "../livekit/support.js";
 import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
 
@@ -18,7 +18,8 @@ import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from 
  * The governed streams through the official SDKs' own WebSocket clients: Cartesia's tts.websocket()
  * (wss only: through a TLS terminator with a certificate made for the run) and the AI SDK's
  * experimental_streamTranscribe, both with no model on the URL and no default_stack; @deepgram/sdk 5's
- * live client meeting a revoked key (1008, then its redials refused at the upgrade).
+ * live and speak clients, and its live client meeting a revoked key (1008, then its redials refused at
+ * the upgrade).
  */
 // The SDK's ESM build looks for `ws` with require(), which ESM lacks, and Node 20 has no global
 // WebSocket: in Node it is used through its CommonJS entry, as a CommonJS app would load it.
@@ -39,6 +40,7 @@ models:
     deepgram/nova-3: { provider: deepgram, model: nova-3 }
   tts:
     cartesia/sonic-2: { provider: cartesia, model: sonic-2 }
+    deepgram/aura-2-thalia-en: { provider: deepgram, model: aura-2-thalia-en }
 projects:
   bare: {}
 pricing:
@@ -133,6 +135,65 @@ describe("official SDK WebSocket clients", () => {
         row = (await recordedRows(app)).find((r) => r.session_id === "call-ai");
       }
       expect(row).toMatchObject({ model_id: "openai/gpt-realtime-whisper", project: "bare", audio_seconds: 1, status: "success" });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("@deepgram/sdk live and speak (WebSocket): provider key only upstream, units and the catalog's cost recorded", async () => {
+    const app = await gatewayApp(YAML());
+    const sdk = (session: string) => new DeepgramClient({ apiKey: OPERATOR_KEY, baseUrl: `${app.base.replace("http://", "ws://")}/p/bare/s/${session}/deepgram` });
+    const closed = (socket: { on(e: "close", cb: () => void): void }) => new Promise<void>((r) => socket.on("close", () => r()));
+    const row = async (session: string) => {
+      for (;;) {
+        const found = (await recordedRows(app)).find((r) => r.session_id === session && r.metadata?.checkpoint === undefined);
+        if (found) return found;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    try {
+      const live = await sdk("dg-live").listen.v1.connect({ model: "nova-3", encoding: "linear16", sample_rate: 16000 });
+      const types: string[] = [];
+      live.on("message", (m: { type?: string }) => void types.push(String(m.type)));
+      const liveClosed = closed(live);
+      live.connect();
+      await live.waitForOpen();
+      live.sendMedia(pseudoAudio(32_000)); // 1 s of 16 kHz linear16
+      live.sendCloseStream({ type: "CloseStream" });
+      await liveClosed;
+      live.close();
+      expect(types).toContain("Results");
+      // nova-3 at $0.0077 a minute (the shipped catalog): 1 s.
+      expect(await row("dg-live")).toMatchObject({ model_id: "deepgram/nova-3", audio_seconds: 1, status: "success", cost_usd: "0.0001283333" });
+
+      const speak = await sdk("dg-speak").speak.v1.connect({ model: "aura-2-thalia-en", encoding: "linear16" });
+      const audio: Blob[] = [];
+      let flushed = false;
+      speak.on("message", (m: unknown) => {
+        if (m instanceof Blob) audio.push(m);
+        else if ((m as { type?: string }).type === "Flushed") flushed = true;
+      });
+      const speakClosed = closed(speak);
+      speak.connect();
+      await speak.waitForOpen();
+      const text = "Hello from Deepgram"; // 19 characters
+      speak.sendText({ type: "Speak", text });
+      speak.sendFlush({ type: "Flush" });
+      while (!flushed) await new Promise((r) => setTimeout(r, 10));
+      speak.sendClose({ type: "Close" });
+      await speakClosed;
+      speak.close();
+      const bytes = Buffer.concat(await Promise.all(audio.map(async (b) => Buffer.from(await b.arrayBuffer()))));
+      const { ttsAudioFor } = await import("../support/stubs/deepgram.js");
+      expect(bytes.equals(Buffer.from(ttsAudioFor(text)))).toBe(true);
+      // aura-2 at $0.030 per 1k characters (the shipped deepgram/aura-2-* entry).
+      expect(await row("dg-speak")).toMatchObject({ model_id: "deepgram/aura-2-thalia-en", characters: 19, status: "success", cost_usd: "0.0005700000" });
+
+      expect(deepgram.seen.map((r) => r.path)).toEqual(["/v1/listen", "/v1/speak"]);
+      for (const seen of deepgram.seen) {
+        expect(presentedKeys(seen)).toEqual([`Token ${PROVIDER_KEY}`]);
+        expect(JSON.stringify({ h: seen.headers, q: seen.query.toString() })).not.toContain(OPERATOR_KEY);
+      }
     } finally {
       await app.close();
     }

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { jsonObject } from "../audio/stt-units.js";
 import { authorizationToken, type GatewayErrorCode, headerValue, type InboundRequest, type Units, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
 import type { StreamMeter } from "../ws/relay.js";
-import { forwardQuery, type WsProtocol, type WsRoute } from "../ws/ws-route.js";
+import { type ClosingRefusal, forwardQuery, type WsProtocol, type WsRoute } from "../ws/ws-route.js";
 import { modelQuery } from "./audio-common.js";
 
 /**
@@ -110,4 +110,24 @@ const streamingRoute: WsRoute = {
   meter: (inbound) => assemblyaiMeter(assemblyaiBytesPerSecond(inbound.query)),
 };
 
-export const assemblyaiWs: WsProtocol = { protocol: assemblyaiProtocol, routes: [streamingRoute] };
+/**
+ * Voxgate's refusal as AssemblyAI refuses a stream: the upgrade completes, an `Error` frame carries
+ * the message, and the close carries AssemblyAI's code (the SDK's StreamingErrorType): its SDK turns
+ * a refused handshake into "Unexpected server response: 404" and retries it, but the frame or close
+ * into a StreamingError with this message, retried only for codes it deems transient.
+ */
+export function assemblyaiCloseRefusal(status: number, code: GatewayErrorCode, message: string): ClosingRefusal {
+  const closeCode = assemblyaiCloseCode(status, code);
+  return { frame: JSON.stringify({ type: "Error", error_code: closeCode, error: message }), closeCode, reason: message };
+}
+
+function assemblyaiCloseCode(status: number, code: GatewayErrorCode): number {
+  if (status === 401 || status === 403) return 4001; // Not Authorized
+  if (status === 402) return 4002; // Insufficient funds
+  if (code === "too_many_streams") return 3009; // Too many concurrent sessions
+  if (status === 429) return 4029; // Rate limited
+  if (status >= 400 && status < 500) return 3006; // Input validation error (an unknown speech_model)
+  return 3005; // Server error
+}
+
+export const assemblyaiWs: WsProtocol = { protocol: assemblyaiProtocol, routes: [streamingRoute], closeRefusal: assemblyaiCloseRefusal };

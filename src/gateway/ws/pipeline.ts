@@ -14,12 +14,13 @@ import { StreamSession } from "./session.js";
 import { openStreamBudget } from "./stream-budget.js";
 import type { StreamSlot } from "./streams.js";
 import { dropAdapterMessageListeners, HANDSHAKE_GRACE_MS, holdUpstream, isWebSocketUpgrade, upgradeRequired } from "./upgrade.js";
-import { subprotocolToken, type WsProtocol, type WsRoute } from "./ws-route.js";
+import { type ClosingRefusal, subprotocolToken, type WsProtocol, type WsRoute } from "./ws-route.js";
 
 /**
  * One relayed WebSocket call, a governed StreamSession once accepted. Before the upgrade (a refusal
  * is a plain HTTP status the vendor SDK reports; node-server answers a non-101 upgrade with the
- * status and headers, the envelope's code in X-Voxgate-Error): loopback rule, key and infer scope,
+ * status and headers, the envelope's code in X-Voxgate-Error; a protocol with closeRefusal gets an
+ * upgrade and the vendor's close instead): loopback rule, key and infer scope,
  * attribution, one of the key's gateway.streams.max_per_key slots (429 too_many_streams). Then:
  * - the model is named on the URL (or the route names it only inside messages and none is named):
  *   budget and model, then the candidates (primary, then fallbacks) through cooldowns and the
@@ -37,11 +38,12 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
   const protocol = wsp.protocol;
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   const headers: IncomingHttpHeaders = incoming?.headers ?? headersOf(c, null);
-  const refuse = (r: Refusal, extra: Record<string, string> = {}) => {
-    const body = protocol.errorBody(r.status, r.code, r.message);
-    const h: Record<string, string> = { ...extra, "content-type": body.contentType, "x-voxgate-error": r.code, "x-voxgate-request-id": requestId };
+  const refuse = async (r: Refusal, extra: Record<string, string> = {}): Promise<Response> => {
+    const h: Record<string, string> = { ...extra, "x-voxgate-error": r.code, "x-voxgate-request-id": requestId };
     if (r.retryAfterSeconds != null) h["retry-after"] = String(Math.max(1, Math.ceil(r.retryAfterSeconds)));
-    return new Response(body.body, { status: r.status, headers: h });
+    if (wsp.closeRefusal) return refuseByClose(c, wsp.closeRefusal(r.status, r.code, r.message), h);
+    const body = protocol.errorBody(r.status, r.code, r.message);
+    return new Response(body.body, { status: r.status, headers: { ...h, "content-type": body.contentType } });
   };
 
   const query = new URL(c.req.url).searchParams;
@@ -72,33 +74,33 @@ async function openCall(
   call: WsCall,
   c: Context<AppEnv>,
   slot: StreamSlot,
-  refuse: (r: Refusal, extra?: Record<string, string>) => Response,
+  refuse: (r: Refusal, extra?: Record<string, string>) => Promise<Response>,
 ): Promise<{ response: Response; upgraded: boolean }> {
   const { gw, route, inbound } = call;
   let named: string | null;
   try {
     named = route.model(inbound);
   } catch (err) {
-    if (err instanceof ProtocolInputError) return { response: refuse({ status: err.status, code: "invalid_request", message: err.message }), upgraded: false };
+    if (err instanceof ProtocolInputError) return { response: await refuse({ status: err.status, code: "invalid_request", message: err.message }), upgraded: false };
     throw err;
   }
 
   if (named === null && route.inBand) {
     const project = gw.table.projects.get(call.caller.attribution.project);
-    if (gw.budgets.decide(project) === "block") return { response: refuse(BUDGET_REFUSAL(call)), upgraded: false };
+    if (gw.budgets.decide(project) === "block") return { response: await refuse(BUDGET_REFUSAL(call)), upgraded: false };
     const upgraded = await upgradeGoverned(c, slot, (session) => awaitModel(call, session));
     return { response: new Response(null, { status: upgraded.status, headers: { "x-voxgate-request-id": call.requestId } }), upgraded: upgraded.status < 400 };
   }
 
   const plan = planFor(call, named);
-  if (!plan.ok) return { response: refuse(plan), upgraded: false };
+  if (!plan.ok) return { response: await refuse(plan), upgraded: false };
   // A block budget's first increment is held before any vendor is contacted: no room is a 402 here.
   const budget = await openStreamBudget(call, plan.chain[0] as UpstreamTarget, plan.ctx);
-  if (budget === "refused") return { response: refuse(BUDGET_REFUSAL(call)), upgraded: false };
+  if (budget === "refused") return { response: await refuse(BUDGET_REFUSAL(call)), upgraded: false };
   const opened = await connectChain(call, plan);
   if (!opened.ok) {
     budget?.release();
-    return { response: refuse(opened.refusal, plan.extraHeaders), upgraded: false };
+    return { response: await refuse(opened.refusal, plan.extraHeaders), upgraded: false };
   }
   const held = holdUpstream(opened.upstream, () => {
     opened.grant.release();
@@ -132,3 +134,29 @@ async function upgradeGoverned(c: Context<AppEnv>, slot: StreamSlot, start: (ses
   });
 }
 
+/** Longest close reason a WebSocket close frame carries (125 bytes of payload less the 2-byte code). */
+const MAX_CLOSE_REASON_BYTES = 123;
+
+/** A close reason cut to what a close frame carries, on a character boundary. */
+export function closeReason(text: string): string {
+  const bytes = Buffer.from(text);
+  if (bytes.length <= MAX_CLOSE_REASON_BYTES) return text;
+  let end = MAX_CLOSE_REASON_BYTES;
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--; // not inside a UTF-8 sequence
+  return bytes.subarray(0, end).toString("utf8");
+}
+
+/**
+ * A refusal on an open socket (WsProtocol.closeRefusal): the upgrade completes with the refusal's
+ * headers on the 101, then the vendor's error frame and close. No slot is held and no vendor is dialled.
+ */
+async function refuseByClose(c: Context<AppEnv>, refusal: ClosingRefusal, headers: Record<string, string>): Promise<Response> {
+  const answer = await upgradeWebSocket(c, {
+    onOpen: (_evt: Event, ws: { raw?: unknown }) => {
+      const client = ws.raw as WebSocket;
+      if (refusal.frame !== undefined) client.send(refusal.frame);
+      client.close(refusal.closeCode, closeReason(refusal.reason));
+    },
+  });
+  return new Response(null, { status: answer.status, headers });
+}

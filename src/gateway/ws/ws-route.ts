@@ -61,6 +61,20 @@ export interface StreamModels {
 export interface WsProtocol {
   protocol: VendorProtocol;
   routes: readonly WsRoute[];
+  /**
+   * Refuses by completing the upgrade, then sending `frame` (the vendor's in-band error) and closing
+   * with the vendor's own close code and reason: for SDKs that report a refused handshake only as
+   * "Unexpected server response: 404" (AssemblyAI's). Absent: the refusal is the HTTP status of the
+   * upgrade, which Deepgram's SDK needs (it redials a closed socket, but stops on a refused upgrade).
+   */
+  closeRefusal?(status: number, code: GatewayErrorCode, message: string): ClosingRefusal;
+}
+
+/** A refusal as a vendor sends it on an open socket: an optional error frame, then the close. */
+export interface ClosingRefusal {
+  frame?: string;
+  closeCode: number;
+  reason: string;
 }
 
 /** The ws:// or wss:// URL of a provider base URL plus a path (http → ws, https → wss). */
