@@ -1,6 +1,7 @@
 import { deepgramAudioFormat, deepgramPrerecordedSeconds, jsonObject, rawAudioSeconds, wavSeconds } from "../audio/stt-units.js";
 import { deepgramListenMeter, deepgramSpeakMeter } from "../audio/stream-meters.js";
 import { characterCount, deepgramSpeakText } from "../audio/tts-units.js";
+import { deepgramLiveWire } from "../failover/deepgram-live.js";
 import {
   authorizationToken,
   forwardableHeaders,
@@ -107,6 +108,7 @@ const listenWs: WsRoute = {
   meter: (inbound) => deepgramListenMeter(deepgramAudioFormat(inbound.query)),
   // Deepgram's live error frame (its SDKs raise it as an `error` event before the close).
   errorFrame: (code, message) => JSON.stringify({ type: "Error", description: message, message: code, variant: "voxgate" }),
+  failover: (inbound) => deepgramLiveWire(inbound.query),
 };
 
 /** WebSocket speak: `Speak` text messages up, binary audio down. */

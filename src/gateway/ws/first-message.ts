@@ -86,7 +86,7 @@ export function awaitModel(call: WsCall, session: StreamSession): void {
       session.end(CLOSE_NO_UPSTREAM, "upstream unavailable");
       return;
     }
-    relayCall(call, session, opened.upstream, plan.ctx, opened, held, budget);
+    relayCall(call, session, opened.upstream, plan, opened, held, budget);
     client.resume();
   };
 
