@@ -5,7 +5,10 @@
  * (`requests`, and the sessions they fold into) with INSERT … SELECT FROM unnest(...) over 4
  * connections: the fastest raw path without COPY, and without validation, rating or HTTP.
  *
- * With BENCH_BASE_DIST=<dir>, another build (e.g. main before a schema change) runs in the same rounds.
+ * With BENCH_BASE_DIST=<dir> (a checkout of another commit, built: `git worktree add --detach <dir>
+ * <commit>`, link node_modules, `npx tsc -p tsconfig.build.json`), a second collector from
+ * <dir>/dist/cli/main.js on its own fresh database, in the same interleaved rounds (A/B in one run),
+ * each build against the raw insert into its own schema (a schema change moves that baseline too).
  *
  *   npm run bench:ingest   (env: BENCH_SECONDS=20, BENCH_RUNTIME=dist|tsx, BENCH_BASE_DIST=<dir>,
  *                           BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test: only used to CREATE/DROP
@@ -34,6 +37,7 @@ const KEY = "bench-ingest-key-0123456789";
 const RUNTIME = process.env.BENCH_RUNTIME === "tsx" ? "tsx" : "dist";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DIST_MAIN = join(ROOT, "dist", "cli", "main.js");
+const BASE_DIST = process.env.BENCH_BASE_DIST;
 
 const MODELS = [
   { modality: "llm", model_id: "openai/gpt-4.1-mini" },
@@ -289,14 +293,15 @@ async function main() {
     process.stdout.write("building the server (npm run build:server) so the collector runs as `npm start` would…\n");
     execFileSync("npm", ["run", "--silent", "build:server"], { cwd: ROOT, stdio: "inherit" });
   }
-  const baseDist = process.env.BENCH_BASE_DIST;
+  const baseDist = BASE_DIST;
   const setups: Setup[] = [];
   try {
     setups.push(await setup("this", null));
     if (baseDist) setups.push(await setup("base", join(baseDist, "dist", "cli", "main.js")));
     // Interleaved rounds: the baseline and the collector see the same background load (the machine
     // is shared), and the same table sizes.
-    for (let r = 0; r < ROUNDS; r++) for (const s of setups) await round(s);
+    // The builds alternate which goes first: the same background load on average.
+    for (let r = 0; r < ROUNDS; r++) for (const s of r % 2 === 1 ? [...setups].reverse() : setups) await round(s);
     const reports = setups.map(report);
     const ratios = setups.length === 2 ? [`  ratio of ratios this / base: ${((reports[0]?.ratio ?? 0) / (reports[1]?.ratio ?? 1)).toFixed(2)}`] : [];
     process.stdout.write(

@@ -4,7 +4,8 @@
  * DROP: src/retention/drop.ts); (2) the same day's rows in the default partition, removed with the
  * batched deletes (what ran before day partitions, and what still removes a default partition's rows).
  * Figures: each removal's time and rows/s; the p50/p99/max latency of 500-record ingest batches
- * (storeRequestRows, the collector's write path, over their own connections) WHILE each runs, against
+ * (ingest's request store with the projections src/compose.ts wires: the collector's write path, over
+ * their own connections) WHILE each runs, against
  * the same batches' latency measured just before in the same run (baseline). Target for the drop:
  * < 1 s, and no batch waiting > 100 ms for it (its max latency vs the baseline's).
  *
@@ -17,12 +18,14 @@ import { openDatabase } from "../src/db/client.js";
 import type { RequestRow } from "../src/db/schema/requests.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { ensureDayPartitions } from "../src/db/partitions.js";
-import { storeRequestRows } from "../src/ingest/store-requests.js";
+import { requestProjections } from "../src/compose.js";
+import { createRequestStore } from "../src/ingest/store-requests.js";
 import { applyRetention } from "../src/retention/apply.js";
 import type { RetentionHorizons } from "../src/retention/horizons.js";
 import { summarizeSamples } from "../src/stats/summary.js";
 import { createBenchDatabase } from "./support.js";
 
+const requestStore = createRequestStore(requestProjections());
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const BATCH = 500;
 const WRITERS = 2;
@@ -55,7 +58,7 @@ function writers(db: Awaited<ReturnType<typeof openDatabase>>["db"]) {
     while (running) {
       const b = batch();
       const t0 = performance.now();
-      await storeRequestRows(db, null, b);
+      await requestStore.store(db, null, b);
       latencies.push(performance.now() - t0);
     }
   });

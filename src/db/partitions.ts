@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { type Db, queryRows } from "./client.js";
 
 /**
- * The day-partitioned raw tables (migration 0026_day_partitions): PARTITION BY RANGE on one time
+ * The day-partitioned raw tables (migration 0027_day_partitions): PARTITION BY RANGE on one time
  * column, one partition per UTC day named `<table>_pYYYYMMDD`, plus `<table>_default` for rows of a
  * day without a partition (a write never fails). The column's unit: a timestamptz, or epoch ms / s.
  */

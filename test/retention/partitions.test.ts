@@ -12,7 +12,7 @@ import { authYaml, KEYS } from "../support/fixtures.js";
 import { seedRequests } from "../support/seed.js";
 
 /**
- * Day partitions (migration 0026, src/db/partitions.ts) and retention dropping them whole, on the real
+ * Day partitions (migration 0027, src/db/partitions.ts) and retention dropping them whole, on the real
  * app and database (Postgres, or PGlite when that is the backend): rows of several days land in their
  * day's partition; apply drops the days past the 90-day horizon and keeps the rest; a project's 30-day
  * horizon deletes inside kept partitions; reports keep their totals; a record re-sent after its day

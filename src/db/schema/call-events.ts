@@ -5,7 +5,7 @@ import { tstz } from "./columns.js";
 /**
  * Raw LiveKit webhook events; the event id (EV_…) makes replays no-ops. Partitioned by day on
  * created_at_s (the event's own time, which a replay repeats; the server's second when LiveKit sent
- * none) in the migration SQL (0026_day_partitions), so the key is (event_id, created_at_s).
+ * none) in the migration SQL (0027_day_partitions), so the key is (event_id, created_at_s).
  */
 export const callEvents = pgTable(
   "call_events",

@@ -4,7 +4,7 @@ import { tstz } from "./columns.js";
 
 /**
  * A stretch of silence on a call. Idempotent on (session_id, started_at_ms) within a tenant.
- * Partitioned by day on started_at_ms (epoch ms) in the migration SQL (0026_day_partitions).
+ * Partitioned by day on started_at_ms (epoch ms) in the migration SQL (0027_day_partitions).
  */
 export const deadAirEvents = pgTable(
   "dead_air_events",

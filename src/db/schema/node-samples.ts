@@ -3,7 +3,7 @@ import { tstz } from "./columns.js";
 
 /**
  * Samples scraped from LiveKit server/SIP and host exporters, filed per node on one time axis.
- * Partitioned by day on ts in the migration SQL (0026_day_partitions).
+ * Partitioned by day on ts in the migration SQL (0027_day_partitions).
  */
 export const nodeSamples = pgTable(
   "node_samples",

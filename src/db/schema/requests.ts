@@ -9,7 +9,7 @@ import { money, tstz } from "./columns.js";
  * as one more tenant, so no tenant can squat, or learn of, another tenant's ids.
  *
  * Partitioned by day on `ts` (PARTITION BY RANGE, a DEFAULT partition): that lives in the migration
- * SQL (0026_day_partitions) and src/retention/partitions.ts, not here; this file describes the columns
+ * SQL (0027_day_partitions) and src/retention/partitions.ts, not here; this file describes the columns
  * and the keys, which include the partition key.
  */
 export const requests = pgTable(

@@ -5,7 +5,7 @@ import { tstz } from "./columns.js";
 /**
  * One conversational turn (caller speaks, agent answers). Idempotent on (session_id, turn_index) within
  * a tenant, for a re-send with the same start time. Partitioned by day on caller_speak_start_ms (epoch
- * ms) in the migration SQL (0026_day_partitions), so the keys hold the partition key.
+ * ms) in the migration SQL (0027_day_partitions), so the keys hold the partition key.
  */
 export const turns = pgTable(
   "turns",
