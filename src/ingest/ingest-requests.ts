@@ -1,12 +1,12 @@
 import { and, isNotNull, ne } from "drizzle-orm";
 import type { RateCardStore } from "../billing/rate-card-store.js";
 import type { Config } from "../config/schema.js";
-import type { Database } from "../db/client.js";
+import type { Database, Db } from "../db/client.js";
 import { projects } from "../db/schema/index.js";
 import type { RequestRow } from "../db/schema/requests.js";
 import type { Catalog, RateCard } from "../billing/rate.js";
 import { type RecordCheck, toRequestRow, type TypedRecord, typedRequestRow } from "./records.js";
-import { storeRequestRows } from "./store-requests.js";
+import type { RequestStore } from "./store-requests.js";
 
 /** At most this many skip reasons are listed in one answer (the count is always exact). */
 export const MAX_LISTED_SKIPS = 100;
@@ -26,11 +26,12 @@ export interface IngestResult {
   skipped_records: SkippedRow[];
 }
 
-/** What ingest reads: the backdate horizon, the store, and the rate card in memory. */
+/** What ingest reads: the backdate horizon, the database, the rate card in memory and the request store with its projections. */
 export interface IngestDeps {
   config: Pick<Config, "cost_tracking" | "projects">;
   database: Database;
   rateCard: Pick<RateCardStore, "snapshot">;
+  requests: RequestStore;
 }
 
 /**
@@ -47,13 +48,20 @@ export function ingestRequests(deps: IngestDeps, tenantId: string | null, batch:
  * as TypedRecord skip the wire-format parse; each value's rule, the horizon, the foreign-project
  * check, rating and the store are the same as ingestRequests'.
  */
-export function ingestRecords(deps: IngestDeps, tenantId: string | null, records: readonly TypedRecord[]): Promise<IngestResult> {
-  return ingest(deps, tenantId, records, typedRequestRow, (r) => (typeof r.id === "string" ? r.id.slice(0, 64) : null));
+export function ingestRecords(deps: IngestDeps, tenantId: string | null, records: readonly TypedRecord[], within?: (tx: Db) => Promise<void>): Promise<IngestResult> {
+  return ingest(deps, tenantId, records, typedRequestRow, (r) => (typeof r.id === "string" ? r.id.slice(0, 64) : null), within);
 }
 
 type ToRow<T> = (input: T, tenantId: string | null, card: RateCard, catalog: Catalog, notBefore: number | null) => RecordCheck;
 
-async function ingest<T>(deps: IngestDeps, tenantId: string | null, batch: readonly T[], toRow: ToRow<T>, idOf: (input: T) => string | null): Promise<IngestResult> {
+async function ingest<T>(
+  deps: IngestDeps,
+  tenantId: string | null,
+  batch: readonly T[],
+  toRow: ToRow<T>,
+  idOf: (input: T) => string | null,
+  within?: (tx: Db) => Promise<void>,
+): Promise<IngestResult> {
   const { card, catalog } = deps.rateCard.snapshot();
   const notBefore = tenantId === null ? null : Date.now() - deps.config.cost_tracking.backdate_horizon_days * 86_400_000;
   const skipped: SkippedRow[] = [];
@@ -73,7 +81,7 @@ async function ingest<T>(deps: IngestDeps, tenantId: string | null, batch: reado
     if (byId.has(check.row.id)) duplicates++;
     else byId.set(check.row.id, check.row);
   });
-  const inserted = await storeRequestRows(deps.database.db, tenantId, [...byId.values()]);
+  const inserted = await deps.requests.store(deps.database.db, tenantId, [...byId.values()], within);
   duplicates += byId.size - inserted.length;
   return {
     received: batch.length,

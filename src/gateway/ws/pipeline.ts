@@ -3,10 +3,11 @@ import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { WebSocket } from "ws";
 import { admitCaller } from "../admit.js";
 import type { Gateway } from "../gateway.js";
-import { type InboundRequest, ProtocolInputError } from "../protocol.js";
+import { type InboundRequest, ProtocolInputError, type UpstreamTarget } from "../protocol.js";
 import { connectChain, planFor, type Refusal, relayCall, type WsCall } from "./call.js";
 import { awaitModel } from "./first-message.js";
 import { StreamSession } from "./session.js";
+import { openStreamBudget } from "./stream-budget.js";
 import type { StreamSlot } from "./streams.js";
 import { HANDSHAKE_GRACE_MS, holdUpstream } from "./upgrade.js";
 import { type ClosingRefusal, subprotocolToken, type WsProtocol, type WsRoute } from "./ws-route.js";
@@ -70,6 +71,8 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
   if (!upgraded) slot.release();
 }
 
+const BUDGET_REFUSAL = (call: WsCall): Refusal => ({ status: 402, code: "budget_exceeded", message: `project ${call.caller.attribution.project} has reached its daily budget` });
+
 /** Opens the call and upgrades the client onto it; false when it was refused (refuse() has answered). */
 async function openCall(call: WsCall, up: Upgrade, slot: StreamSlot, refuse: (r: Refusal, extra?: Record<string, string>) => void): Promise<boolean> {
   const { gw, route, inbound } = call;
@@ -85,7 +88,7 @@ async function openCall(call: WsCall, up: Upgrade, slot: StreamSlot, refuse: (r:
   if (named === null && route.inBand) {
     const project = gw.table.projects.get(call.caller.attribution.project);
     if (gw.budgets.decide(project) === "block") {
-      refuse({ status: 402, code: "budget_exceeded", message: `project ${call.caller.attribution.project} has reached its daily budget` });
+      refuse(BUDGET_REFUSAL(call));
       return false;
     }
     upgradeGoverned(up, slot, { "x-voxgate-request-id": call.requestId }, (session) => awaitModel(call, session));
@@ -97,13 +100,23 @@ async function openCall(call: WsCall, up: Upgrade, slot: StreamSlot, refuse: (r:
     refuse(plan);
     return false;
   }
+  // A block budget's first increment is held before any vendor is contacted: no room is a 402 here.
+  const budget = await openStreamBudget(call, plan.chain[0] as UpstreamTarget, plan.ctx);
+  if (budget === "refused") {
+    refuse(BUDGET_REFUSAL(call));
+    return false;
+  }
   const opened = await connectChain(call, plan);
   if (!opened.ok) {
+    budget?.release();
     refuse(opened.refusal, plan.extraHeaders);
     return false;
   }
-  const held = holdUpstream(opened.upstream, () => opened.grant.release());
-  upgradeGoverned(up, slot, { ...plan.extraHeaders, "x-voxgate-request-id": opened.attempt.id }, (session) => relayCall(call, session, held.take(), plan, opened));
+  const held = holdUpstream(opened.upstream, () => {
+    opened.grant.release();
+    budget?.release();
+  });
+  upgradeGoverned(up, slot, { ...plan.extraHeaders, "x-voxgate-request-id": opened.attempt.id }, (session) => relayCall(call, session, held.take(), plan, opened, undefined, budget));
   return true;
 }
 
