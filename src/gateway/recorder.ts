@@ -47,6 +47,9 @@ export const RECORD_BATCH_SIZE = 2000;
 /** The flusher's cadence when fewer than a batch are waiting. */
 export const RECORD_FLUSH_INTERVAL_MS = 200;
 
+/** Written attempts per provider and status, since this process started (/v1/metrics' error rate). */
+export type AttemptCounts = Map<string, Record<"success" | "error" | "fallback", number>>;
+
 export interface RecorderStats {
   queued: number;
   written: number;
@@ -68,6 +71,8 @@ export class GatewayRecorder {
   private written = 0;
   private dropped = 0;
   private failedWrites = 0;
+  /** Counted when a batch is written (on the flusher, never on a call's path). */
+  private readonly attempts: AttemptCounts = new Map();
   private flushing: Promise<boolean> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private scheduled = false;
@@ -102,6 +107,20 @@ export class GatewayRecorder {
 
   stats(): RecorderStats {
     return { queued: this.queue.length, written: this.written, dropped: this.dropped, failedWrites: this.failedWrites };
+  }
+
+  /** Written attempts per provider id (the routing table's, a bounded set) and status. */
+  attemptCounts(): ReadonlyMap<string, Readonly<Record<"success" | "error" | "fallback", number>>> {
+    return this.attempts;
+  }
+
+  private count(batch: readonly GatewayRecord[]): void {
+    for (const { record } of batch) {
+      const provider = record.provider ?? "";
+      const c = this.attempts.get(provider) ?? { success: 0, error: 0, fallback: 0 };
+      this.attempts.set(provider, c);
+      c[record.status ?? "success"]++;
+    }
   }
 
   /** Writes everything queued, including what arrives meanwhile; a failing sink leaves the rest queued. */
@@ -140,6 +159,7 @@ export class GatewayRecorder {
       try {
         await this.sink.write(batch);
         this.written += batch.length;
+        this.count(batch);
         this.opts.observer?.written(batch, Date.now());
       } catch (err) {
         this.failedWrites++;

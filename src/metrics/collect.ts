@@ -22,8 +22,17 @@ const sorted = <T>(o: Record<string, T>) => Object.entries(o).sort(([a], [b]) =>
 export interface MetricsSources extends ConfigStore {
   startedAt: number;
   authFailures: Pick<AuthFailures, "counts">;
-  gateway: { recorder: { stats(): { queued: number; dropped: number } }; streams: { openPerTenant(): Iterable<[string | null, number]> } };
+  gateway: {
+    recorder: { stats(): { queued: number; dropped: number }; attemptCounts(): ReadonlyMap<string, Readonly<Record<AttemptStatus, number>>> };
+    streams: { openPerTenant(): Iterable<[string | null, number]>; failovers(): Iterable<{ route: string; from: string; to: string; count: number }> };
+    /** The routing table's projects (budgets) and the budget gate's spend today: what budgets enforce. */
+    table: { projects: ReadonlyMap<string, { dailyBudget: number | null; tenantId: string | null }> };
+    budgets: { spend(projectId: string): number };
+  };
 }
+
+type AttemptStatus = "success" | "error" | "fallback";
+const ATTEMPT_STATUSES: readonly AttemptStatus[] = ["success", "error", "fallback"];
 
 export async function metricsExposition(deps: MetricsSources, scope: TenantScope, now: Date = new Date()): Promise<string> {
   const db = deps.database.db;
@@ -37,12 +46,16 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
 
   const ttfb = emptySketch();
   const latency = emptySketch();
+  const ttfbByModality = new Map<string, typeof ttfb>();
   for (const s of sketches.values()) {
     mergeSketch(ttfb, s.ttfb);
     mergeSketch(latency, s.latency);
+    const m = ttfbByModality.get(s.modality) ?? emptySketch();
+    ttfbByModality.set(s.modality, m);
+    mergeSketch(m, s.ttfb);
   }
-  const quantileSamples = (s: typeof ttfb): MetricSample[] =>
-    s.count === 0 ? [] : METRIC_QUANTILES.map((q) => ({ labels: { quantile: String(q) }, value: quantile(s, q) / 1000 }));
+  const quantileSamples = (s: typeof ttfb, labels: Record<string, string> = {}): MetricSample[] =>
+    s.count === 0 ? [] : METRIC_QUANTILES.map((q) => ({ labels: { ...labels, quantile: String(q) }, value: quantile(s, q) / 1000 }));
 
   // Configured providers without traffic are a known zero; providers seen in traffic are listed too.
   // A tenant key sees only providers of its own traffic: provider setup is the operator's.
@@ -76,6 +89,18 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
     },
     { name: "voxgate_request_ttfb_seconds", help: "Time to first byte over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(ttfb) },
     { name: "voxgate_request_total_latency_seconds", help: "Total request latency over the rolling 24 hours, probe traffic excluded.", type: "summary", samples: quantileSamples(latency) },
+    {
+      name: "voxgate_request_ttfb_by_modality_seconds",
+      help: "Time to first byte over the rolling 24 hours per modality (stt, llm, tts), probe traffic excluded.",
+      type: "summary",
+      samples: [...ttfbByModality].sort(([a], [b]) => a.localeCompare(b)).flatMap(([modality, sk]) => quantileSamples(sk, { modality })),
+    },
+    {
+      name: "voxgate_project_budget_used_ratio",
+      help: "Today's spend over the daily budget, per project with a daily_budget (1 = spent), as the budget gate sees it; a tenant key sees its own projects.",
+      type: "gauge",
+      samples: budgetRatios(deps.gateway, scope),
+    },
   ];
   // Open streams per tenant (never per key): an operator sees every tenant, a tenant key its own.
   const streams = [...deps.gateway.streams.openPerTenant()]
@@ -109,10 +134,24 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
         samples: [{ value: rec.dropped }],
       },
       {
+        name: "voxgate_gateway_stream_failovers_total",
+        help: "Live STT streams moved to the next vendor mid-stream (the client's socket stayed open), per route and provider pair, since this process started.",
+        type: "counter",
+        samples: [...deps.gateway.streams.failovers()]
+          .sort((a, b) => a.route.localeCompare(b.route) || a.from.localeCompare(b.from) || a.to.localeCompare(b.to))
+          .map((f) => ({ labels: { route: f.route, from: f.from, to: f.to }, value: f.count })),
+      },
+      {
         name: "voxgate_gateway_records_queued",
         help: "Gateway request records waiting to be written.",
         type: "gauge",
         samples: [{ value: rec.queued }],
+      },
+      {
+        name: "voxgate_gateway_attempts_total",
+        help: "Gateway attempts recorded, per provider and status (success, error, fallback), since this process started; configured providers start at 0.",
+        type: "counter",
+        samples: attemptSamples(deps.gateway.recorder.attemptCounts(), configured.map((p) => p.providerId)),
       },
       ...otlpFamilies(otlpState(deps)),
     );
@@ -184,6 +223,23 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
     );
   }
   return renderExposition(families);
+}
+
+/** Budget use per project with a daily budget (a zero budget counts as spent); a tenant key sees only its own projects. */
+function budgetRatios(gw: MetricsSources["gateway"], scope: TenantScope): MetricSample[] {
+  const out: MetricSample[] = [];
+  for (const [project, p] of [...gw.table.projects].sort(([a], [b]) => a.localeCompare(b))) {
+    if (p.dailyBudget === null || (scope.tenantId !== null && p.tenantId !== scope.tenantId)) continue;
+    const spend = gw.budgets.spend(project);
+    out.push({ labels: { project }, value: p.dailyBudget > 0 ? spend / p.dailyBudget : 1 });
+  }
+  return out;
+}
+
+/** Attempts per provider and status, every status of every configured or seen provider (a known zero rates from the start). */
+function attemptSamples(counts: ReadonlyMap<string, Readonly<Record<AttemptStatus, number>>>, configured: string[]): MetricSample[] {
+  const providers = [...new Set([...configured, ...counts.keys()])].filter((p) => p !== "").sort();
+  return providers.flatMap((provider) => ATTEMPT_STATUSES.map((status) => ({ labels: { provider, status }, value: counts.get(provider)?.[status] ?? 0 })));
 }
 
 /** The OTLP trace receiver's counters (operator only: the receiver's state is the whole process's). */

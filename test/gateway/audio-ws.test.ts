@@ -130,15 +130,20 @@ describe("Deepgram live over WebSocket", () => {
     expect(row).toMatchObject({ status: "success", audio_seconds: 0.5 });
   });
 
-  it("gives the client 1011 when the vendor drops mid-stream and records an error with the partial units", async () => {
+  it("gives the client 1011 when the vendor drops mid-stream and no candidate is left, and records an error with the partial units", async () => {
     deepgram.reset({ dropAfter: 2 });
+    // The fallback refuses too: live failover (test/gateway/failover/) has nowhere to go.
+    deepgramB.reset({ statuses: [503] });
     const s = opened(await openWs(`${ws()}${LISTEN}`, { headers: token() }));
     for (let i = 0; i < 4; i++) s.ws.send(pseudoAudio(3200, i + 1));
     expect((await s.closed).code).toBe(1011);
-    const [row] = await settledStream(app, requestIdOf(s));
+    const row = (await settledStream(app, requestIdOf(s))).find((r) => r.id === requestIdOf(s));
     expect(row?.status).toBe("error");
     expect(row?.error_message).toContain("upstream connection lost");
     expect(row?.audio_seconds ?? 0).toBeGreaterThan(0);
+    // Both vendors failed and cool down (DEFAULT_COOLDOWN_MS): the next tests meet them rested.
+    const gw = app.services.gateway;
+    while (gw.cooldowns.cooling("deepgram") || gw.cooldowns.cooling("deepgram-eu")) await new Promise((r) => setTimeout(r, 50));
   });
 
   it("passes a vendor's close code for a bad message, and stays up (no 5xx)", async () => {

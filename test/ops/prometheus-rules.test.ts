@@ -47,6 +47,13 @@ const board = JSON.parse(readFileSync(BOARD, "utf8")) as {
 };
 const boardExprs = board.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
 
+/**
+ * Metrics the rules and the board already query while the work publishing them is under way (the
+ * stream failover counter comes with live failover, issue 31): the published check skips them; a
+ * name leaves this set when Voxgate publishes it.
+ */
+const PENDING = new Set(["voxgate_gateway_stream_failovers_total"]);
+
 /** Voxgate metric names in a PromQL expression (recorded `voxgate:` series are the rules' own). */
 const metricNames = (expr: string) => [...new Set(expr.match(/\bvoxgate_[a-zA-Z0-9_]+/g) ?? [])];
 
@@ -132,7 +139,7 @@ models:
   stt:
     deepgram/nova-3: { provider: deepgram, model: nova-3 }
 projects:
-  ops: {}
+  ops: { daily_budget: 10 }
 `);
     // A little traffic: recorded calls (cost, calls, latency), an open stream, a failed diagnostics run.
     await insertRequests(app.services.database.db, [
@@ -172,7 +179,8 @@ projects:
     it(`${what}: every voxgate_ metric name has samples`, () => {
       const names = [...new Set(exprs.flatMap(metricNames))].sort();
       expect(names.length).toBeGreaterThan(0);
-      expect(names.filter((n) => !exposed().has(n))).toEqual([]);
+      expect(names.filter((n) => !exposed().has(n) && !PENDING.has(n))).toEqual([]);
+      expect([...PENDING].filter((n) => exposed().has(n)), "published now: remove from PENDING").toEqual([]);
     });
 
     it(`${what}: every label="value" matcher matches a published sample`, () => {

@@ -1,6 +1,7 @@
 import { deepgramAudioFormat, deepgramPrerecordedSeconds, jsonObject, rawAudioSeconds, wavSeconds } from "../audio/stt-units.js";
 import { deepgramListenMeter, deepgramSpeakMeter } from "../audio/stream-meters.js";
 import { characterCount, deepgramSpeakText } from "../audio/tts-units.js";
+import { deepgramLiveWire } from "../failover/deepgram-live.js";
 import {
   authorizationToken,
   forwardableHeaders,
@@ -105,6 +106,7 @@ const listenWs: WsRoute = {
   model: modelQuery,
   upstream: (inbound, target) => ({ path: `/listen${forwardQuery(inbound.query, { model: target.modelName })}`, headers: tokenAuth(target) }),
   meter: (inbound) => deepgramListenMeter(deepgramAudioFormat(inbound.query)),
+  failover: (inbound) => deepgramLiveWire(inbound.query),
 };
 
 /** WebSocket speak: `Speak` text messages up, binary audio down. */

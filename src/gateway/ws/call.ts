@@ -6,7 +6,9 @@ import type { Gateway } from "../gateway.js";
 import { upstreamHeaders } from "../header-policy.js";
 import type { LimitGrant } from "../limiter.js";
 import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type UpstreamTarget } from "../protocol.js";
+import { type Leg, LegSwitch } from "../failover/legs.js";
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
+import type { StreamMeter } from "./relay.js";
 import type { StreamSession } from "./session.js";
 import { type StreamModels, type WsProtocol, type WsRoute, wsUrl } from "./ws-route.js";
 
@@ -34,16 +36,23 @@ export interface OpenedUpstream {
   target: UpstreamTarget;
   attempt: Attempt;
   grant: LimitGrant;
+  /** The target's place in the plan's chain. */
+  index: number;
 }
 
 /** Tries the plan's candidates in order until one vendor socket opens; failed attempts are recorded. */
-export async function connectChain(call: WsCall, plan: CallPlan): Promise<OpenedUpstream | { ok: false; refusal: Refusal }> {
+export async function connectChain(
+  call: WsCall,
+  plan: CallPlan,
+  /** A live failover: candidates after `from` in the chain, each a fallback from `failed`. */
+  after?: { from: number; failed: UpstreamTarget },
+): Promise<OpenedUpstream | { ok: false; refusal: Refusal }> {
   const { gw, route, inbound } = call;
   const { ctx, chain } = plan;
   const timeoutMs = Math.min(UPSTREAM_CONNECT_TIMEOUT_MS, gw.config.gateway.first_byte_timeout_ms);
-  let firstFailed: UpstreamTarget | null = null;
+  let firstFailed: UpstreamTarget | null = after?.failed ?? null;
   let last: Refusal = { status: 503, code: "upstream_unavailable", message: "no provider could take the call" };
-  for (let i = 0; i < chain.length; i++) {
+  for (let i = after ? after.from + 1 : 0; i < chain.length; i++) {
     const target = chain[i] as UpstreamTarget;
     if (i < chain.length - 1 && gw.cooldowns.cooling(target.providerId)) continue;
     const limit = await gw.limiter.acquire(target.providerId);
@@ -52,6 +61,8 @@ export async function connectChain(call: WsCall, plan: CallPlan): Promise<Opened
       continue;
     }
     const attempt: Attempt = { id: i === 0 ? call.requestId : randomUUID(), target, status: "success", units: {} };
+    // A leg opened mid-stream belongs to the stream it continues.
+    if (after) attempt.metadata = { stream_id: call.requestId };
     let upstream: WebSocket;
     try {
       const up = route.upstream(inbound, target);
@@ -75,21 +86,56 @@ export async function connectChain(call: WsCall, plan: CallPlan): Promise<Opened
       attempt.status = "fallback";
       attempt.fallbackFrom = firstFailed.modelId;
     }
-    return { ok: true, upstream, target, attempt, grant: limit.grant };
+    return { ok: true, upstream, target, attempt, grant: limit.grant, index: i };
   }
   return { ok: false, refusal: last };
 }
 
-/** Relays an accepted session to its open vendor socket, with the route's meter and model gate. */
-export function relayCall(call: WsCall, session: StreamSession, upstream: WebSocket, ctx: CallContext, opened: OpenedUpstream, queued?: Array<{ frame: Buffer; isBinary: boolean }>): void {
+/**
+ * Relays an accepted session to its open vendor socket, with the route's meter and model gate. A live
+ * STT route with candidates left in the chain relays through a LegSwitch: the stream fails over
+ * mid-call (src/gateway/failover/legs.ts).
+ */
+export function relayCall(call: WsCall, session: StreamSession, upstream: WebSocket, plan: CallPlan, opened: OpenedUpstream, queued?: Array<{ frame: Buffer; isBinary: boolean }>): void {
   const { route, inbound } = call;
   const meter = route.meter(inbound, opened.target);
-  session.relayTo(upstream, ctx, opened.attempt, {
-    meter,
+  const legs = liveLegs(call, plan, opened, upstream, meter);
+  session.relayTo(legs ?? upstream, plan.ctx, opened.attempt, {
+    meter: legs?.meter ?? meter,
+    legs,
     checkpointMs: call.gw.config.gateway.ws_checkpoint_interval_ms,
     clientText: route.clientText?.(opened.target, streamModels(call, session, opened.target), meter) ?? null,
     queued,
-    onEnd: () => opened.grant.release(),
+    onEnd: () => (legs ? legs.current.release() : opened.grant.release()),
+  });
+}
+
+/** The leg switch of a live STT stream, or null when it cannot fail over (no candidate left, audio not raw). */
+function liveLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter): LegSwitch | null {
+  const { gw, route, inbound, wsp } = call;
+  if (!route.failover || opened.index >= plan.chain.length - 1) return null;
+  const wire = route.failover(inbound);
+  if (!wire) return null;
+  const limits = gw.streams.limits;
+  const routeLabel = `${wsp.protocol.prefix}${route.path}`;
+  const index = new Map<Leg, number>();
+  const first: Leg = { socket: upstream, target: opened.target, meter, attempt: opened.attempt, release: () => opened.grant.release(), offset: 0 };
+  index.set(first, opened.index);
+  return new LegSwitch({
+    first,
+    wire,
+    stallMs: limits.vendorStallMs,
+    replaySeconds: limits.replaySeconds,
+    async next(failed) {
+      // The failed vendor cools down: new streams (and this one's next seam) go elsewhere first.
+      gw.cooldowns.fail(failed.target.providerId, null);
+      const o = await connectChain(call, plan, { from: index.get(failed) ?? opened.index, failed: failed.target });
+      if (!o.ok) return null;
+      gw.streams.countFailover(routeLabel, failed.target.providerId, o.target.providerId);
+      const leg: Leg = { socket: o.upstream, target: o.target, meter: route.meter(inbound, o.target), attempt: o.attempt, release: () => o.grant.release(), offset: 0 };
+      index.set(leg, o.index);
+      return leg;
+    },
   });
 }
 

@@ -73,7 +73,7 @@ export function awaitModel(call: WsCall, session: StreamSession): void {
       session.end(CLOSE_NO_UPSTREAM, "upstream unavailable");
       return;
     }
-    relayCall(call, session, opened.upstream, plan.ctx, opened, held);
+    relayCall(call, session, opened.upstream, plan, opened, held);
     client.resume();
   };
 

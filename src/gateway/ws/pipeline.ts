@@ -23,7 +23,7 @@ import { type ClosingRefusal, subprotocolToken, type WsProtocol, type WsRoute } 
  * attribution, one of the key's gateway.streams.max_per_key slots (429 too_many_streams). Then:
  * - the model is named on the URL (or the route names it only inside messages and none is named):
  *   budget and model, then the candidates (primary, then fallbacks) through cooldowns and the
- *   limiter, connecting upstream until one opens (WebSockets fail over only at connect); the client
+ *   limiter, connecting upstream until one opens (mid-stream, only live STT fails over: relayCall); the client
  *   is upgraded onto the open vendor socket;
  * - the route names its model inside messages and the URL names none: a spent block budget is still
  *   refused here, the upgrade completes, and the first message naming a model (or the first audio,
@@ -96,7 +96,7 @@ async function openCall(
   const opened = await connectChain(call, plan);
   if (!opened.ok) return { response: await refuse(opened.refusal, plan.extraHeaders), upgraded: false };
   const held = holdUpstream(opened.upstream, () => opened.grant.release());
-  const upgraded = await upgradeGoverned(c, slot, (session) => relayCall(call, session, held.take(), plan.ctx, opened));
+  const upgraded = await upgradeGoverned(c, slot, (session) => relayCall(call, session, held.take(), plan, opened));
   return { response: new Response(null, { status: upgraded.status, headers: { ...plan.extraHeaders, "x-voxgate-request-id": opened.attempt.id } }), upgraded: upgraded.status < 400 };
 }
 

@@ -72,6 +72,24 @@ export interface RelayOptions {
   queued?: ReadonlyArray<{ frame: Buffer; isBinary: boolean }>;
 }
 
+/**
+ * The vendor side of a relay as relay() uses it: an open `ws` socket, or a socket that switches vendor
+ * legs under the relay (src/gateway/failover/legs.ts) and reports only the stream's own end.
+ */
+export interface UpstreamSocket {
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  readonly isPaused: boolean;
+  send(data: Buffer | string, opts: { binary: boolean }): void;
+  close(code?: number, reason?: string): void;
+  terminate(): void;
+  pause(): void;
+  resume(): void;
+  on(event: "message", listener: (data: WebSocket.RawData, isBinary: boolean) => void): unknown;
+  on(event: "close", listener: (code: number, reason: Buffer) => void): unknown;
+  on(event: "error", listener: (err: Error) => void): unknown;
+}
+
 /** The running relay, as the stream registry sees it: its activity and a way to end it. */
 export interface RelayHandle {
   /** Frames relayed so far, both directions. */
@@ -128,7 +146,7 @@ function asBuffer(data: unknown): Buffer {
  * so TCP pushes back on the sender) until the queue drains; still over after stallMs, the stream is
  * closed 1013.
  */
-export function relay(client: WebSocket, upstream: WebSocket, opts: RelayOptions): RelayHandle {
+export function relay(client: WebSocket, upstream: UpstreamSocket, opts: RelayOptions): RelayHandle {
   const startedAt = performance.now();
   const maxBuffered = opts.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
   const stallMs = opts.stallMs ?? STALL_MS;
@@ -185,7 +203,7 @@ export function relay(client: WebSocket, upstream: WebSocket, opts: RelayOptions
    * `reader` stopped being read because `writer` has too much queued: poll (only while paused) until
    * the queue is back under the bound, then resume; past the stall timeout, close 1013.
    */
-  const pauseUntilDrained = (reader: WebSocket, writer: WebSocket) => {
+  const pauseUntilDrained = (reader: WebSocket | UpstreamSocket, writer: WebSocket | UpstreamSocket) => {
     if (reader.isPaused) return;
     reader.pause();
     const pausedAt = performance.now();

@@ -3,7 +3,8 @@ import type { WebSocket } from "ws";
 import type { TypedRecord } from "../../ingest/records.js";
 import { type Attempt, type CallContext, queueRecord, recordAttempt } from "../attempt.js";
 import type { Units } from "../protocol.js";
-import { type RelayHandle, type RelaySummary, relay, type StreamLine, type StreamMeter } from "./relay.js";
+import type { LegSwitch } from "../failover/legs.js";
+import { type RelayHandle, type RelaySummary, relay, type StreamLine, type StreamMeter, type UpstreamSocket } from "./relay.js";
 import { isResponseMeter, recordResponses } from "./responses.js";
 import type { GovernedStream, StreamSlot } from "./streams.js";
 
@@ -23,6 +24,8 @@ export interface SessionRelay {
   checkpointMs: number;
   clientText?: ((frame: string) => string | null) | null;
   queued?: ReadonlyArray<{ frame: Buffer; isBinary: boolean }>;
+  /** A live STT stream that fails over mid-call: each leg is its own record of the one stream. */
+  legs?: LegSwitch | null;
   /** Runs once the stream has ended and its record is queued (the provider's stream slot is freed here). */
   onEnd?(summary: RelaySummary): void;
 }
@@ -83,8 +86,24 @@ export class StreamSession implements GovernedStream {
   }
 
   /** Relays the client to an open vendor socket; the attempt is recorded when the stream ends. */
-  relayTo(upstream: WebSocket, ctx: CallContext, attempt: Attempt, opts: SessionRelay): void {
-    const recorder = new StreamRecorder(ctx, attempt);
+  relayTo(upstream: UpstreamSocket, ctx: CallContext, attempt: Attempt, opts: SessionRelay): void {
+    let recorder = new StreamRecorder(ctx, attempt);
+    const legs = opts.legs ?? null;
+    if (legs) {
+      legs.observer = {
+        // The failed leg is recorded with what it was sent; the next records under the same stream.
+        switched: (failed, next) => {
+          recorder.end(failed.meter.units());
+          next.attempt.metadata = { ...next.attempt.metadata, stream_id: attempt.id };
+          recorder = new StreamRecorder(ctx, next.attempt, attempt.id);
+        },
+        gap: (leg, ms) => {
+          leg.attempt.metadata = { ...leg.attempt.metadata, failover_gap_ms: Math.round(ms * 100) / 100 };
+        },
+      };
+    }
+    // The current leg's own units (a stream without legs: the stream's).
+    const legUnits = (units: Units) => (legs ? legs.current.meter.units() : units);
     // A realtime conversation is recorded per response as each ends, not per stream (no checkpoints).
     const responses = isResponseMeter(opts.meter) ? recordResponses(opts.meter, ctx, attempt) : null;
     const limits = ctx.gw.streams.limits;
@@ -93,7 +112,7 @@ export class StreamSession implements GovernedStream {
       meter: opts.meter,
       checkpointMs: opts.checkpointMs,
       onCheckpoint: (units) => {
-        if (!responses) recorder.checkpoint(units);
+        if (!responses) recorder.checkpoint(legUnits(units));
         for (const h of hooks) h.served?.(this, units, false);
       },
       clientText: opts.clientText ?? null,
@@ -102,18 +121,20 @@ export class StreamSession implements GovernedStream {
       stallMs: limits.stallMs,
       onWork: hooks.length === 0 ? null : () => hooks.every((h) => h.beforeWork?.(this, opts.meter.units()) ?? true),
       onEnd: (s) => {
-        attempt.ttfbMs = s.ttfbMs;
+        const last = legs ? legs.current : null;
+        const ending = last ? last.attempt : attempt;
+        if (ending === attempt) ending.ttfbMs = s.ttfbMs;
         const note = endNote(s);
         // The vendor's own in-band error wins over how the socket ended.
-        const error = opts.meter.error?.() ?? note.error;
+        const error = (last ? last.meter : opts.meter).error?.() ?? note.error;
         if (error) {
-          attempt.status = "error";
-          attempt.error ??= error;
+          ending.status = "error";
+          ending.error ??= error;
         }
-        if (note.endedBy) attempt.metadata = { ...attempt.metadata, ended_by: note.endedBy };
-        if (attempt.error) attempt.status = "error";
+        if (note.endedBy) ending.metadata = { ...ending.metadata, ended_by: note.endedBy };
+        if (ending.error) ending.status = "error";
         if (responses) responses.end();
-        else recorder.end(s.units);
+        else recorder.end(legUnits(s.units));
         for (const line of opts.meter.lines?.() ?? []) recorder.line(line);
         for (const h of hooks) h.served?.(this, s.units, true);
         this.finish();
@@ -149,6 +170,8 @@ export class StreamRecorder {
   constructor(
     private readonly ctx: CallContext,
     private readonly attempt: Attempt,
+    /** The stream the rows belong to (a later failover leg's: the stream's first attempt). */
+    private readonly streamId: string = attempt.id,
   ) {}
 
   checkpoint(total: Units): void {
@@ -166,7 +189,7 @@ export class StreamRecorder {
       project: this.ctx.attribution.project,
       metadata: {
         via: "gateway",
-        stream_id: this.attempt.id,
+        stream_id: this.streamId,
         checkpoint: this.checkpoints,
         ...(units.billedSeconds !== undefined && { billed_seconds: units.billedSeconds }),
       },

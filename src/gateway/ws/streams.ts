@@ -8,6 +8,10 @@ export interface StreamLimits {
   maxPerKey: number;
   maxBufferedBytes: number;
   stallMs: number;
+  /** Live failover: silence from the vendor this long while the client sends audio fails the leg. */
+  vendorStallMs: number;
+  /** Live failover: seconds of client audio kept for replay to the next leg. */
+  replaySeconds: number;
 }
 
 export function streamLimits(cfg: Config["gateway"]["streams"]): StreamLimits {
@@ -17,6 +21,8 @@ export function streamLimits(cfg: Config["gateway"]["streams"]): StreamLimits {
     maxPerKey: cfg.max_per_key,
     maxBufferedBytes: cfg.max_buffered_bytes,
     stallMs: cfg.stall_timeout_s * 1000,
+    vendorStallMs: cfg.stall_ms,
+    replaySeconds: cfg.replay_seconds,
   };
 }
 
@@ -41,6 +47,14 @@ export interface GovernedStream {
 export interface StreamSlot {
   attach(stream: GovernedStream): void;
   release(): void;
+}
+
+/** Live failovers counted for one route and provider pair. */
+export interface StreamFailovers {
+  route: string;
+  from: string;
+  to: string;
+  count: number;
 }
 
 interface Entry {
@@ -68,6 +82,8 @@ export class StreamRegistry {
   private readonly claims = new Map<string, number>();
   private readonly open = new Set<Entry>();
   private readonly tenants = new Map<string | null, number>();
+  /** Live failovers since this process started, per route and provider pair. */
+  private readonly failoverCounts = new Map<string, StreamFailovers>();
   private timer: NodeJS.Timeout | null = null;
   private verifying = false;
   private verifiedAt = Number.NEGATIVE_INFINITY;
@@ -112,6 +128,18 @@ export class StreamRegistry {
   /** Open streams per tenant (null: keys without a tenant), for the /v1/metrics gauge. */
   openPerTenant(): ReadonlyMap<string | null, number> {
     return this.tenants;
+  }
+
+  /** One live failover of a stream on `route` from provider `from` to `to` (voxgate_gateway_stream_failovers_total). */
+  countFailover(route: string, from: string, to: string): void {
+    const key = `${route}\u0000${from}\u0000${to}`;
+    const c = this.failoverCounts.get(key);
+    if (c) c.count++;
+    else this.failoverCounts.set(key, { route, from, to, count: 1 });
+  }
+
+  failovers(): Iterable<StreamFailovers> {
+    return this.failoverCounts.values();
   }
 
   /** Streams currently open on this replica. */

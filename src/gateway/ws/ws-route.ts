@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Modality } from "../../config/schema.js";
 import type { GatewayErrorCode, InboundRequest, UpstreamTarget, VendorProtocol } from "../protocol.js";
+import type { LiveSttWire } from "../failover/deepgram-live.js";
 import type { StreamMeter } from "./relay.js";
 
 /**
@@ -31,6 +32,11 @@ export interface WsRoute {
    * model this stream cannot serve (`models.refuse` has answered it in-band and recorded it).
    */
   clientText?(target: UpstreamTarget, models: StreamModels, meter: StreamMeter): ((frame: string) => string | null) | null;
+  /**
+   * A live STT route that can move a running stream to the next candidate (src/gateway/failover/):
+   * how its frames read across a seam, or null when this stream's audio cannot be replayed.
+   */
+  failover?(inbound: InboundRequest): LiveSttWire | null;
   /** The vendor names the model inside messages: the upgrade completes first and the first message picks it. */
   inBand?: InBandModels;
 }

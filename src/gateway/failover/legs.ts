@@ -1,0 +1,318 @@
+import { EventEmitter } from "node:events";
+import { performance } from "node:perf_hooks";
+import { WebSocket } from "ws";
+import type { Attempt } from "../attempt.js";
+import type { Units, UpstreamTarget } from "../protocol.js";
+import type { StreamMeter, UpstreamSocket } from "../ws/relay.js";
+import type { LiveSttWire } from "./deepgram-live.js";
+import { ReplayBuffer } from "./replay-buffer.js";
+import { FinalsGate } from "./transcripts.js";
+
+/** One vendor socket of a live stream: its target, its own meter and record, its limiter grant. */
+export interface Leg {
+  socket: WebSocket;
+  target: UpstreamTarget;
+  meter: StreamMeter;
+  attempt: Attempt;
+  release(): void;
+  /** Where this leg's audio begins on the client's timeline, in seconds (0 for the first leg). */
+  offset: number;
+}
+
+/** What the session does at a seam: record the failed leg, start recording the new one, note the gap. */
+export interface LegObserver {
+  switched(failed: Leg, next: Leg): void;
+  gap(leg: Leg, ms: number): void;
+}
+
+export interface LegSwitchOptions {
+  first: Leg;
+  wire: LiveSttWire;
+  /** No vendor frame for this long while client audio keeps arriving fails the leg (gateway.streams.stall_ms). */
+  stallMs: number;
+  /** Client audio kept for replay (gateway.streams.replay_seconds). */
+  replaySeconds: number;
+  /** Opens the next candidate after `failed` (its attempt status fallback), or null when none is left. */
+  next(failed: Leg, reason: string): Promise<Leg | null>;
+}
+
+const AS_BINARY = { binary: true } as const;
+const noop = () => {};
+
+/** ws hands a message over as one Buffer (binaryType nodebuffer), or as fragments/ArrayBuffer if configured otherwise. */
+function asBuffer(data: WebSocket.RawData): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return Buffer.concat(data);
+  return Buffer.from(data);
+}
+
+/** Vendor close codes that fail a leg: lost (1006) and the server-side failures (internal error, restart, overload). */
+const FAILING_CLOSES = new Set([1006, 1011, 1012, 1013, 1014]);
+
+/**
+ * The vendor side of a live STT relay that survives its vendor failing: relay() sees one upstream
+ * socket; underneath, legs switch. A leg fails when its socket closes abnormally, the vendor sends an
+ * in-band error (its meter's error(), the quota-after-connect case included), or it sends nothing for
+ * `stallMs` while client audio keeps arriving. Then the next candidate is opened, sent the audio
+ * received after the last final result the client got (kept in a ReplayBuffer), and relayed on: its
+ * results are moved onto the client's timeline and a final the client already has is dropped
+ * (FinalsGate). Only with no candidate left does relay() see a close (1011, as without failover).
+ *
+ * Before any failure the per-frame work is the replay buffer's append of client audio, a counter,
+ * and a byte scan of vendor frames for finals (parsed only when one is).
+ */
+export class LegSwitch extends EventEmitter implements UpstreamSocket {
+  private leg: Leg;
+  private state: "live" | "switching" | "closed" = "live";
+  private readonly replay: ReplayBuffer;
+  private readonly gate = new FinalsGate();
+  /** Set once a seam happened: later legs' results are rewritten and gated. */
+  private switchedOnce = false;
+  /** Client text frames that arrived while a leg was being opened (CloseStream, Finalize): sent to the next. */
+  private held: Buffer[] = [];
+  private clientClosing = false;
+  /** The client's closing frame (CloseStream): a leg opened after it was sent gets it after the replay. */
+  private closingFrame: Buffer | null = null;
+  private vendorFrames = 0;
+  private clientAudio = 0;
+  private readonly stallTimer: NodeJS.Timeout;
+  private stallSeenFrames = -1;
+  private stallSeenAudio = 0;
+  private stallFrom = performance.now();
+  /** When the current seam's failure was detected (the gap runs to the new leg's first result). */
+  private failedAt: number | null = null;
+  /** Answers counted on the last vendor frame handed to relay() (the composite meter reads it). */
+  private lastAnswer = false;
+  /** Units of the legs that failed, for the stream's total. */
+  private readonly past: Units[] = [];
+  observer: LegObserver | null = null;
+
+  constructor(private readonly opts: LegSwitchOptions) {
+    super();
+    this.leg = opts.first;
+    this.replay = new ReplayBuffer(Math.ceil(opts.replaySeconds * opts.wire.bytesPerSecond));
+    this.attach(opts.first);
+    this.stallTimer = setInterval(() => this.checkStall(), Math.max(10, Math.floor(opts.stallMs / 4)));
+    this.stallTimer.unref();
+  }
+
+  get current(): Leg {
+    return this.leg;
+  }
+
+  /** The meter relay() reads: client audio goes to the current leg's meter (what that vendor was sent). */
+  readonly meter: StreamMeter = {
+    client: (frame, isBinary) => {
+      // Audio arriving while no leg is live is metered when it is replayed to the next one.
+      if (this.state !== "live" || this.leg.socket.readyState !== WebSocket.OPEN) return isBinary;
+      return this.leg.meter.client(frame, isBinary);
+    },
+    // Vendor frames are metered by their leg's meter as they arrive (raw, before any rewrite).
+    upstream: () => this.lastAnswer,
+    units: () => this.totalUnits(),
+    error: () => null,
+  };
+
+  /** The stream's units across legs (what budget hooks see). */
+  totalUnits(): Units {
+    const out: Units = { ...this.leg.meter.units() };
+    for (const u of this.past) {
+      for (const k of Object.keys(u) as (keyof Units)[]) {
+        const v = u[k];
+        if (typeof v === "number") (out as Record<string, number>)[k] = ((out[k] as number | undefined) ?? 0) + v;
+      }
+    }
+    return out;
+  }
+
+  get readyState(): number {
+    return this.state === "closed" ? WebSocket.CLOSED : WebSocket.OPEN;
+  }
+  get bufferedAmount(): number {
+    return this.state === "live" ? this.leg.socket.bufferedAmount : 0;
+  }
+  get isPaused(): boolean {
+    return this.leg.socket.isPaused;
+  }
+  pause(): void {
+    this.leg.socket.pause();
+  }
+  resume(): void {
+    this.leg.socket.resume();
+  }
+
+  send(data: Buffer | string, opts: { binary: boolean }): void {
+    if (opts.binary) {
+      this.replay.append(data as Buffer);
+      this.clientAudio++;
+    } else if (this.opts.wire.closing(data, false)) {
+      this.clientClosing = true;
+      this.closingFrame = Buffer.from(data);
+      if (this.state === "switching") return;
+    }
+    if (this.state === "live") this.leg.socket.send(data, opts);
+    else if (this.state === "switching" && !opts.binary) this.held.push(Buffer.from(data));
+  }
+
+  /** The client left or the gateway ended the stream: the current leg closes normally. */
+  close(code?: number, reason?: string): void {
+    if (this.state === "closed") return;
+    this.state = "closed";
+    clearInterval(this.stallTimer);
+    const s = this.leg.socket;
+    if (s.readyState === WebSocket.OPEN || s.readyState === WebSocket.CONNECTING) s.close(code, reason);
+  }
+
+  terminate(): void {
+    this.state = "closed";
+    clearInterval(this.stallTimer);
+    this.leg.socket.terminate();
+  }
+
+  private attach(leg: Leg): void {
+    const s = leg.socket;
+    let errored = false;
+    s.on("message", (data, isBinary) => this.fromVendor(leg, asBuffer(data), isBinary));
+    s.on("error", () => {
+      errored = true;
+    });
+    s.on("close", (code, reason) => {
+      if (leg !== this.leg || this.state !== "live") return;
+      const text = Buffer.from(reason).toString("utf8");
+      if (!this.clientClosing && (errored || FAILING_CLOSES.has(code))) {
+        void this.fail(leg, errored || code === 1006 ? "upstream connection lost mid-stream" : `vendor closed the stream with ${code}${text ? ` (${text})` : ""}`, code, text);
+        return;
+      }
+      this.end(code, reason);
+    });
+    // connectUpstream hands sockets over paused: what the vendor sent first flows from here.
+    if (s.isPaused) s.resume();
+  }
+
+  private fromVendor(leg: Leg, frame: Buffer, isBinary: boolean): void {
+    if (leg !== this.leg || this.state !== "live") return;
+    this.vendorFrames++;
+    const answer = leg.meter.upstream(frame, isBinary);
+    if (leg.meter.error) {
+      const err = leg.meter.error();
+      if (err !== null && !this.clientClosing) {
+        void this.fail(leg, err, 1011, "", frame);
+        return;
+      }
+    }
+    const wire = this.opts.wire;
+    if (!this.switchedOnce) {
+      // The first leg's frames pass as they came; only a final is read, to mark the audio it settled.
+      if (wire.maybeFinal(frame, isBinary)) {
+        const r = wire.result(frame, isBinary, 0);
+        if (r?.span.isFinal) this.finalized(r.span.end, r.span);
+      }
+      this.lastAnswer = answer;
+      this.emit("message", frame, isBinary);
+      return;
+    }
+    const r = wire.result(frame, isBinary, leg.offset);
+    if (r !== null) {
+      if (this.failedAt !== null) {
+        this.observer?.gap(leg, performance.now() - this.failedAt);
+        this.failedAt = null;
+      }
+      // A result the client already has as final (the replay overlaps it by up to a frame) is dropped.
+      if (!this.gate.admit(r.span)) return;
+      if (r.span.isFinal) this.replay.finalizedUpTo(Math.floor(r.span.end * wire.bytesPerSecond));
+      this.lastAnswer = answer;
+      this.emit("message", r.frame, isBinary);
+      return;
+    }
+    this.lastAnswer = answer;
+    this.emit("message", frame, isBinary);
+  }
+
+  private finalized(end: number, span: { start: number; end: number; isFinal: boolean }): void {
+    this.gate.admit(span);
+    this.replay.finalizedUpTo(Math.floor(end * this.opts.wire.bytesPerSecond));
+  }
+
+  private checkStall(): void {
+    if (this.state !== "live") return;
+    const now = performance.now();
+    if (this.vendorFrames !== this.stallSeenFrames) {
+      this.stallSeenFrames = this.vendorFrames;
+      this.stallSeenAudio = this.clientAudio;
+      this.stallFrom = now;
+      return;
+    }
+    // Silence from the vendor is a failure only while the client keeps sending audio (or awaits the
+    // answer to its closing frame).
+    if (now - this.stallFrom >= this.opts.stallMs && (this.clientAudio > this.stallSeenAudio || this.clientClosing)) {
+      void this.fail(this.leg, `the vendor sent nothing for ${this.opts.stallMs} ms while audio kept arriving`, 1011, "");
+    }
+  }
+
+  /** The current leg failed: open the next candidate and replay to it, or end the stream when none is left. */
+  private async fail(leg: Leg, reason: string, code: number, closeReason: string, errorFrame?: Buffer): Promise<void> {
+    if (leg !== this.leg || this.state !== "live") return;
+    this.state = "switching";
+    this.failedAt = performance.now();
+    leg.attempt.status = "error";
+    leg.attempt.error ??= reason;
+    const s = leg.socket;
+    s.removeAllListeners("message");
+    s.removeAllListeners("close");
+    s.on("error", noop);
+    if (s.readyState === WebSocket.OPEN) s.close(1000, "failover");
+    setTimeout(() => s.terminate(), 2_000).unref();
+    let next: Leg | null = null;
+    try {
+      next = await this.opts.next(leg, reason);
+    } catch {
+      next = null;
+    }
+    // The client may have left while the next leg was opening (state changes across the await).
+    if ((this.state as LegSwitch["state"]) === "closed") {
+      if (next) {
+        next.socket.on("error", noop);
+        next.socket.close(1000);
+        next.release();
+      }
+      return;
+    }
+    if (!next) {
+      // No candidate left: the client sees what it would have seen without failover.
+      if (errorFrame) this.emit("message", errorFrame, false);
+      this.state = "closed";
+      clearInterval(this.stallTimer);
+      if (code === 1006) this.emit("error", new Error(reason));
+      this.emit("close", code, Buffer.from(closeReason || reason.slice(0, 120)));
+      return;
+    }
+    this.past.push(leg.meter.units());
+    leg.release();
+    const pending = this.replay.pending();
+    next.offset = pending.startOffset / this.opts.wire.bytesPerSecond;
+    this.leg = next;
+    this.switchedOnce = true;
+    this.observer?.switched(leg, next);
+    this.attach(next);
+    for (const frame of pending.frames) {
+      next.meter.client(frame, true);
+      next.socket.send(frame, AS_BINARY);
+    }
+    for (const t of this.held) {
+      next.meter.client(t, false);
+      next.socket.send(t, { binary: false });
+    }
+    this.held = [];
+    // A stream that was ending ends on the new leg too, once it has heard the rest.
+    if (this.closingFrame) next.socket.send(this.closingFrame, { binary: false });
+    this.stallSeenFrames = -1;
+    this.state = "live";
+  }
+
+  /** The stream's own end (the vendor closed normally, or after the client's CloseStream). */
+  private end(code: number, reason: Buffer): void {
+    this.state = "closed";
+    clearInterval(this.stallTimer);
+    this.emit("close", code, reason);
+  }
+}

@@ -1,0 +1,171 @@
+import { DeepgramClient } from "@deepgram/sdk";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { DeepgramLiveStub, type LiveLegScript, wordFrame } from "../../support/stubs/deepgram-live.js";
+import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, type RequestRowView, recordedRows } from "../support.js";
+import { opened, openWs } from "../ws-support.js";
+
+/**
+ * Live STT failover on Deepgram's `listen` WebSocket, driven by @deepgram/sdk's live client against
+ * two scripted Deepgram vendors (primary, then the fallbacks.stt candidate): whatever way the primary
+ * fails mid-stream, the client sees one stream, every scripted word once as a final, and each leg is
+ * recorded with the audio its vendor was sent.
+ */
+const primary = new DeepgramLiveStub();
+const backup = new DeepgramLiveStub();
+const WORDS = 12;
+
+const YAML = () => `${KEYS_YAML}
+providers:
+  deepgram: { api_key: "${PROVIDER_KEY}", base_url: "${primary.url}/v1" }
+  deepgram-b: { type: deepgram, api_key: "${PROVIDER_KEY}", base_url: "${backup.url}/v1" }
+models:
+  stt:
+    deepgram/nova-3: { provider: deepgram, model: nova-3 }
+    deepgram-b/nova-3: { provider: deepgram-b, model: nova-3 }
+fallbacks:
+  stt: [deepgram/nova-3, deepgram-b/nova-3]
+projects:
+  calls: {}
+gateway:
+  streams: { stall_ms: 300 }
+`;
+
+beforeAll(async () => {
+  await Promise.all([primary.start(), backup.start()]);
+});
+afterAll(async () => {
+  await Promise.all([primary.stop(), backup.stop()]);
+});
+beforeEach(() => {
+  primary.reset();
+  backup.reset();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The session's rows once its last leg's final row (no checkpoint number) is recorded. */
+async function sessionRows(app: Awaited<ReturnType<typeof gatewayApp>>, session: string, legs: number): Promise<RequestRowView[]> {
+  for (;;) {
+    const rows = (await recordedRows(app)).filter((r) => r.session_id === session);
+    if (rows.filter((r) => r.metadata?.checkpoint === undefined).length >= legs) return rows;
+    await sleep(20);
+  }
+}
+
+const legSeconds = (rows: RequestRowView[], model: string) => rows.filter((r) => r.model_id === model).reduce((a, r) => a + Number(r.audio_seconds ?? 0), 0);
+
+/**
+ * Streams word frames through the SDK at a steady pace (at least WORDS, and on until the backup vendor
+ * has been reached, so the seam falls inside the call whatever the machine's speed), then CloseStream.
+ */
+async function talk(base: string, session: string) {
+  const dg = new DeepgramClient({ apiKey: OPERATOR_KEY, baseUrl: `${base.replace("http://", "ws://")}/p/calls/s/${session}/deepgram` });
+  const socket = await dg.listen.v1.connect({ model: "deepgram/nova-3", encoding: "linear16", sample_rate: 16000, interim_results: "true" });
+  const finals: string[] = [];
+  const starts: number[] = [];
+  let opens = 0;
+  const closes: number[] = [];
+  socket.on("open", () => opens++);
+  socket.on("message", (m) => {
+    if (m.type !== "Results" || !m.is_final) return;
+    finals.push(m.channel.alternatives[0]?.transcript ?? "");
+    starts.push(m.start);
+  });
+  socket.on("close", (e: { code: number }) => closes.push(e.code));
+  socket.connect();
+  await socket.waitForOpen();
+  let sent = 0;
+  while (sent < WORDS || backup.connections.length === 0) {
+    socket.sendMedia(wordFrame(sent++));
+    await sleep(25);
+  }
+  socket.sendCloseStream({ type: "CloseStream" });
+  // The vendor's normal close after CloseStream ends it (the SDK redials only after other codes).
+  while (closes.length === 0) await sleep(10);
+  return { finals, starts, opens, closes, words: Array.from({ length: sent }, (_, i) => `w${i}`).join(" ") };
+}
+
+
+describe("live STT failover (Deepgram listen)", () => {
+  const cases: Array<[string, LiveLegScript, RegExp]> = [
+    ["the vendor's connection drops", { how: "drop", afterFrames: 5 }, /upstream connection lost/],
+    ["the vendor closes 1011", { how: "close", afterFrames: 4 }, /1011/],
+    ["the vendor stalls while audio keeps arriving", { how: "stall", afterFrames: 5 }, /sent nothing for 300 ms/],
+    ["the vendor refuses the stream after the upgrade (error frame)", { how: "error", afterFrames: 0 }, /quota exceeded/],
+  ];
+  for (const [name, script, reason] of cases) {
+    it(`${name}: one stream, every word once, each leg recorded with what its vendor was sent`, async () => {
+      primary.legs = [script];
+      const app = await gatewayApp(YAML());
+      try {
+        const session = `call-${script.how}`;
+        const seen = await talk(app.base, session);
+        expect(seen.opens).toBe(1);
+        expect(seen.closes).toEqual([1000]);
+        expect(seen.finals.join(" ").split(/\s+/).filter(Boolean).join(" ")).toBe(seen.words);
+        // The finals stay in order on the client's timeline across the seam.
+        expect([...seen.starts].sort((a, b) => a - b)).toEqual(seen.starts);
+        expect(primary.connections).toHaveLength(1);
+        expect(backup.connections).toHaveLength(1);
+
+        const rows = await sessionRows(app, session, 2);
+        const failed = rows.find((r) => r.model_id === "deepgram/nova-3" && r.metadata?.checkpoint === undefined);
+        const next = rows.find((r) => r.model_id === "deepgram-b/nova-3" && r.metadata?.checkpoint === undefined);
+        expect(failed).toMatchObject({ status: "error", provider: "deepgram" });
+        expect(failed?.error_message).toMatch(reason);
+        expect(next).toMatchObject({ status: "fallback", fallback_from: "deepgram/nova-3", provider: "deepgram-b" });
+        expect(next?.metadata).toMatchObject({ stream_id: failed?.id });
+        expect(typeof next?.metadata?.failover_gap_ms).toBe("number");
+        // Each leg's audio is what its vendor heard (the replay is billed by the vendor that heard it).
+        expect(legSeconds(rows, "deepgram/nova-3")).toBeCloseTo(primary.truth[0]?.audioSeconds ?? -1, 6);
+        expect(legSeconds(rows, "deepgram-b/nova-3")).toBeCloseTo(backup.truth[0]?.audioSeconds ?? -1, 6);
+        // Together the vendors heard every second of the call, the replayed part twice.
+        expect(legSeconds(rows, "deepgram/nova-3") + legSeconds(rows, "deepgram-b/nova-3")).toBeGreaterThanOrEqual(seen.words.split(" ").length * 0.1 - 1e-9);
+
+        const metrics = await (await app.call("GET", "/v1/metrics", { key: OPERATOR_KEY })).text();
+        expect(metrics).toContain('voxgate_gateway_stream_failovers_total{route="/deepgram/v1/listen",from="deepgram",to="deepgram-b"} 1');
+      } finally {
+        await app.close();
+      }
+    });
+  }
+
+  it("no candidate left: the client's socket closes 1011, as without failover", async () => {
+    primary.legs = [{ how: "drop", afterFrames: 2 }];
+    backup.legs = [{ how: "drop", afterFrames: 1 }];
+    const app = await gatewayApp(YAML());
+    try {
+      const s = opened(await openWs(`${app.base.replace("http://", "ws://")}/p/calls/s/call-none/deepgram/v1/listen?model=deepgram/nova-3&encoding=linear16&sample_rate=16000`, { headers: { authorization: `Token ${OPERATOR_KEY}` } }));
+      let closed: { code: number; reason: string } | null = null;
+      void s.closed.then((c) => {
+        closed = c;
+      });
+      for (let w = 0; w < WORDS && closed === null; w++) {
+        s.ws.send(wordFrame(w));
+        await sleep(25);
+      }
+      expect(await s.closed).toMatchObject({ code: 1011 });
+      const rows = await sessionRows(app, "call-none", 2);
+      expect(rows.filter((r) => r.metadata?.checkpoint === undefined).map((r) => [r.model_id, r.status])).toEqual([
+        ["deepgram/nova-3", "error"],
+        ["deepgram-b/nova-3", "error"],
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("a stream with no fallback candidate relays as before (no failover machinery)", async () => {
+    primary.legs = [{ how: "drop", afterFrames: 2 }];
+    const app = await gatewayApp(YAML().replace("fallbacks:\n  stt: [deepgram/nova-3, deepgram-b/nova-3]", "fallbacks:\n  stt: []"));
+    try {
+      const s = opened(await openWs(`${app.base.replace("http://", "ws://")}/deepgram/v1/listen?model=deepgram/nova-3&encoding=linear16&sample_rate=16000`, { headers: { authorization: `Token ${OPERATOR_KEY}` } }));
+      s.ws.send(wordFrame(0));
+      s.ws.send(wordFrame(1));
+      expect(await s.closed).toMatchObject({ code: 1011, reason: "upstream connection lost" });
+      expect(backup.connections).toHaveLength(0);
+    } finally {
+      await app.close();
+    }
+  });
+});
