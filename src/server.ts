@@ -5,7 +5,7 @@ import { type Env, parseEnv, processEnv } from "./config/env.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { type Database, DEFAULT_DB_PATH, type DatabaseTarget, maskUrl, openDatabase, openMemoryDatabase } from "./db/client.js";
 import { runMigrations } from "./db/migrate.js";
-import { withGatewayFastPath } from "./gateway/fast-path.js";
+import { withGatewayListener } from "./gateway/listener.js";
 import { closeClientSockets, createWebSocketServer } from "./gateway/ws/upgrade.js";
 import { createApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logging.js";
@@ -67,8 +67,8 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   // The gateway's WebSocket routes (vendor relays) upgrade through node-server's own handler.
   const sockets = createWebSocketServer();
   const server = await new Promise<ServerType>((resolve, reject) => {
-    // The fast listener serves the proxied gateway routes without Hono's web objects (src/gateway/fast-path.ts).
-    const s = serve({ fetch: app.fetch, port, hostname, websocket: { server: sockets }, createServer: withGatewayFastPath(services.gateway) }, () => resolve(s));
+    // The gateway listener serves the gateway's HTTP paths from node's request (src/gateway/listener.ts); the rest is the Hono app's.
+    const s = serve({ fetch: app.fetch, port, hostname, websocket: { server: sockets }, createServer: withGatewayListener(services.gateway) }, () => resolve(s));
     s.once("error", reject);
   });
   const actualPort = (server.address() as AddressInfo).port;

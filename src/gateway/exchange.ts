@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import type { Context } from "hono";
+import { GATEWAY_SECURITY_HEADERS } from "../http/security-headers.js";
+import type { GatewayErrorCode, VendorProtocol } from "./protocol.js";
 
 /**
  * An answer's headers as node's flat list (name, value, name, value, …), which writeHead takes as
@@ -8,9 +9,8 @@ import type { Context } from "hono";
 export type HeaderList = (string | string[])[];
 
 /**
- * The client side of one gateway call, written the same way whether the app runs on a node socket
- * (the server: straight to the ServerResponse, no web streams on the hot path) or in-process
- * (app.request() in tests: a web Response).
+ * The client side of one gateway call: node's request and response of the gateway listener
+ * (src/gateway/listener.ts), written straight to the socket (no web streams on the hot path).
  */
 export interface Outbound {
   /** Sends status and headers (name, value, … without repeated names), once. */
@@ -23,7 +23,7 @@ export interface Outbound {
   /** The client went away before the answer ended. */
   readonly aborted: boolean;
   onAbort(cb: () => void): void;
-  /** The remote address (null in-process). */
+  /** The client's address (null when the socket no longer knows it). */
   readonly remoteAddress: string | null;
 }
 
@@ -68,114 +68,7 @@ export class NodeOutbound implements Outbound {
   }
 }
 
-/** In-process (app.request): the answer becomes a web Response when head() is called. */
-export class WebOutbound implements Outbound {
-  aborted = false;
-  readonly remoteAddress = null;
-  readonly response: Promise<Response>;
-  private readonly resolve: (r: Response) => void;
-  private controller: ReadableStreamDefaultController<Uint8Array> | null = null;
-  private readonly abortCallbacks: (() => void)[] = [];
-  private waiting: (() => void) | null = null;
-
-  constructor() {
-    let resolve: (r: Response) => void = () => {};
-    this.response = new Promise((r) => {
-      resolve = r;
-    });
-    this.resolve = resolve;
-  }
-  head(status: number, headers: HeaderList): void {
-    const h = new Headers();
-    for (let i = 0; i < headers.length; i += 2) {
-      const k = headers[i] as string;
-      const v = headers[i + 1] as string | string[];
-      if (Array.isArray(v)) for (const x of v) h.append(k, x);
-      else h.set(k, v);
-    }
-    const noBody = status === 204 || status === 304;
-    const body = noBody
-      ? null
-      : new ReadableStream<Uint8Array>({
-          start: (c) => {
-            this.controller = c;
-          },
-          pull: () => {
-            this.waiting?.();
-            this.waiting = null;
-          },
-          cancel: () => {
-            this.aborted = true;
-            for (const cb of this.abortCallbacks) cb();
-          },
-        });
-    this.resolve(new Response(body, { status, headers: h }));
-  }
-  /** Always true: the Response is handed out only after the call, so nobody reads before then (tests only). */
-  write(chunk: Buffer): boolean {
-    if (this.controller && !this.aborted) this.controller.enqueue(new Uint8Array(chunk));
-    return true;
-  }
-  drained(): Promise<void> {
-    return new Promise((r) => {
-      this.waiting = r;
-    });
-  }
-  end(broken = false): void {
-    if (!this.controller || this.aborted) return;
-    if (broken) this.controller.error(new Error("upstream answer cut off"));
-    else this.controller.close();
-  }
-  onAbort(cb: () => void): void {
-    this.abortCallbacks.push(cb);
-  }
-}
-
-interface NodeBindings {
-  incoming: IncomingMessage;
-  outgoing: ServerResponse;
-}
-
-/** The node request/response behind a Hono context, when served by @hono/node-server. */
-export function nodeBindings(c: Context): NodeBindings | null {
-  const env = c.env as Partial<NodeBindings> | undefined;
-  return env?.incoming && env.outgoing ? { incoming: env.incoming, outgoing: env.outgoing } : null;
-}
-
-/** Request headers as node's lower-cased record (built from the web Headers in-process). */
-export function headersOf(c: Context, node: NodeBindings | null): IncomingHttpHeaders {
-  if (node) return node.incoming.headers;
-  const out: IncomingHttpHeaders = {};
-  c.req.raw.headers.forEach((v, k) => {
-    out[k] = v;
-  });
-  return out;
-}
-
 export class BodyTooLarge extends Error {}
-
-/** Reads the request body up to `limit` bytes (BodyTooLarge beyond), from the socket when there is one. */
-export async function readBody(c: Context, node: NodeBindings | null, limit: number): Promise<Buffer> {
-  if (node) return readIncoming(node.incoming, limit);
-  const declared = Number(c.req.header("content-length"));
-  if (Number.isFinite(declared) && declared > limit) throw new BodyTooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const stream = c.req.raw.body;
-  if (!stream) return Buffer.alloc(0);
-  const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => {});
-      throw new BodyTooLarge();
-    }
-    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-  }
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-}
 
 /**
  * A node request's body up to `limit` bytes (BodyTooLarge beyond, the rest left unread as with an
@@ -224,4 +117,74 @@ export function readIncoming(incoming: IncomingMessage, limit: number): Buffer |
     incoming.on("error", onError);
     incoming.on("close", onClose);
   });
+}
+
+/** Upstream answer headers that are the connection's, not the answer's, or that must not reach the caller. */
+const DROPPED_UPSTREAM = new Set(["connection", "keep-alive", "transfer-encoding", "set-cookie", "proxy-authenticate", "trailer", "upgrade"]);
+
+/** GATEWAY_SECURITY_HEADERS as names and values in a row, read once: every answer appends them as they are. */
+const SECURITY_LIST: readonly string[] = Object.entries(GATEWAY_SECURITY_HEADERS).flat();
+const SECURITY = new Set(Object.keys(GATEWAY_SECURITY_HEADERS));
+const isSecurityName = (name: string) => SECURITY.has(name);
+
+/**
+ * An answer's headers: the given ones (`drop`: names left out), then Voxgate's (`extra`, then the
+ * request id), then GATEWAY_SECURITY_HEADERS. A later group wins over an earlier one for the same
+ * name, the name keeping its first position: the same names, values and order as assigning the
+ * three groups into one object in turn, which is what a clash (rare) does; otherwise every group's
+ * names are new and are appended as they come.
+ */
+export function answerHeaders(base: Readonly<Record<string, string | string[] | undefined>>, extra: Readonly<Record<string, string>>, requestId: string, drop?: ReadonlySet<string>): HeaderList {
+  const out: HeaderList = [];
+  for (const name in base) {
+    const v = base[name];
+    if (v === undefined || drop?.has(name)) continue;
+    if (isSecurityName(name) || name === "x-voxgate-request-id" || Object.hasOwn(extra, name)) return mergedHeaders(base, extra, requestId, drop);
+    out.push(name, v);
+  }
+  for (const name in extra) {
+    if (isSecurityName(name)) return mergedHeaders(base, extra, requestId, drop);
+    if (name !== "x-voxgate-request-id") out.push(name, extra[name] as string);
+  }
+  out.push("x-voxgate-request-id", requestId);
+  for (let i = 0; i < SECURITY_LIST.length; i++) out.push(SECURITY_LIST[i] as string);
+  return out;
+}
+
+/** answerHeaders when a name is in two groups: the groups assigned into one object in turn. */
+function mergedHeaders(base: Readonly<Record<string, string | string[] | undefined>>, extra: Readonly<Record<string, string>>, requestId: string, drop?: ReadonlySet<string>): HeaderList {
+  const merged: Record<string, string | string[]> = {};
+  for (const name in base) {
+    const v = base[name];
+    if (v !== undefined && !drop?.has(name)) merged[name] = v;
+  }
+  Object.assign(merged, extra, { "x-voxgate-request-id": requestId });
+  for (let i = 0; i < SECURITY_LIST.length; i += 2) merged[SECURITY_LIST[i] as string] = SECURITY_LIST[i + 1] as string;
+  const out: HeaderList = [];
+  for (const name in merged) out.push(name, merged[name] as string | string[]);
+  return out;
+}
+
+/** The upstream answer's headers as relayed to the caller (connection headers and cookies dropped). */
+export function relayHeaders(upstream: IncomingHttpHeaders, extra: Readonly<Record<string, string>>, requestId: string): HeaderList {
+  return answerHeaders(upstream, extra, requestId, DROPPED_UPSTREAM);
+}
+
+/** Sends a gateway error in the vendor's own error shape; the returned value is ignored. */
+export function answerError(
+  out: Outbound,
+  protocol: VendorProtocol,
+  status: number,
+  code: GatewayErrorCode,
+  message: string,
+  requestId: string,
+  extra: Record<string, string> = {},
+  details?: unknown,
+): undefined {
+  const e = protocol.errorBody(status, code, message, details);
+  const body = Buffer.from(e.body);
+  out.head(status, answerHeaders({ "content-type": e.contentType, "content-length": String(body.byteLength) }, extra, requestId));
+  out.write(body);
+  out.end();
+  return undefined;
 }

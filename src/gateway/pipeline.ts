@@ -1,45 +1,24 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import type { Context } from "hono";
 import { type CallPlan, admitKey, loopbackRefusal, planCall } from "./admit.js";
 import { defaultEstimate } from "./budget-reservations.js";
-import { BodyTooLarge, headersOf, nodeBindings, type Outbound, readBody } from "./exchange.js";
+import { answerError, BodyTooLarge, type Outbound, relayHeaders } from "./exchange.js";
 import type { Gateway } from "./gateway.js";
 import { type Attempt, type CallContext, callerTrace, failureOf, recordAttempt } from "./attempt.js";
 import { headersHoldKey, KeyWatch, relayableHeaders, searchableKey, upstreamHeaders } from "./header-policy.js";
 import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamRequest, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
-import { answerError, openOutbound, relayHeaders } from "./respond.js";
 import { UpstreamAnswer } from "./upstream.js";
 
-/**
- * A proxied call's request as the pipeline reads it, whichever front end received it: Hono (a
- * Context, in-process or on node-server) or the fast listener of src/gateway/fast-path.ts (the node
- * request itself). Both hand the same values to proxyCall, so the answers cannot differ.
- */
+/** A proxied call's request as the gateway listener (src/gateway/listener.ts) hands it over. */
 export interface ProxyInbound {
   method: string;
-  /** Route parameters (attribution prefix, voice_id), decoded as Hono decodes them. */
+  /** Route parameters (attribution prefix, voice_id), percent-decoded. */
   params: Readonly<Record<string, string>>;
   headers: IncomingHttpHeaders;
   /** The raw query string, without "?". */
   query: string;
   /** Reads the whole body, BodyTooLarge beyond `limit` bytes (at once when it is already buffered). */
   readBody(limit: number): Buffer | Promise<Buffer>;
-}
-
-/** The Hono handler of a proxied route: the request read from the Context, the answer written by proxyCall. */
-export async function handleProxy(gw: Gateway, protocol: VendorProtocol, route: ProxyRoute, c: Context): Promise<Response> {
-  const node = nodeBindings(c);
-  const out = openOutbound(c, node);
-  const inbound: ProxyInbound = {
-    method: c.req.method,
-    params: c.req.param() as Record<string, string>,
-    headers: headersOf(c, node),
-    query: queryString(c, node),
-    readBody: (limit) => readBody(c, node, limit),
-  };
-  await proxyCall(gw, protocol, route, inbound, out);
-  return out.done(undefined);
 }
 
 /**
@@ -276,10 +255,4 @@ function relay(
 function headerOf(h: IncomingHttpHeaders, name: string): string | null {
   const v = h[name];
   return (Array.isArray(v) ? v[0] : v) ?? null;
-}
-
-function queryString(c: Context, node: ReturnType<typeof nodeBindings>): string {
-  const url = node ? (node.incoming.url ?? "") : c.req.url;
-  const q = url.indexOf("?");
-  return q < 0 ? "" : url.slice(q + 1);
 }

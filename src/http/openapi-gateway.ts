@@ -3,14 +3,14 @@ import { ATTRIBUTION_PATH } from "../gateway/attribution.js";
 import type { VendorProtocol } from "../gateway/protocol.js";
 import { cartesiaBytesRoute, cartesiaWs } from "../gateway/protocols/cartesia.js";
 import { PROTOCOLS } from "../gateway/protocols/index.js";
-import { WS_PROTOCOLS } from "../gateway/ws/routes.js";
+import { WS_PROTOCOLS } from "../gateway/ws/protocols.js";
 import type { AppEnv } from "./app-env.js";
 
 /**
  * The gateway's routes in the document. They speak each vendor's own protocol (request and answer
  * bodies, error shape, where the key goes), so the document names them, their parameters and the
  * vendor's prefix, and leaves the bodies to the vendor's API: Voxgate forwards them. Read from the
- * protocol tables themselves (src/gateway/protocols, src/gateway/ws/routes.ts), so a new vendor
+ * protocol tables themselves (src/gateway/protocols, src/gateway/ws/protocols.ts), so a new vendor
  * route appears here without an edit. The gateway code declares its routes on its own hot path
  * (no per-request validation layer), hence this separate description.
  */

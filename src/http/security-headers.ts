@@ -81,7 +81,7 @@ export const API_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 
 /**
  * The headers on the gateway's vendor-protocol answers (proxied calls and their errors, written by
- * src/gateway/respond.ts): what OWASP's REST Security Cheat Sheet asks of an API response (not
+ * src/gateway/exchange.ts): what OWASP's REST Security Cheat Sheet asks of an API response (not
  * cached, not framed, not sniffed, nothing loaded if a browser opens it), with the same values as
  * API_SECURITY_HEADERS. The rest of that set are document policies a browser applies to pages
  * (opener and resource policies, agent cluster, referrer, DNS prefetch, download options, Flash

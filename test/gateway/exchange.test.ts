@@ -2,8 +2,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { BodyTooLarge, readIncoming } from "../../src/gateway/exchange.js";
-import { answerHeaders, relayHeaders } from "../../src/gateway/respond.js";
+import { answerHeaders, BodyTooLarge, readIncoming, relayHeaders } from "../../src/gateway/exchange.js";
 import { GATEWAY_SECURITY_HEADERS } from "../../src/http/security-headers.js";
 
 /** What answerHeaders must equal: the three groups assigned into one object in turn, as entries. */

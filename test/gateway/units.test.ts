@@ -57,9 +57,9 @@ describe("attribution, loopback, cooldown, model rewrite", () => {
     expect(attributionOf({}, { "x-voxgate-project": "a".repeat(300) }).ok).toBe(false);
   });
 
-  it("knows loopback peers", () => {
-    expect(["127.0.0.1", "::1", "::ffff:127.0.0.2", null].every(isLoopback)).toBe(true);
-    expect(["10.0.0.1", "::ffff:10.0.0.1", "192.168.1.1"].some(isLoopback)).toBe(false);
+  it("knows loopback peers (an unknown peer is not one)", () => {
+    expect(["127.0.0.1", "::1", "::ffff:127.0.0.2"].every(isLoopback)).toBe(true);
+    expect(["10.0.0.1", "::ffff:10.0.0.1", "192.168.1.1", null].some(isLoopback)).toBe(false);
   });
 
   it("bounds cooldowns and reads Retry-After", () => {

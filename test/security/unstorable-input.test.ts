@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { GatewayPaths } from "../../src/gateway/listener.js";
 import { createApp } from "../../src/http/app.js";
 import { useTestApp } from "../support/app.js";
 
@@ -96,7 +97,7 @@ const BODIES: Record<string, (() => unknown) | null> = {
       vendorBodies(`gemini/${v}/models/:provider/:target`, () => ({ contents: [{ parts: [{ text: "hi" }] }] })),
     ]),
   ),
-  // Cartesia's clients fix this path at the root (src/gateway/ws/routes.ts).
+  // Cartesia's clients fix this path at the root (src/gateway/listener.ts).
   "POST /tts/bytes": () => ({ model_id: "nowhere/none", transcript: "hi", voice: { mode: "id", id: "v" } }),
 };
 
@@ -153,9 +154,8 @@ function fillPath(pattern: string, badIndex: number, bad: string): string {
 const routeKey = (method: string, path: string) => `${method} ${path}`;
 
 describe("NUL and lone surrogates at the edge: never a 5xx, on every route", () => {
-  const routes = createApp({} as never)
-    .routes.filter((r) => r.method !== "ALL")
-    .map((r) => ({ method: r.method, path: r.path }));
+  // The app's routes and the gateway listener's (src/gateway/listener.ts), each once.
+  const routes = [...new Map([...createApp({} as never).routes.filter((r) => r.method !== "ALL"), ...new GatewayPaths().list()].map((r) => [routeKey(r.method, r.path), { method: r.method, path: r.path }])).values()];
 
   const t = useTestApp({ yaml, env: SECRET_ENV });
 

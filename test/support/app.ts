@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { serve, type ServerType } from "@hono/node-server";
 import { afterAll, beforeAll } from "vitest";
 import { parseEnv } from "../../src/config/env.js";
-import { withGatewayFastPath } from "../../src/gateway/fast-path.js";
+import { GatewayPaths, withGatewayListener } from "../../src/gateway/listener.js";
 import { createWebSocketServer } from "../../src/gateway/ws/upgrade.js";
 import { parseConfigText } from "../../src/config/load.js";
 import { createApp } from "../../src/http/app.js";
@@ -11,10 +11,15 @@ import type { Services } from "../../src/compose.js";
 import { createServices, startWorkers, stopWorkers } from "../../src/compose.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 
+const gatewayPaths = new GatewayPaths();
+
 export interface TestApp {
   services: Services;
   testDb: TestDatabase;
-  /** app.request() with JSON helpers: `call("POST", "/v1/ingest", { key, body })`. */
+  /**
+   * app.request() with JSON helpers: `call("POST", "/v1/ingest", { key, body })`. A gateway path is
+   * sent to the loopback server instead (started on first use): the gateway listener serves it.
+   */
   call(method: string, path: string, opts?: CallOptions): Promise<Response>;
   /** The same app on a real loopback HTTP server (started on first use). */
   listen(): Promise<string>;
@@ -46,7 +51,16 @@ export async function createTestApp(
   // Every answer of a declared route is checked against its documented schema (src/http/openapi.ts).
   const app = createApp(services, { checkContracts: opts.checkContracts ?? process.env.VOXGATE_CHECK_CONTRACTS !== "0" });
   let server: ServerType | null = null;
-  let baseUrl: string | null = null;
+  let baseUrl: Promise<string> | null = null;
+  const listen = () => {
+    baseUrl ??= new Promise<string>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", websocket: { server: createWebSocketServer() }, createServer: withGatewayListener(services.gateway) }, () =>
+        resolve(`http://127.0.0.1:${(s.address() as AddressInfo).port}`),
+      );
+      server = s;
+    });
+    return baseUrl;
+  };
 
   return {
     services,
@@ -59,18 +73,11 @@ export async function createTestApp(
         body = JSON.stringify(o.body);
         headers["content-type"] ??= "application/json";
       }
+      // A gateway path goes to the server, where the gateway listener serves it (as in production).
+      if (gatewayPaths.match(method, path)) return listen().then((base) => fetch(base + path, { method, headers, body: body as BodyInit | undefined }));
       return Promise.resolve(app.request(path, { method, headers, body: body as BodyInit | undefined }));
     },
-    async listen() {
-      if (baseUrl) return baseUrl;
-      server = await new Promise<ServerType>((resolve) => {
-        const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", websocket: { server: createWebSocketServer() }, createServer: withGatewayFastPath(services.gateway) }, () =>
-          resolve(s),
-        );
-      });
-      baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      return baseUrl;
-    },
+    listen,
     async close() {
       if (server) {
         const s = server;

@@ -74,7 +74,7 @@ function cartesiaError(status: number, code: GatewayErrorCode, message: string, 
  * /cartesia: Cartesia's wire protocol. The key arrives as `X-API-Key`, a Bearer token, or `api_key`
  * on a WebSocket URL (the JS SDK). Cartesia's paths are fixed (/tts/bytes, /tts/websocket): the
  * LiveKit plugin's synthesize() drops a base URL's path, so the same routes are also served at the
- * root (src/gateway/ws/routes.ts).
+ * root (src/gateway/listener.ts).
  */
 export const cartesiaProtocol: VendorProtocol = {
   id: "cartesia",

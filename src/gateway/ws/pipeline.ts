@@ -5,7 +5,6 @@ import type { Context } from "hono";
 import type { WebSocket } from "ws";
 import type { AppEnv } from "../../http/app-env.js";
 import { admitCaller } from "../admit.js";
-import { headersOf } from "../exchange.js";
 import type { Gateway } from "../gateway.js";
 import { type InboundRequest, ProtocolInputError } from "../protocol.js";
 import { connectChain, planFor, type Refusal, relayCall, type WsCall } from "./call.js";
@@ -36,7 +35,7 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
   const requestId = randomUUID();
   const protocol = wsp.protocol;
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  const headers: IncomingHttpHeaders = incoming?.headers ?? headersOf(c, null);
+  const headers: IncomingHttpHeaders = incoming?.headers ?? {};
   const refuse = async (r: Refusal, extra: Record<string, string> = {}): Promise<Response> => {
     const h: Record<string, string> = { ...extra, "x-voxgate-error": r.code, "x-voxgate-request-id": requestId };
     if (r.retryAfterSeconds != null) h["retry-after"] = String(Math.max(1, Math.ceil(r.retryAfterSeconds)));

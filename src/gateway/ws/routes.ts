@@ -3,23 +3,9 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../http/app-env.js";
 import { ATTRIBUTION_PATH } from "../attribution.js";
 import type { Gateway } from "../gateway.js";
-import { handleProxy } from "../pipeline.js";
-import { cartesiaBytesRoute, cartesiaProtocol, cartesiaWs } from "../protocols/cartesia.js";
-import { assemblyaiWs } from "../protocols/assemblyai.js";
-import { deepgramWs } from "../protocols/deepgram.js";
-import { elevenlabsWs } from "../protocols/elevenlabs.js";
-import { openaiProtocol } from "../protocols/openai.js";
-import { realtimeRoute } from "../protocols/openai-audio.js";
-import { realtimeConversationRoute } from "../protocols/openai-realtime.js";
-import type { UpstreamTarget } from "../protocol.js";
+import { cartesiaWs } from "../protocols/cartesia.js";
 import { handleWebSocket } from "./pipeline.js";
-import type { WsProtocol } from "./ws-route.js";
-
-const bearer = (t: UpstreamTarget): Record<string, string> => (t.apiKey ? { authorization: `Bearer ${t.apiKey}` } : {});
-const openaiRealtimeWs: WsProtocol = { protocol: openaiProtocol, routes: [realtimeRoute(bearer), realtimeConversationRoute(bearer)] };
-
-/** Every vendor's WebSocket routes. */
-export const WS_PROTOCOLS: readonly WsProtocol[] = [openaiRealtimeWs, deepgramWs, elevenlabsWs, cartesiaWs, assemblyaiWs];
+import { WS_PROTOCOLS } from "./protocols.js";
 
 /**
  * The gateway's WebSocket routes, under each protocol's prefix and behind /p/{project}/s/{session}.
@@ -43,6 +29,5 @@ export function gatewayWsRoutes(gw: Gateway) {
       if (wsp === cartesiaWs) app.get(route.path, handler);
     }
   }
-  app.post(cartesiaBytesRoute.path, (c) => handleProxy(gw, cartesiaProtocol, cartesiaBytesRoute, c));
   return app;
 }

@@ -1,0 +1,18 @@
+import { cartesiaWs } from "../protocols/cartesia.js";
+import { assemblyaiWs } from "../protocols/assemblyai.js";
+import { deepgramWs } from "../protocols/deepgram.js";
+import { elevenlabsWs } from "../protocols/elevenlabs.js";
+import { openaiProtocol } from "../protocols/openai.js";
+import { realtimeRoute } from "../protocols/openai-audio.js";
+import { realtimeConversationRoute } from "../protocols/openai-realtime.js";
+import type { UpstreamTarget } from "../protocol.js";
+import type { WsProtocol } from "./ws-route.js";
+
+const bearer = (t: UpstreamTarget): Record<string, string> => (t.apiKey ? { authorization: `Bearer ${t.apiKey}` } : {});
+const openaiRealtimeWs: WsProtocol = { protocol: openaiProtocol, routes: [realtimeRoute(bearer), realtimeConversationRoute(bearer)] };
+
+/**
+ * Every vendor's WebSocket routes, each under its protocol's prefix (and behind the attribution
+ * prefix); Cartesia's are also served at the root, where its clients' fixed paths arrive.
+ */
+export const WS_PROTOCOLS: readonly WsProtocol[] = [openaiRealtimeWs, deepgramWs, elevenlabsWs, cartesiaWs, assemblyaiWs];
