@@ -14,12 +14,26 @@ const streamsSchema = z.looseObject({
   max_buffered_bytes: z.number().int().positive().default(4 * 1024 * 1024),
   /** A direction still over max_buffered_bytes this long after its writer was paused: close 1013. */
   stall_timeout_s: z.number().positive().default(10),
+  /** A `block` budget's stream holds this many seconds of audio (STT) ahead, one increment at a time. */
+  reserve_seconds: z.number().positive().default(15),
+  /** A `block` budget's stream holds this many characters (TTS) ahead, one increment at a time. */
+  reserve_characters: z.number().int().positive().default(1000),
   /** Live STT failover: no vendor frame for this long while client audio keeps arriving is a failed vendor. */
   stall_ms: z.number().int().positive().default(2_000),
   /** Live STT failover: seconds of the client's latest audio kept to replay to the next vendor. */
   replay_seconds: z.number().positive().max(60).default(5),
 });
-const STREAMS_DEFAULTS = { idle_timeout_s: 60, max_duration_s: 14_400, max_per_key: 100, max_buffered_bytes: 4 * 1024 * 1024, stall_timeout_s: 10, stall_ms: 2_000, replay_seconds: 5 };
+const STREAMS_DEFAULTS = {
+  idle_timeout_s: 60,
+  max_duration_s: 14_400,
+  max_per_key: 100,
+  max_buffered_bytes: 4 * 1024 * 1024,
+  stall_timeout_s: 10,
+  stall_ms: 2_000,
+  replay_seconds: 5,
+  reserve_seconds: 15,
+  reserve_characters: 1000,
+};
 
 /** The shape of voxgate.yaml (same shape as voicegateway's voicegw.yaml). One schema, every section. */
 

@@ -12,6 +12,10 @@ export interface BudgetGate extends RecordObserver {
   decide(project: EffectiveProject | undefined): BudgetDecision;
   /** The spend the last decision for this project was made on (for the warning header and logs). */
   spend(projectId: string): number;
+  /** The cost of this replica's records of the project queued and not yet written to the store. */
+  unwritten(projectId: string): number;
+  /** Projects with records queued and not yet written. */
+  unwrittenProjects(): Iterable<string>;
   stop?(): Promise<void>;
 }
 
@@ -19,6 +23,8 @@ export interface BudgetGate extends RecordObserver {
 export const OPEN_BUDGETS: BudgetGate = {
   decide: () => "ok",
   spend: () => 0,
+  unwritten: () => 0,
+  unwrittenProjects: () => [],
   queued() {},
   written() {},
 };

@@ -3,6 +3,7 @@ import { rateRequest } from "../billing/rate.js";
 import type { Modality } from "../config/schema.js";
 import type { EffectiveProject } from "../manage/registry.js";
 import type { BudgetGate } from "./budget-gate.js";
+import type { FleetBudget } from "./budget-leases.js";
 import type { Units, UpstreamTarget } from "./protocol.js";
 
 /** Output tokens reserved for an LLM call that names no max_tokens / max_output_tokens. */
@@ -36,6 +37,8 @@ export const NO_HOLD: Hold = { amount: 0, release() {} };
  */
 export class BudgetReservations {
   private readonly held = new Map<string, number>();
+  /** Set on a replica with the shared store: stream increments are claimed fleet-wide (budget-leases.ts). */
+  fleet: FleetBudget | null = null;
 
   constructor(
     private readonly budgets: () => BudgetGate,
@@ -48,6 +51,44 @@ export class BudgetReservations {
   }
 
   /**
+   * What this replica holds for a project as the fleet must count it: its holds, and the cost of its
+   * records not yet written (a released hold's record is queued; until written, the store's spend
+   * does not show it).
+   */
+  holding(projectId: string): number {
+    return this.heldFor(projectId) + this.budgets().unwritten(projectId);
+  }
+
+  /** Every project this replica holds anything for, with its holding (the fleet rows' figures). */
+  holdings(): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const id of new Set([...this.held.keys(), ...this.budgets().unwrittenProjects()])) {
+      const usd = this.holding(id);
+      if (usd > 0) out.set(id, usd);
+    }
+    return out;
+  }
+
+  /**
+   * A stream's next increment: `units` of `target` held for a `block` project while the project's
+   * spend plus every holding is under its budget, claimed fleet-wide when this replica shares the
+   * store (one database round trip: streams claim ahead of need, never per frame); null when refused.
+   */
+  async reserveAhead(project: EffectiveProject | undefined, target: UpstreamTarget, units: Units, tenantId: string | null): Promise<Hold | null> {
+    const fleet = this.fleet;
+    if (!fleet || !project || project.dailyBudget === null || project.budgetAction !== "block") return this.reserve(project, target, units, tenantId);
+    if (this.budgets().spend(project.id) + this.heldFor(project.id) >= project.dailyBudget) return null;
+    const amount = this.price(target, units, tenantId);
+    if (amount === 0) return NO_HOLD;
+    let hold: Hold | null = null;
+    const ok = await fleet.claim(project.id, project.dailyBudget, () => this.holding(project.id), () => {
+      hold = this.take(project.id, amount);
+    });
+    if (!ok) (hold as Hold | null)?.release();
+    return ok ? hold : null;
+  }
+
+  /**
    * Holds `units` of `target` at the model's rated price for a project, or null when the project's
    * `block` budget has no room left (spend + holds ≥ daily_budget).
    */
@@ -57,16 +98,20 @@ export class BudgetReservations {
     if (this.budgets().spend(project.id) + held >= project.dailyBudget) return null;
     const amount = this.price(target, units, tenantId);
     if (amount === 0) return NO_HOLD;
-    this.held.set(project.id, held + amount);
+    return this.take(project.id, amount);
+  }
+
+  private take(projectId: string, amount: number): Hold {
+    this.held.set(projectId, this.heldFor(projectId) + amount);
     let released = false;
     return {
       amount,
       release: () => {
         if (released) return;
         released = true;
-        const left = (this.held.get(project.id) ?? 0) - amount;
-        if (left > 1e-12) this.held.set(project.id, left);
-        else this.held.delete(project.id);
+        const left = (this.held.get(projectId) ?? 0) - amount;
+        if (left > 1e-12) this.held.set(projectId, left);
+        else this.held.delete(projectId);
       },
     };
   }

@@ -77,6 +77,16 @@ export class BudgetTracker implements BudgetGate {
     return total;
   }
 
+  unwritten(projectId: string): number {
+    let total = 0;
+    for (const e of this.pending.values()) if (e.project === projectId) total += e.cost;
+    return total;
+  }
+
+  unwrittenProjects(): Iterable<string> {
+    return new Set([...this.pending.values()].map((e) => e.project));
+  }
+
   decide(project: EffectiveProject | undefined): BudgetDecision {
     if (!project || project.dailyBudget === null) return "ok";
     if (this.spend(project.id) < project.dailyBudget) return "ok";

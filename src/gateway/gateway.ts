@@ -5,6 +5,7 @@ import type { Db } from "../db/client.js";
 import type { Logger } from "../logging.js";
 import type { Worker } from "../worker.js";
 import { type BudgetGate, OPEN_BUDGETS } from "./budget-gate.js";
+import { BudgetLeases } from "./budget-leases.js";
 import { BudgetReservations } from "./budget-reservations.js";
 import { BudgetTracker, type SpendSource } from "./budget-tracker.js";
 import { Cooldowns } from "./cooldown.js";
@@ -96,6 +97,9 @@ export class Gateway {
     await tracker.start(this.config.gateway.refresh_interval_ms);
     this.recorder.start();
     this.streams.start();
+    // Replicas sharing the store claim stream increments fleet-wide; a sidecar's store is not the fleet's.
+    const leases = this.sidecar ? null : new BudgetLeases(this.deps.db, () => this.reservations.holdings(), this.log);
+    this.reservations.fleet = leases;
     this.refreshTimer = setInterval(() => void this.refresh(), this.config.gateway.refresh_interval_ms);
     this.refreshTimer.unref();
     return [
@@ -107,6 +111,7 @@ export class Gateway {
           this.streams.stop();
           await this.limiter.stop?.();
           await this.budgets.stop?.();
+          await leases?.stop();
           await this.upstreams.close();
         },
       },

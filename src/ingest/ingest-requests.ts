@@ -1,7 +1,7 @@
 import { and, isNotNull, ne } from "drizzle-orm";
 import type { RateCardStore } from "../billing/rate-card-store.js";
 import type { Config } from "../config/schema.js";
-import type { Database } from "../db/client.js";
+import type { Database, Db } from "../db/client.js";
 import { projects } from "../db/schema/index.js";
 import type { RequestRow } from "../db/schema/requests.js";
 import type { Catalog, RateCard } from "../billing/rate.js";
@@ -47,13 +47,20 @@ export function ingestRequests(deps: IngestDeps, tenantId: string | null, batch:
  * as TypedRecord skip the wire-format parse; each value's rule, the horizon, the foreign-project
  * check, rating and the store are the same as ingestRequests'.
  */
-export function ingestRecords(deps: IngestDeps, tenantId: string | null, records: readonly TypedRecord[]): Promise<IngestResult> {
-  return ingest(deps, tenantId, records, typedRequestRow, (r) => (typeof r.id === "string" ? r.id.slice(0, 64) : null));
+export function ingestRecords(deps: IngestDeps, tenantId: string | null, records: readonly TypedRecord[], within?: (tx: Db) => Promise<void>): Promise<IngestResult> {
+  return ingest(deps, tenantId, records, typedRequestRow, (r) => (typeof r.id === "string" ? r.id.slice(0, 64) : null), within);
 }
 
 type ToRow<T> = (input: T, tenantId: string | null, card: RateCard, catalog: Catalog, notBefore: number | null) => RecordCheck;
 
-async function ingest<T>(deps: IngestDeps, tenantId: string | null, batch: readonly T[], toRow: ToRow<T>, idOf: (input: T) => string | null): Promise<IngestResult> {
+async function ingest<T>(
+  deps: IngestDeps,
+  tenantId: string | null,
+  batch: readonly T[],
+  toRow: ToRow<T>,
+  idOf: (input: T) => string | null,
+  within?: (tx: Db) => Promise<void>,
+): Promise<IngestResult> {
   const { card, catalog } = deps.rateCard.snapshot();
   const notBefore = tenantId === null ? null : Date.now() - deps.config.cost_tracking.backdate_horizon_days * 86_400_000;
   const skipped: SkippedRow[] = [];
@@ -73,7 +80,7 @@ async function ingest<T>(deps: IngestDeps, tenantId: string | null, batch: reado
     if (byId.has(check.row.id)) duplicates++;
     else byId.set(check.row.id, check.row);
   });
-  const inserted = await storeRequestRows(deps.database.db, tenantId, [...byId.values()]);
+  const inserted = await storeRequestRows(deps.database.db, tenantId, [...byId.values()], within);
   duplicates += byId.size - inserted.length;
   return {
     received: batch.length,

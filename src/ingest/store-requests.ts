@@ -127,8 +127,8 @@ const selectList = sql.raw(
  * Returns the rows actually inserted. Rows are sorted by id so concurrent overlapping batches take
  * row locks in the same order (no deadlock); deadlocks that still happen are retried.
  */
-export async function storeRequestRows(db: Db, tenantId: string | null, rows: RequestRow[]): Promise<RequestRow[]> {
-  if (rows.length === 0) return [];
+export async function storeRequestRows(db: Db, tenantId: string | null, rows: RequestRow[], within?: (tx: Db) => Promise<void>): Promise<RequestRow[]> {
+  if (rows.length === 0 && !within) return [];
   const sorted = rows.map(withDefaults).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   // The rows are already keyed by column name: one array literal per column.
   const arrays = columnArrays(sorted);
@@ -138,7 +138,10 @@ export async function storeRequestRows(db: Db, tenantId: string | null, rows: Re
   });
   return withRetry(() =>
     db.transaction(async (tx) => {
-      const insertedIds = rowsOf<{ id: string; is_probe: boolean }>(await insertRequests(tx, values));
+      const insertedIds = rows.length === 0 ? [] : rowsOf<{ id: string; is_probe: boolean }>(await insertRequests(tx, values));
+      // The caller's other rows of the same batch (the OTLP receiver's turns and spans): one transaction
+      // per export, taken after the requests' session rows and before the rollups' locks.
+      if (within) await within(tx);
       if (insertedIds.length === 0) return [];
       const probe = new Map(insertedIds.map((r) => [r.id, r.is_probe]));
       const inserted: RequestRow[] = [];

@@ -65,6 +65,22 @@ export function validateRows<T>(schema: z.ZodType<T>, batch: unknown[]) {
  * (session_id, turn_index) within the tenant makes re-sent turns no-ops.
  */
 export async function storeTurns(db: Db, tenantId: string | null, batch: unknown[]): Promise<TimelineResult> {
+  const checked = checkTurns(batch);
+  const accepted = checked.unique.length === 0 ? 0 : await withRetry(() => db.transaction((tx) => insertTurns(tx, tenantId, checked.unique)));
+  return turnsResult(checked, accepted);
+}
+
+type Turn = z.infer<typeof turnSchema>;
+/** A turn batch validated, each (session_id, turn_index) once. */
+export interface CheckedTurns {
+  unique: Turn[];
+  inBatchDuplicates: number;
+  skipped: RowSkip[];
+  skippedCount: number;
+}
+
+/** Validates each turn on its own and keeps the first of a (session_id, turn_index) pair. */
+export function checkTurns(batch: unknown[]): CheckedTurns {
   const { valid, skipped, skippedCount } = validateRows(turnSchema, batch);
   const seen = new Set<string>();
   const unique = valid.filter((t) => {
@@ -73,57 +89,61 @@ export async function storeTurns(db: Db, tenantId: string | null, batch: unknown
     seen.add(key);
     return true;
   });
-  const inBatchDuplicates = valid.length - unique.length;
-  const accepted =
-    unique.length === 0
-      ? 0
-      : await withRetry(() =>
-          db.transaction(async (tx) => {
-            const known = await sessionRooms(tx, tenantId, [...new Set(unique.map((t) => t.session_id))]);
-            const rooms = unique.map((t) => t.room_name ?? known.get(t.session_id) ?? null);
-            const counts = new Map<string, number>();
-            for (const r of rooms) counts.set(r ?? UNKNOWN_ROOM, (counts.get(r ?? UNKNOWN_ROOM) ?? 0) + 1);
-            const next = await allocateSeqs(tx, tenantId, counts);
-            const rows = unique.map((t, i) => {
-              const bucket = rooms[i] ?? UNKNOWN_ROOM;
-              const seq = next.get(bucket) ?? 1;
-              next.set(bucket, seq + 1);
-              return {
-                tenant_id: tenantId,
-                session_id: t.session_id,
-                room_name: rooms[i] ?? null,
-                turn_index: t.turn_index,
-                seq,
-                caller_speak_start_ms: t.caller_speak_start_ms,
-                caller_speak_end_ms: t.caller_speak_end_ms,
-                agent_speak_start_ms: t.agent_speak_start_ms ?? null,
-                agent_speak_end_ms: t.agent_speak_end_ms ?? null,
-                response_speed_ms: t.response_speed_ms ?? null,
-              };
-            });
-            rows.sort((a, b) => (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : a.turn_index - b.turn_index));
-            const inserted = await queryRows<{ id: number }>(
-              tx,
-              sql`INSERT INTO turns (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
-                    caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms)
-                  SELECT tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
-                    caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms
-                  FROM json_populate_recordset(NULL::turns, ${JSON.stringify(rows)}::json)
-                  ON CONFLICT (session_id, turn_index, tenant_id) DO NOTHING
-                  RETURNING id`,
-            );
-            // Turns of a session that names its agent count toward that agent (GET /api/agents).
-            await attachTurns(tx, tenantId, { turnIds: inserted.map((r) => Number(r.id)) });
-            await learnSessionRooms(tx, tenantId, namedRooms(unique));
-            return inserted.length;
-          }),
-        );
+  return { unique, inBatchDuplicates: valid.length - unique.length, skipped, skippedCount };
+}
+
+export function turnsResult(checked: CheckedTurns, accepted: number): TimelineResult {
   return {
     accepted,
-    duplicates: inBatchDuplicates + unique.length - accepted,
-    skipped: skippedCount,
-    skipped_rows: skipped,
+    duplicates: checked.inBatchDuplicates + checked.unique.length - accepted,
+    skipped: checked.skippedCount,
+    skipped_rows: checked.skipped,
   };
+}
+
+/**
+ * Inserts checked turns inside the caller's transaction (POST /v1/turns' own, or the OTLP receiver's
+ * one transaction per export); returns how many were new.
+ */
+export async function insertTurns(tx: Db, tenantId: string | null, unique: Turn[]): Promise<number> {
+  if (unique.length === 0) return 0;
+  const known = await sessionRooms(tx, tenantId, [...new Set(unique.map((t) => t.session_id))]);
+  const rooms = unique.map((t) => t.room_name ?? known.get(t.session_id) ?? null);
+  const counts = new Map<string, number>();
+  for (const r of rooms) counts.set(r ?? UNKNOWN_ROOM, (counts.get(r ?? UNKNOWN_ROOM) ?? 0) + 1);
+  const next = await allocateSeqs(tx, tenantId, counts);
+  const rows = unique.map((t, i) => {
+    const bucket = rooms[i] ?? UNKNOWN_ROOM;
+    const seq = next.get(bucket) ?? 1;
+    next.set(bucket, seq + 1);
+    return {
+      tenant_id: tenantId,
+      session_id: t.session_id,
+      room_name: rooms[i] ?? null,
+      turn_index: t.turn_index,
+      seq,
+      caller_speak_start_ms: t.caller_speak_start_ms,
+      caller_speak_end_ms: t.caller_speak_end_ms,
+      agent_speak_start_ms: t.agent_speak_start_ms ?? null,
+      agent_speak_end_ms: t.agent_speak_end_ms ?? null,
+      response_speed_ms: t.response_speed_ms ?? null,
+    };
+  });
+  rows.sort((a, b) => (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : a.turn_index - b.turn_index));
+  const inserted = await queryRows<{ id: number }>(
+    tx,
+    sql`INSERT INTO turns (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
+          caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms)
+        SELECT tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
+          caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms
+        FROM json_populate_recordset(NULL::turns, ${JSON.stringify(rows)}::json)
+        ON CONFLICT (session_id, turn_index, tenant_id) DO NOTHING
+        RETURNING id`,
+  );
+  // Turns of a session that names its agent count toward that agent (GET /api/agents).
+  await attachTurns(tx, tenantId, { turnIds: inserted.map((r) => Number(r.id)) });
+  await learnSessionRooms(tx, tenantId, namedRooms(unique));
+  return inserted.length;
 }
 
 /** session_id → room_name for rows that name their room (the last naming row wins). */

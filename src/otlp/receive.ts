@@ -1,5 +1,5 @@
 import { type IngestDeps, ingestRecords } from "../ingest/ingest-requests.js";
-import { storeTurns } from "../ingest/turns.js";
+import { checkTurns, insertTurns, turnsResult } from "../ingest/turns.js";
 import { CLOSING_SPANS, type FreshSpan, identityOf, MAPPED_SPANS, mapTrace, namesSession, type OtlpRecord, type OtlpTurn, type TraceIdentity } from "./map.js";
 import type { Attrs, DecodedRequest } from "./spans.js";
 import { fixTraceIdentities, loadTraceState, pruneTraceState, saveSpans } from "./store.js";
@@ -60,9 +60,8 @@ export interface ExportOutcome {
 /**
  * Maps one decoded export to records and turns and stores them through ingest's typed entry (the
  * records are built typed: no wire-format parse; each value's rule, rating, sessions, rollups;
- * tenant from the key). The batch's mapped spans are kept
- * last, once records and turns committed: a batch that failed half-way is mapped whole again when
- * the exporter retries, and what was stored is counted as duplicates.
+ * tenant from the key), the turns and the batch's spans in the same transaction: an export is
+ * stored whole or not at all, and the exporter's retry maps it again.
  */
 export async function receiveTraces(
   services: IngestDeps,
@@ -155,18 +154,25 @@ async function writeBatch(
     records.push(...mapped.records);
     turns.push(...mapped.turns);
   }
-  const ingested = records.length > 0 ? await ingestRecords(services, tenantId, records) : null;
-  const timeline = turns.length > 0 ? await storeTurns(db, tenantId, turns) : null;
-  await saveSpans(db, tenantId, keep, new Set(ready.keys()));
+  // One transaction for the whole export: records (with their sessions and rollups), turns and the
+  // kept spans. Three transactions per batch held the session and rollup locks three times over.
+  const checkedTurns = checkTurns(turns);
+  let turnsAccepted = 0;
+  const mappedTraces = new Set(ready.keys());
+  const ingested = await ingestRecords(services, tenantId, records, async (tx) => {
+    turnsAccepted = await insertTurns(tx, tenantId, checkedTurns.unique);
+    await saveSpans(tx, tenantId, keep, mappedTraces);
+  });
+  const timeline = turns.length > 0 ? turnsResult(checkedTurns, turnsAccepted) : null;
   if (++state.batches % PRUNE_EVERY === 0) await pruneTraceState(db);
 
-  const skipped = ingested?.skipped ?? 0;
+  const skipped = ingested.skipped;
   state.spansRejected += skipped;
-  const reasons = [decoded.firstRejection, ingested?.skipped_records[0]?.reason, timeline?.skipped_rows[0]?.reason].filter(Boolean);
+  const reasons = [decoded.firstRejection, ingested.skipped_records[0]?.reason, timeline?.skipped_rows[0]?.reason].filter(Boolean);
   return {
     rejectedSpans: decoded.rejected + skipped,
     errorMessage: reasons.length > 0 ? `${decoded.rejected + skipped} span(s) rejected: ${reasons.join("; ")}` : "",
-    records: ingested?.accepted ?? 0,
+    records: ingested.accepted,
     turns: timeline?.accepted ?? 0,
   };
 }

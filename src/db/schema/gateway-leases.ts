@@ -1,4 +1,4 @@
-import { integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
+import { doublePrecision, integer, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { tstz } from "./columns.js";
 
 /**
@@ -32,4 +32,21 @@ export const gatewayStreamLeases = pgTable(
     expiresAt: tstz().notNull(),
   },
   (t) => [primaryKey({ columns: [t.providerId, t.replicaId] })],
+);
+
+/**
+ * Budget a replica holds for running work of a `block` project (stream increments, HTTP estimates not
+ * yet recorded): a claim under an advisory lock is granted only while the project's recorded spend plus
+ * every replica's live holding is under its daily budget (src/gateway/budget-leases.ts). A replica
+ * that dies lets its holding lapse at expires_at.
+ */
+export const gatewayBudgetLeases = pgTable(
+  "gateway_budget_leases",
+  {
+    projectId: text().notNull(),
+    replicaId: text().notNull(),
+    amountUsd: doublePrecision().notNull(),
+    expiresAt: tstz().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.replicaId] })],
 );

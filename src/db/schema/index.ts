@@ -18,6 +18,6 @@ export { requestModelRollups, requestModelRollupsDaily, requestRollups, requestR
 export { requests } from "./requests.js";
 export { sessions } from "./sessions.js";
 export { roomSequences, turns } from "./turns.js";
-export { gatewayRateWindows, gatewayStreamLeases } from "./gateway-leases.js";
+export { gatewayBudgetLeases, gatewayRateWindows, gatewayStreamLeases } from "./gateway-leases.js";
 export { billingUsageDaily, retentionHorizons, retentionRuns } from "./billing-usage.js";
 export { otlpSpans, otlpTraces } from "./otlp.js";

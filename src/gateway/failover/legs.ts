@@ -245,7 +245,13 @@ export class LegSwitch extends EventEmitter implements UpstreamSocket {
     // Silence from the vendor is a failure only while the client keeps sending audio (or awaits the
     // answer to its closing frame).
     if (now - this.stallFrom >= this.opts.stallMs && (this.clientAudio > this.stallSeenAudio || this.clientClosing)) {
-      void this.fail(this.leg, `the vendor sent nothing for ${this.opts.stallMs} ms while audio kept arriving`, 1011, "");
+      // Timers run before pending socket reads: a busy event loop could have the vendor's answers
+      // queued unread. Judge again once they are read (setImmediate runs after the poll phase).
+      const leg = this.leg;
+      const seen = this.vendorFrames;
+      setImmediate(() => {
+        if (leg === this.leg && this.vendorFrames === seen) void this.fail(leg, `the vendor sent nothing for ${this.opts.stallMs} ms while audio kept arriving`, 1011, "");
+      });
     }
   }
 

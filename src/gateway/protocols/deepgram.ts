@@ -106,6 +106,8 @@ const listenWs: WsRoute = {
   model: modelQuery,
   upstream: (inbound, target) => ({ path: `/listen${forwardQuery(inbound.query, { model: target.modelName })}`, headers: tokenAuth(target) }),
   meter: (inbound) => deepgramListenMeter(deepgramAudioFormat(inbound.query)),
+  // Deepgram's live error frame (its SDKs raise it as an `error` event before the close).
+  errorFrame: (code, message) => JSON.stringify({ type: "Error", description: message, message: code, variant: "voxgate" }),
   failover: (inbound) => deepgramLiveWire(inbound.query),
 };
 

@@ -9,7 +9,7 @@ import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type Up
 import { type Leg, LegSwitch } from "../failover/legs.js";
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
 import type { StreamMeter } from "./relay.js";
-import type { StreamSession } from "./session.js";
+import type { StreamSession, StreamSpendHook } from "./session.js";
 import { type StreamModels, type WsProtocol, type WsRoute, wsUrl } from "./ws-route.js";
 
 export type Refusal = { status: number; code: GatewayErrorCode; message: string; retryAfterSeconds?: number | null };
@@ -92,14 +92,23 @@ export async function connectChain(
 }
 
 /**
- * Relays an accepted session to its open vendor socket, with the route's meter and model gate. A live
- * STT route with candidates left in the chain relays through a LegSwitch: the stream fails over
- * mid-call (src/gateway/failover/legs.ts).
+ * Relays an accepted session to its open vendor socket, with the route's meter and model gate (and
+ * its budget hook). A live STT route with candidates left in the chain relays through a LegSwitch:
+ * the stream fails over mid-call (src/gateway/failover/legs.ts).
  */
-export function relayCall(call: WsCall, session: StreamSession, upstream: WebSocket, plan: CallPlan, opened: OpenedUpstream, queued?: Array<{ frame: Buffer; isBinary: boolean }>): void {
+export function relayCall(
+  call: WsCall,
+  session: StreamSession,
+  upstream: WebSocket,
+  plan: CallPlan,
+  opened: OpenedUpstream,
+  queued?: Array<{ frame: Buffer; isBinary: boolean }>,
+  budget: StreamSpendHook | null = null,
+): void {
   const { route, inbound } = call;
   const meter = route.meter(inbound, opened.target);
   const legs = liveLegs(call, plan, opened, upstream, meter);
+  if (budget) session.hooks.push(budget);
   session.relayTo(legs ?? upstream, plan.ctx, opened.attempt, {
     meter: legs?.meter ?? meter,
     legs,
@@ -153,8 +162,9 @@ export function streamModels(call: WsCall, session: StreamSession, current: Upst
       return { ok: true, target };
     },
     refuse(frame, named, code, message) {
-      const inBand = call.route.inBand;
-      if (inBand) session.sendToClient(inBand.error(frame, code, message));
+      const { inBand, errorFrame } = call.route;
+      const answer = inBand ? inBand.error(frame, code, message) : (errorFrame?.(code, message, frame) ?? null);
+      if (answer !== null) session.sendToClient(answer);
       recordRefused(call, named, message);
     },
   };

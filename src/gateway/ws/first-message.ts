@@ -1,6 +1,9 @@
 import type { WebSocket } from "ws";
+import type { UpstreamTarget } from "../protocol.js";
 import { connectChain, planFor, recordRefused, relayCall, type WsCall } from "./call.js";
 import type { StreamSession } from "./session.js";
+import { BUDGET_ENDED, openStreamBudget } from "./stream-budget.js";
+import { CLOSE_BUDGET } from "./streams.js";
 
 /** Close code when the vendor's socket could not be opened for the model a message named. */
 const CLOSE_NO_UPSTREAM = 1011;
@@ -59,8 +62,17 @@ export function awaitModel(call: WsCall, session: StreamSession): void {
   const open = async (plan: Extract<ReturnType<typeof planFor>, { ok: true }>, text: string | null) => {
     // Nothing more is read from the client while its vendor socket opens (TCP holds the rest).
     client.pause();
+    const budget = await openStreamBudget(call, plan.chain[0] as UpstreamTarget, plan.ctx);
+    if (budget === "refused") {
+      client.off("message", onFrame);
+      session.fail(BUDGET_ENDED);
+      session.sendToClient(inBand.error(text, "budget_exceeded", `project ${call.caller.attribution.project} has reached its daily budget`));
+      session.end(CLOSE_BUDGET.code, CLOSE_BUDGET.reason);
+      return;
+    }
     const opened = await connectChain(call, plan);
     if (client.readyState !== client.OPEN) {
+      budget?.release();
       if (opened.ok) {
         opened.upstream.terminate();
         opened.grant.release();
@@ -69,11 +81,12 @@ export function awaitModel(call: WsCall, session: StreamSession): void {
     }
     client.off("message", onFrame);
     if (!opened.ok) {
+      budget?.release();
       session.sendToClient(inBand.error(text, opened.refusal.code, opened.refusal.message));
       session.end(CLOSE_NO_UPSTREAM, "upstream unavailable");
       return;
     }
-    relayCall(call, session, opened.upstream, plan, opened, held);
+    relayCall(call, session, opened.upstream, plan, opened, held, budget);
     client.resume();
   };
 

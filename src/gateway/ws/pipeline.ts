@@ -6,10 +6,11 @@ import type { WebSocket } from "ws";
 import type { AppEnv } from "../../http/app-env.js";
 import { admitCaller } from "../admit.js";
 import type { Gateway } from "../gateway.js";
-import { type InboundRequest, ProtocolInputError } from "../protocol.js";
+import { type InboundRequest, ProtocolInputError, type UpstreamTarget } from "../protocol.js";
 import { connectChain, planFor, type Refusal, relayCall, type WsCall } from "./call.js";
 import { awaitModel } from "./first-message.js";
 import { StreamSession } from "./session.js";
+import { openStreamBudget } from "./stream-budget.js";
 import type { StreamSlot } from "./streams.js";
 import { dropAdapterMessageListeners, HANDSHAKE_GRACE_MS, holdUpstream, isWebSocketUpgrade, upgradeRequired } from "./upgrade.js";
 import { type ClosingRefusal, subprotocolToken, type WsProtocol, type WsRoute } from "./ws-route.js";
@@ -66,6 +67,8 @@ export async function handleWebSocket(gw: Gateway, wsp: WsProtocol, route: WsRou
   return answer.response;
 }
 
+const BUDGET_REFUSAL = (call: WsCall): Refusal => ({ status: 402, code: "budget_exceeded", message: `project ${call.caller.attribution.project} has reached its daily budget` });
+
 async function openCall(
   call: WsCall,
   c: Context<AppEnv>,
@@ -83,19 +86,26 @@ async function openCall(
 
   if (named === null && route.inBand) {
     const project = gw.table.projects.get(call.caller.attribution.project);
-    if (gw.budgets.decide(project) === "block") {
-      return { response: await refuse({ status: 402, code: "budget_exceeded", message: `project ${call.caller.attribution.project} has reached its daily budget` }), upgraded: false };
-    }
+    if (gw.budgets.decide(project) === "block") return { response: await refuse(BUDGET_REFUSAL(call)), upgraded: false };
     const upgraded = await upgradeGoverned(c, slot, (session) => awaitModel(call, session));
     return { response: new Response(null, { status: upgraded.status, headers: { "x-voxgate-request-id": call.requestId } }), upgraded: upgraded.status < 400 };
   }
 
   const plan = planFor(call, named);
   if (!plan.ok) return { response: await refuse(plan), upgraded: false };
+  // A block budget's first increment is held before any vendor is contacted: no room is a 402 here.
+  const budget = await openStreamBudget(call, plan.chain[0] as UpstreamTarget, plan.ctx);
+  if (budget === "refused") return { response: await refuse(BUDGET_REFUSAL(call)), upgraded: false };
   const opened = await connectChain(call, plan);
-  if (!opened.ok) return { response: await refuse(opened.refusal, plan.extraHeaders), upgraded: false };
-  const held = holdUpstream(opened.upstream, () => opened.grant.release());
-  const upgraded = await upgradeGoverned(c, slot, (session) => relayCall(call, session, held.take(), plan, opened));
+  if (!opened.ok) {
+    budget?.release();
+    return { response: await refuse(opened.refusal, plan.extraHeaders), upgraded: false };
+  }
+  const held = holdUpstream(opened.upstream, () => {
+    opened.grant.release();
+    budget?.release();
+  });
+  const upgraded = await upgradeGoverned(c, slot, (session) => relayCall(call, session, held.take(), plan, opened, undefined, budget));
   return { response: new Response(null, { status: upgraded.status, headers: { ...plan.extraHeaders, "x-voxgate-request-id": opened.attempt.id } }), upgraded: upgraded.status < 400 };
 }
 

@@ -50,6 +50,10 @@ export class StreamSession implements GovernedStream {
   readonly hooks: StreamSpendHook[] = [];
   private handle: RelayHandle | null = null;
   private closed = false;
+  /** Why the gateway failed the stream (a spend hook's end): the record's status and error_message. */
+  private failure: string | null = null;
+  /** Records the units served so far as a checkpoint row (unit streams; a no-op before relaying). */
+  private settle: () => void = () => {};
 
   constructor(
     readonly client: WebSocket,
@@ -81,6 +85,16 @@ export class StreamSession implements GovernedStream {
     else if (this.client.readyState === this.client.OPEN) this.client.send(text);
   }
 
+  /** Marks the stream failed by the gateway (recorded `error` with this message when it ends). */
+  fail(error: string): void {
+    this.failure ??= error;
+  }
+
+  /** Writes a checkpoint row with the units served since the last one (a spend hook settling an increment). */
+  checkpoint(): void {
+    this.settle();
+  }
+
   get relaying(): boolean {
     return this.handle !== null;
   }
@@ -108,13 +122,27 @@ export class StreamSession implements GovernedStream {
     const responses = isResponseMeter(opts.meter) ? recordResponses(opts.meter, ctx, attempt) : null;
     const limits = ctx.gw.streams.limits;
     const hooks = this.hooks;
+    const m = opts.meter;
+    if (isResponseMeter(m)) {
+      // Each recorded response is one settled unit of work for the spend hooks.
+      const record = m.onResponse;
+      if (record && hooks.length > 0) {
+        m.onResponse = (w) => {
+          record(w);
+          for (const h of hooks) h.served?.(this, w.units, false);
+        };
+      }
+    } else this.settle = () => recorder.checkpoint(legUnits(opts.meter.units()));
     this.handle = relay(this.client, upstream, {
       meter: opts.meter,
       checkpointMs: opts.checkpointMs,
-      onCheckpoint: (units) => {
-        if (!responses) recorder.checkpoint(legUnits(units));
-        for (const h of hooks) h.served?.(this, units, false);
-      },
+      // A realtime conversation's hooks hear of each recorded response instead (above).
+      onCheckpoint: responses
+        ? undefined
+        : (units) => {
+            recorder.checkpoint(legUnits(units));
+            for (const h of hooks) h.served?.(this, units, false);
+          },
       clientText: opts.clientText ?? null,
       queued: opts.queued,
       maxBufferedBytes: limits.maxBufferedBytes,
@@ -125,6 +153,10 @@ export class StreamSession implements GovernedStream {
         const ending = last ? last.attempt : attempt;
         if (ending === attempt) ending.ttfbMs = s.ttfbMs;
         const note = endNote(s);
+        if (this.failure) {
+          ending.status = "error";
+          ending.error = this.failure;
+        }
         // The vendor's own in-band error wins over how the socket ended.
         const error = (last ? last.meter : opts.meter).error?.() ?? note.error;
         if (error) {
@@ -176,6 +208,8 @@ export class StreamRecorder {
 
   checkpoint(total: Units): void {
     const units = minus(total, this.done);
+    // Nothing served since the last row (a hook settled an increment just before the timer's turn).
+    if (Object.values(units).every((v) => v === 0)) return;
     this.done = { ...total };
     this.checkpoints++;
     const t = this.attempt.target;

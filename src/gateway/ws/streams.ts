@@ -8,6 +8,9 @@ export interface StreamLimits {
   maxPerKey: number;
   maxBufferedBytes: number;
   stallMs: number;
+  /** One budget increment of a stream: seconds of audio (STT), characters (TTS). */
+  reserveSeconds: number;
+  reserveCharacters: number;
   /** Live failover: silence from the vendor this long while the client sends audio fails the leg. */
   vendorStallMs: number;
   /** Live failover: seconds of client audio kept for replay to the next leg. */
@@ -21,6 +24,8 @@ export function streamLimits(cfg: Config["gateway"]["streams"]): StreamLimits {
     maxPerKey: cfg.max_per_key,
     maxBufferedBytes: cfg.max_buffered_bytes,
     stallMs: cfg.stall_timeout_s * 1000,
+    reserveSeconds: cfg.reserve_seconds,
+    reserveCharacters: cfg.reserve_characters,
     vendorStallMs: cfg.stall_ms,
     replaySeconds: cfg.replay_seconds,
   };
@@ -30,6 +35,7 @@ export function streamLimits(cfg: Config["gateway"]["streams"]): StreamLimits {
 export const CLOSE_IDLE = { code: 1000, reason: "idle timeout" } as const;
 export const CLOSE_MAX_DURATION = { code: 1000, reason: "max duration" } as const;
 export const CLOSE_KEY_REVOKED = { code: 1008, reason: "key revoked" } as const;
+export const CLOSE_BUDGET = { code: 1008, reason: "budget_exceeded" } as const;
 
 /** One open stream as the registry governs it (src/gateway/ws/session.ts implements it). */
 export interface GovernedStream {

@@ -39,6 +39,11 @@ export interface WsRoute {
   failover?(inbound: InboundRequest): LiveSttWire | null;
   /** The vendor names the model inside messages: the upgrade completes first and the first message picks it. */
   inBand?: InBandModels;
+  /**
+   * Where the protocol has one and `inBand` is not given: the vendor's own in-band error, for the
+   * stream (one ended by its budget) or answering a client frame (`frame`).
+   */
+  errorFrame?(code: GatewayErrorCode, message: string, frame?: string | null): string;
 }
 
 /** How a route names models inside messages, for the upgrade that completes before any model is known. */

@@ -14,7 +14,8 @@ const primary = new DeepgramLiveStub();
 const backup = new DeepgramLiveStub();
 const WORDS = 12;
 
-const YAML = () => `${KEYS_YAML}
+/** stall_ms only as short as the stall case needs: elsewhere a loaded machine's pauses must not read as a stalled vendor. */
+const YAML = (stallMs = 2_000) => `${KEYS_YAML}
 providers:
   deepgram: { api_key: "${PROVIDER_KEY}", base_url: "${primary.url}/v1" }
   deepgram-b: { type: deepgram, api_key: "${PROVIDER_KEY}", base_url: "${backup.url}/v1" }
@@ -27,7 +28,7 @@ fallbacks:
 projects:
   calls: {}
 gateway:
-  streams: { stall_ms: 300 }
+  streams: { stall_ms: ${stallMs} }
 `;
 
 beforeAll(async () => {
@@ -58,7 +59,7 @@ const legSeconds = (rows: RequestRowView[], model: string) => rows.filter((r) =>
  * Streams word frames through the SDK at a steady pace (at least WORDS, and on until the backup vendor
  * has been reached, so the seam falls inside the call whatever the machine's speed), then CloseStream.
  */
-async function talk(base: string, session: string) {
+async function talk(base: string, session: string, untilBackup = true) {
   const dg = new DeepgramClient({ apiKey: OPERATOR_KEY, baseUrl: `${base.replace("http://", "ws://")}/p/calls/s/${session}/deepgram` });
   const socket = await dg.listen.v1.connect({ model: "deepgram/nova-3", encoding: "linear16", sample_rate: 16000, interim_results: "true" });
   const finals: string[] = [];
@@ -75,7 +76,7 @@ async function talk(base: string, session: string) {
   socket.connect();
   await socket.waitForOpen();
   let sent = 0;
-  while (sent < WORDS || backup.connections.length === 0) {
+  while (sent < WORDS || (untilBackup && backup.connections.length === 0)) {
     socket.sendMedia(wordFrame(sent++));
     await sleep(25);
   }
@@ -87,19 +88,21 @@ async function talk(base: string, session: string) {
 
 
 describe("live STT failover (Deepgram listen)", () => {
-  const cases: Array<[string, LiveLegScript, RegExp]> = [
+  const cases: Array<[string, LiveLegScript, RegExp, boolean?]> = [
     ["the vendor's connection drops", { how: "drop", afterFrames: 5 }, /upstream connection lost/],
     ["the vendor closes 1011", { how: "close", afterFrames: 4 }, /1011/],
     ["the vendor stalls while audio keeps arriving", { how: "stall", afterFrames: 5 }, /sent nothing for 300 ms/],
     ["the vendor refuses the stream after the upgrade (error frame)", { how: "error", afterFrames: 0 }, /quota exceeded/],
+    // The last two words and the CloseStream go unanswered: the next vendor hears both, then the CloseStream.
+    ["the vendor stalls on the last words and the client's CloseStream", { how: "stall", afterFrames: WORDS - 1 }, /sent nothing for 300 ms/, false],
   ];
-  for (const [name, script, reason] of cases) {
+  for (const [name, script, reason, untilBackup = true] of cases) {
     it(`${name}: one stream, every word once, each leg recorded with what its vendor was sent`, async () => {
       primary.legs = [script];
-      const app = await gatewayApp(YAML());
+      const app = await gatewayApp(YAML(script.how === "stall" ? 300 : 2_000));
       try {
-        const session = `call-${script.how}`;
-        const seen = await talk(app.base, session);
+        const session = `call-${script.how}-${script.afterFrames}`;
+        const seen = await talk(app.base, session, untilBackup);
         expect(seen.opens).toBe(1);
         expect(seen.closes).toEqual([1000]);
         expect(seen.finals.join(" ").split(/\s+/).filter(Boolean).join(" ")).toBe(seen.words);
