@@ -5,7 +5,11 @@
  * (`requests`, and the sessions they fold into) with INSERT … SELECT FROM unnest(...) over 4
  * connections: the fastest raw path without COPY, and without validation, rating or HTTP.
  *
- *   npm run bench:ingest   (env: BENCH_SECONDS=20, BENCH_RUNTIME=dist|tsx,
+ * With BENCH_BASE_DIST=<dir> (a checkout of another commit, built: `git worktree add --detach <dir>
+ * <commit>`, link node_modules, `npx tsc -p tsconfig.build.json`), a second collector from
+ * <dir>/dist/cli/main.js on its own fresh database, in the same interleaved rounds (A/B in one run).
+ *
+ *   npm run bench:ingest   (env: BENCH_SECONDS=20, BENCH_RUNTIME=dist|tsx, BENCH_BASE_DIST,
  *                           BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test: only used to CREATE/DROP
  *                           a fresh voxgate_bench_* database)
  */
@@ -32,6 +36,7 @@ const KEY = "bench-ingest-key-0123456789";
 const RUNTIME = process.env.BENCH_RUNTIME === "tsx" ? "tsx" : "dist";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DIST_MAIN = join(ROOT, "dist", "cli", "main.js");
+const BASE_DIST = process.env.BENCH_BASE_DIST;
 
 const MODELS = [
   { modality: "llm", model_id: "openai/gpt-4.1-mini" },
@@ -64,9 +69,9 @@ function makeBatch(): Record<string, unknown>[] {
 }
 
 
-async function spawnCollector(url: string): Promise<{ child: ChildProcess; base: string; cwd: string }> {
+async function spawnCollector(url: string, main?: string): Promise<{ child: ChildProcess; base: string; cwd: string }> {
   const cwd = mkdtempSync(join(tmpdir(), "voxgate-bench-"));
-  const args = RUNTIME === "tsx" ? ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))] : [DIST_MAIN];
+  const args = main ? [main] : RUNTIME === "tsx" ? ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))] : [DIST_MAIN];
   // BENCH_COLLECTOR_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the collector.
   const nodeArgs = (process.env.BENCH_COLLECTOR_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, ...args, "serve", "--port", "0", "--host", "127.0.0.1"], {
@@ -217,7 +222,9 @@ async function main() {
     execFileSync("npm", ["run", "--silent", "build:server"], { cwd: ROOT, stdio: "inherit" });
   }
   const db = await createBenchDatabase("ingest");
+  const baseDb = BASE_DIST ? await createBenchDatabase("ingest_base") : null;
   let collector: Awaited<ReturnType<typeof spawnCollector>> | null = null;
+  let baseCollector: Awaited<ReturnType<typeof spawnCollector>> | null = null;
   try {
     const database = await openDatabase({ url: db.url });
     await runMigrations(database);
@@ -225,6 +232,12 @@ async function main() {
 
     collector = await spawnCollector(db.url);
     const pid = collector.child.pid ?? 0;
+    // The base build migrates its own database at start (serve runs its migrations).
+    if (BASE_DIST && baseDb) baseCollector = await spawnCollector(baseDb.url, join(BASE_DIST, "dist", "cli", "main.js"));
+    let baseRecords = 0;
+    let baseE2eElapsed = 0;
+    let baseCpu = 0;
+    let baseBatches = 0;
     // Interleaved rounds: the baseline and the collector see the same background load (the machine
     // is shared), and the same table sizes.
     let baseRows = 0;
@@ -239,9 +252,22 @@ async function main() {
       const b = await rawBaseline(db.url, BASELINE_SECONDS / ROUNDS);
       baseRows += b.rows;
       baseElapsed += b.elapsed;
+      // This build and the base alternate which goes first: the same background load on average.
+      const runBase = async () => {
+        if (!baseCollector) return;
+        const basePid = baseCollector.child.pid ?? 0;
+        const cpu0 = cpuSeconds(basePid);
+        const b2 = await endToEnd(baseCollector.base, basePid, SECONDS / ROUNDS);
+        baseCpu += cpuSeconds(basePid) - cpu0;
+        baseRecords += b2.records;
+        baseE2eElapsed += b2.elapsed;
+        baseBatches += b2.latencies.length;
+      };
+      if (round % 2 === 1) await runBase();
       const cpuBefore = cpuSeconds(pid);
       const e = await endToEnd(collector.base, pid, SECONDS / ROUNDS);
       collectorCpu += cpuSeconds(pid) - cpuBefore;
+      if (round % 2 === 0) await runBase();
       records += e.records;
       elapsed += e.elapsed;
       failures += e.failures;
@@ -263,16 +289,24 @@ async function main() {
         `  collector peak RSS: ${mb(e2e.peakRss)}  (target < 300 MB)`,
         `  baseline (raw INSERT … SELECT FROM unnest into requests + sessions upsert): ${baseline.rowsPerSecond.toFixed(0)} rows/s`,
         `  ratio end to end / baseline: ${ratio.toFixed(2)}  (target ≥ 0.5; and ≥ 20000 records/s)`,
+        ...(baseCollector
+          ? [
+              `  base build (${BASE_DIST}): ${(baseRecords / baseE2eElapsed).toFixed(0)} records/s = ${(baseRecords / baseE2eElapsed / baseline.rowsPerSecond).toFixed(2)} × the raw insert; collector CPU ${((baseCpu * 1000) / Math.max(1, baseBatches)).toFixed(1)} ms per batch`,
+              `  this build / base build: ${(e2e.recordsPerSecond / (baseRecords / baseE2eElapsed)).toFixed(2)} × records/s`,
+            ]
+          : []),
         "",
       ].join("\n"),
     );
   } finally {
-    if (collector) {
-      collector.child.kill("SIGTERM");
-      await new Promise((r) => collector?.child.once("exit", r));
-      rmSync(collector.cwd, { recursive: true, force: true });
+    for (const c of [collector, baseCollector]) {
+      if (!c) continue;
+      c.child.kill("SIGTERM");
+      await new Promise((r) => c.child.once("exit", r));
+      rmSync(c.cwd, { recursive: true, force: true });
     }
     await db.drop();
+    await baseDb?.drop();
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * bench:retention: removing one day of 1M request rows with retention's batched deletes while ingest
  * batches keep arriving. Figures: the time to remove the day and rows/s; the p50/p99/max latency of
- * 500-record ingest batches (storeRequestRows, the collector's write path, over their own connections)
+ * 500-record ingest batches (ingest's request store with the projections src/compose.ts wires: the
+ * collector's write path, over their own connections)
  * WHILE the day is removed, against the same batches' latency measured just before in the same run
  * (baseline). Day partitions (DETACH … CONCURRENTLY + DROP) are not built: this measures what runs.
  *
@@ -13,12 +14,14 @@ import { sql } from "drizzle-orm";
 import { openDatabase } from "../src/db/client.js";
 import type { RequestRow } from "../src/db/schema/requests.js";
 import { runMigrations } from "../src/db/migrate.js";
-import { storeRequestRows } from "../src/ingest/store-requests.js";
+import { requestProjections } from "../src/compose.js";
+import { createRequestStore } from "../src/ingest/store-requests.js";
 import { applyRetention } from "../src/retention/apply.js";
 import type { RetentionHorizons } from "../src/retention/horizons.js";
 import { summarizeSamples } from "../src/stats/summary.js";
 import { createBenchDatabase } from "./support.js";
 
+const requestStore = createRequestStore(requestProjections());
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const BATCH = 500;
 const WRITERS = 2;
@@ -51,7 +54,7 @@ function writers(db: Awaited<ReturnType<typeof openDatabase>>["db"]) {
     while (running) {
       const b = batch();
       const t0 = performance.now();
-      await storeRequestRows(db, null, b);
+      await requestStore.store(db, null, b);
       latencies.push(performance.now() - t0);
     }
   });

@@ -8,6 +8,12 @@ import { CallWriter } from "./calls/writer.js";
 import { type Env, loadtestTrunkIds, traceExportOf } from "./config/env.js";
 import type { Config } from "./config/schema.js";
 import type { Database } from "./db/client.js";
+import { createRequestStore, type RequestStore } from "./ingest/store-requests.js";
+import { sessionsProjection } from "./ingest/sessions-projection.js";
+import { billingUsageProjection } from "./rollups/billing-usage.js";
+import { requestRollupsProjection } from "./rollups/apply.js";
+import { fleetIndexProjection } from "./rollups/fleet-index.js";
+import type { RequestProjection } from "./rollups/projection.js";
 import { Gateway } from "./gateway/gateway.js";
 import { loadRoutingTable } from "./gateway/routing-table.js";
 import { collectorSink, ingestSink } from "./gateway/sinks.js";
@@ -59,12 +65,26 @@ export interface Services {
   upstreams: UpstreamPools;
   /** Bounded queue + flusher of POST /v1/calls/observations; drained by stopWorkers. */
   callObservations: ObservationQueue;
+  /** Ingest's store of request rows and its projections (requestProjections). */
+  requests: RequestStore;
   /** Group-committing writer of LiveKit webhook events (calls, legs, events). */
   callWriter: CallWriter;
   /** The gateway's in-memory routing table, upstream pools, recorder, limits and budgets. */
   gateway: Gateway;
   /** Background workers started by startWorkers; stopped in reverse order on shutdown. */
   workers: Worker[];
+}
+
+/**
+ * What ingest keeps from the request rows it stores, in order: the order is the lock order between
+ * them (docs/architecture.md, "Ingest's lock order"). Sessions (in the insert statement), then the
+ * fleet index (turn attribution after the insert; per-agent rollups first in the fold statement),
+ * the request rollups and billing usage (the fold statement's other upserts). Day partitions of
+ * `requests` (retention) are created ahead by the retention worker, not per batch; a projection that
+ * must write per batch goes into this list where its locks belong.
+ */
+export function requestProjections(): RequestProjection[] {
+  return [sessionsProjection, fleetIndexProjection, requestRollupsProjection, billingUsageProjection];
 }
 
 export function createServices(input: ServicesInput): Services {
@@ -79,8 +99,9 @@ export function createServices(input: ServicesInput): Services {
   const secrets = new SecretBox({ secret: env.VOXGATE_SECRET, previous: env.VOXGATE_SECRET_PREVIOUS, home: env.HOME });
   const trustedHosts = trustedUpstreamHosts(config);
   const collector = env.VOXGATE_COLLECTOR_URL;
+  const requests = createRequestStore(requestProjections());
   // A sidecar pushes its records and reads today's spend from the collector; otherwise the local store.
-  const records = collector ? collectorSink(collector, env.VOXGATE_API_KEY, env.VOXGATE_AGENT_ID) : ingestSink({ config, database, rateCard, log });
+  const records = collector ? collectorSink(collector, env.VOXGATE_API_KEY, env.VOXGATE_AGENT_ID) : ingestSink({ config, database, rateCard, requests, log });
   // With the OTel variables set, calls are also exported as GenAI spans; the SDK is imported only then.
   const spans = traceExportOf(env);
   const gateway = new Gateway({
@@ -111,6 +132,7 @@ export function createServices(input: ServicesInput): Services {
     secrets,
     upstreams: new UpstreamPools(trustedHosts),
     callObservations: new ObservationQueue({ db, log, loadtestTrunks }),
+    requests,
     callWriter: new CallWriter(db, { loadtestTrunks }),
     gateway,
     workers: [],

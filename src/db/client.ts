@@ -8,10 +8,14 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
-import * as schema from "./schema/index.js";
 
-/** The Drizzle handle every query function takes; the same type over pg and PGlite. */
-export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+/**
+ * The Drizzle handle every query function takes; the same type over pg and PGlite. It has no
+ * relational query API (`db.query.*`, unused here): given the schema, Drizzle builds a relational
+ * query builder per table for every transaction it opens (and the walk of an ingested record ran
+ * code in every module of src/db/schema/, test/platform/walk.test.ts).
+ */
+export type Db = PgDatabase<PgQueryResultHKT>;
 
 /** Runs raw SQL and returns its rows (both drivers answer `{ rows }`). Values only ever as parameters. */
 export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
@@ -62,7 +66,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
     // A client checked out between two statements of a transaction gets the same error on itself;
     // unhandled, it would kill the process. The running query still fails (and the route answers 503).
     pool.on("connect", (client) => client.on("error", () => {}));
-    const db = drizzlePg(pool, { schema, casing: "snake_case" }) as unknown as Db;
+    const db = drizzlePg(pool, { casing: "snake_case" }) as unknown as Db;
     return {
       db,
       kind: "postgres",
@@ -70,7 +74,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
       async withConnection(fn) {
         const client = await pool.connect();
         try {
-          return await fn(drizzlePg(client, { schema, casing: "snake_case" }) as unknown as Db);
+          return await fn(drizzlePg(client, { casing: "snake_case" }) as unknown as Db);
         } finally {
           client.release();
         }
@@ -83,7 +87,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   if (!existsSync(join(dir, "PG_VERSION"))) await initPgliteDir(dir);
   const client = new PGlite(dir, PGLITE_OPTIONS);
   await client.waitReady;
-  const db = drizzlePglite(client, { schema, casing: "snake_case" }) as unknown as Db;
+  const db = drizzlePglite(client, { casing: "snake_case" }) as unknown as Db;
   return {
     db,
     kind: "pglite",
@@ -108,6 +112,6 @@ await db.waitReady; await db.close();`;
 export async function openMemoryDatabase(): Promise<Database> {
   const client = new PGlite(PGLITE_OPTIONS);
   await client.waitReady;
-  const db = drizzlePglite(client, { schema, casing: "snake_case" }) as unknown as Db;
+  const db = drizzlePglite(client, { casing: "snake_case" }) as unknown as Db;
   return { db, kind: "pglite", location: "memory", withConnection: (fn) => fn(db), close: () => client.close() };
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Query, SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
 import type { Db } from "./client.js";
@@ -23,12 +24,22 @@ function runNamed(db: Db, name: string, query: Query, values: Record<string, unk
  * drizzle placeholders (`sql.placeholder(key)`) where each call's values go, and each call fills them
  * by key (a missing key throws). For a statement whose text is large and constant: building the
  * rollup upsert (seven tables, each sketch column merged in SQL) per batch cost Node 2-3 ms; a 500-row
- * applyRequestRollups took 7.2 ms of Node CPU that way, 4.4 ms with it built once (docs/PERFORMANCE.md).
+ * rollup fold took 7.2 ms of Node CPU that way, 4.4 ms with it built once (docs/PERFORMANCE.md).
+ * The name is `prefix` and the first 12 hex digits of the text's SHA-256: a name never carries two
+ * texts (a connection that prepared an older text under a name would run it), whatever the schema or
+ * the wiring that built the text, with nothing to bump by hand.
  */
-export function namedStatement(name: string, build: () => SQL): (db: Db, values: Record<string, unknown>) => Promise<unknown> {
+export function namedStatement(prefix: string, build: () => SQL): (db: Db, values: Record<string, unknown>) => Promise<unknown> {
   let query: Query | undefined;
+  let name = "";
   return (db, values) => {
-    query ??= dialect.sqlToQuery(build());
+    if (query === undefined) {
+      query = dialect.sqlToQuery(build());
+      name = statementName(prefix, query.sql);
+    }
     return runNamed(db, name, query, values);
   };
 }
+
+/** A statement's name from its text (namedStatement). */
+export const statementName = (prefix: string, text: string) => `${prefix}_${createHash("sha256").update(text).digest("hex").slice(0, 12)}`;

@@ -6,7 +6,7 @@ import { projects } from "../db/schema/index.js";
 import type { RequestRow } from "../db/schema/requests.js";
 import type { Catalog, RateCard } from "../billing/rate.js";
 import { type RecordCheck, toRequestRow, type TypedRecord, typedRequestRow } from "./records.js";
-import { storeRequestRows } from "./store-requests.js";
+import type { RequestStore } from "./store-requests.js";
 
 /** At most this many skip reasons are listed in one answer (the count is always exact). */
 export const MAX_LISTED_SKIPS = 100;
@@ -26,11 +26,12 @@ export interface IngestResult {
   skipped_records: SkippedRow[];
 }
 
-/** What ingest reads: the backdate horizon, the store, and the rate card in memory. */
+/** What ingest reads: the backdate horizon, the database, the rate card in memory and the request store with its projections. */
 export interface IngestDeps {
   config: Pick<Config, "cost_tracking" | "projects">;
   database: Database;
   rateCard: Pick<RateCardStore, "snapshot">;
+  requests: RequestStore;
 }
 
 /**
@@ -80,7 +81,7 @@ async function ingest<T>(
     if (byId.has(check.row.id)) duplicates++;
     else byId.set(check.row.id, check.row);
   });
-  const inserted = await storeRequestRows(deps.database.db, tenantId, [...byId.values()], within);
+  const inserted = await deps.requests.store(deps.database.db, tenantId, [...byId.values()], within);
   duplicates += byId.size - inserted.length;
   return {
     received: batch.length,

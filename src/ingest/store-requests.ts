@@ -1,11 +1,10 @@
-import { type Placeholder, sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { type Db, rowsOf } from "../db/client.js";
 import { namedStatement } from "../db/named.js";
 import { type RequestRow, requests } from "../db/schema/requests.js";
 import { hasServerDefault, literalDefaults, recordsetType, storedColumns } from "../db/table-columns.js";
-import { applyRequestRollups } from "../rollups/apply.js";
 import { withRetry } from "../db/errors.js";
-import { attachTurns } from "../rollups/fleet-index.js";
+import type { FoldPart, NamedSql, RequestProjection } from "../rollups/projection.js";
 
 /**
  * Columns written by ingest, in the order of the table (src/db/schema/requests.ts): all of them but
@@ -120,107 +119,102 @@ const selectList = sql.raw(
   ).join(", "),
 );
 
-/**
- * Stores a batch of request rows of one tenant in ONE transaction and one round trip for the data:
- * a multi-row insert (unnest of one array per column, ON CONFLICT (id, tenant_id) DO NOTHING) whose RETURNING feeds
- * the session upsert in the same statement, then the rollups from exactly the rows inserted.
- * Returns the rows actually inserted. Rows are sorted by id so concurrent overlapping batches take
- * row locks in the same order (no deadlock); deadlocks that still happen are retried.
- */
-export async function storeRequestRows(db: Db, tenantId: string | null, rows: RequestRow[], within?: (tx: Db) => Promise<void>): Promise<RequestRow[]> {
-  if (rows.length === 0 && !within) return [];
-  const sorted = rows.map(withDefaults).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  // The rows are already keyed by column name: one array literal per column.
-  const arrays = columnArrays(sorted);
-  const values: Record<string, unknown> = { tenant: tenantId };
-  STORED.forEach((c, i) => {
-    values[c.name] = arrays[i];
-  });
-  return withRetry(() =>
-    db.transaction(async (tx) => {
-      const insertedIds = rows.length === 0 ? [] : rowsOf<{ id: string; is_probe: boolean }>(await insertRequests(tx, values));
-      // The caller's other rows of the same batch (the OTLP receiver's turns and spans): one transaction
-      // per export, taken after the requests' session rows and before the rollups' locks.
-      if (within) await within(tx);
-      if (insertedIds.length === 0) return [];
-      const probe = new Map(insertedIds.map((r) => [r.id, r.is_probe]));
-      const inserted: RequestRow[] = [];
-      for (const r of sorted) {
-        const isProbe = probe.get(r.id);
-        if (isProbe === undefined) continue;
-        // Copied only when the insert marked it probe (a probe call's room), as the rollups must key it.
-        inserted.push(isProbe === r.is_probe ? r : { ...r, is_probe: isProbe });
-      }
-      // Turns that arrived before their session named its agent now count toward it (GET /api/agents).
-      const agentSessions = new Set<string>();
-      for (const r of inserted) if (r.agent_id && r.session_id) agentSessions.add(r.session_id);
-      await attachTurns(tx, tenantId, { sessionIds: [...agentSessions].sort() });
-      // Last: the rollups take the hottest row locks, held from here to COMMIT (see applyRequestRollups).
-      await applyRequestRollups(tx, inserted);
-      return inserted;
-    }),
-  );
+/** Ingest's store of request rows: the insert, then its projections (src/rollups/projection.ts). */
+export interface RequestStore {
+  /**
+   * Stores a batch of request rows of one tenant in ONE transaction: the insert (unnest of one array
+   * per column, ON CONFLICT (id, tenant_id) DO NOTHING) with the projections' CTEs over the rows it
+   * returned, then their own statements, then their one fold statement. Returns the rows actually
+   * inserted. Rows are sorted by id so concurrent overlapping batches take row locks in the same
+   * order (no deadlock); deadlocks that still happen are retried. `within` writes the caller's other
+   * rows of the same batch (the OTLP receiver's turns and spans) in the same transaction, right after
+   * the insert statement (after the session rows' locks, before the projections' own steps).
+   */
+  store(db: Db, tenantId: string | null, rows: RequestRow[], within?: (tx: Db) => Promise<void>): Promise<RequestRow[]>;
 }
 
-/**
- * Name of the prepared statement below: its text is constant (tenant and payload are parameters), so
- * Postgres parses and plans the CTE once per connection, not once per batch. Bump on any text change.
- */
-const INSERT_STATEMENT_NAME = "voxgate_ingest_requests_v6";
+/** The store over an ordered list of projections (src/compose.ts wires the list; its order is the lock order). */
+export function createRequestStore(projections: readonly RequestProjection[]): RequestStore {
+  // The batch's tenant fills the placeholder "tenant" of the projections' CTEs.
+  const insertRequests = namedStatement(INSERT_STATEMENT, () => insertStatement(projections.flatMap((p) => p.insertCtes?.(sql.placeholder("tenant")) ?? [])));
+  const afterInsert = projections.flatMap((p) => (p.afterInsert ? [p.afterInsert] : []));
+  const folds = projections.flatMap((p) => (p.fold ? [p.fold] : []));
+  const fold = folds.length > 0 ? namedStatement(FOLD_STATEMENT, () => foldStatement(folds)) : null;
+
+  return {
+    async store(db, tenantId, rows, within) {
+      if (rows.length === 0 && !within) return [];
+      const sorted = rows.map(withDefaults).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      // The rows are already keyed by column name: one array literal per column.
+      const arrays = columnArrays(sorted);
+      const values: Record<string, unknown> = { tenant: tenantId };
+      STORED.forEach((c, i) => {
+        values[c.name] = arrays[i];
+      });
+      return withRetry(() =>
+        db.transaction(async (tx) => {
+          const insertedIds = rows.length === 0 ? [] : rowsOf<{ id: string; is_probe: boolean }>(await insertRequests(tx, values));
+          if (within) await within(tx);
+          if (insertedIds.length === 0) return [];
+          const probe = new Map(insertedIds.map((r) => [r.id, r.is_probe]));
+          const inserted: RequestRow[] = [];
+          for (const r of sorted) {
+            const isProbe = probe.get(r.id);
+            if (isProbe === undefined) continue;
+            // Copied only when the insert marked it probe (a probe call's room), as projections must key it.
+            inserted.push(isProbe === r.is_probe ? r : { ...r, is_probe: isProbe });
+          }
+          for (const step of afterInsert) await step(tx, tenantId, inserted);
+          if (fold) {
+            // Last: the fold takes the hottest row locks, held from here to COMMIT.
+            const foldValues: Record<string, string> = {};
+            const after: ((tx: Db) => Promise<void>)[] = [];
+            for (const f of folds) {
+              const out = f.rows(inserted);
+              Object.assign(foldValues, out.values);
+              if (out.after) after.push(out.after);
+            }
+            await fold(tx, foldValues);
+            for (const step of after) await step(tx);
+          }
+          return inserted;
+        }),
+      );
+    },
+  };
+}
+
+/** Name prefixes of the two prepared statements (src/db/named.ts adds the hash of each text). */
+const INSERT_STATEMENT = "voxgate_ingest_insert";
+const FOLD_STATEMENT = "voxgate_ingest_fold";
 
 /**
- * The insert, and the fold of newly inserted rows into their sessions (created on first sight).
- * Only rows the insert returned count, so a duplicate never counts twice. Money is summed in SQL;
- * a session's project is the first non-`default` project its records name; a new session without
- * a room in its records takes the room its turns or dead-air rows already named. Ids are unique per
- * tenant (the conflict targets include tenant_id, NULLS NOT DISTINCT): another tenant's request or
- * session with the same id is neither touched nor reported as a duplicate. An upserted session that
- * starts before today's UTC day bumps its agent's sessions version (the cached span counts of
- * GET /api/agents are checked against it: src/db/schema/fleet-index-agent-session-versions.ts), in
- * agent order so two batches lock the versions alike.
+ * The insert, returning the rows it inserted as `ins` (duplicates are not returned), then the
+ * projections' CTEs over `ins` in list order. Ids are unique per tenant (the conflict target includes
+ * tenant_id, NULLS NOT DISTINCT): another tenant's request with the same id is neither touched nor
+ * reported as a duplicate.
  */
-function insertWithSessions(tenantId: Placeholder) {
+function insertStatement(ctes: readonly NamedSql[]): SQL {
+  const more = ctes.map((c) => sql`, ${sql.raw(c.name)} AS (${c.sql})`);
   return sql`
     WITH ins AS (
       INSERT INTO requests (${columnList})
       SELECT ${selectList} FROM ${unnestColumns()}
       ON CONFLICT (id, tenant_id) DO NOTHING
       RETURNING id, ts, session_id, project, room_name, agent_id, modality, cost_usd, is_probe
-    ), upserted AS (
-      INSERT INTO sessions AS s (id, tenant_id, project, room_name, agent_id, started_at, ended_at,
-                                 modalities, request_count, total_cost_usd, updated_at)
-      SELECT r.session_id, ${tenantId}::text, coalesce(max(nullif(r.project, 'default')), 'default'),
-             coalesce(max(r.room_name),
-               (SELECT t.room_name FROM turns t WHERE t.session_id = r.session_id AND t.room_name IS NOT NULL
-                  AND t.tenant_id IS NOT DISTINCT FROM ${tenantId}::text LIMIT 1),
-               (SELECT d.room_name FROM dead_air_events d WHERE d.session_id = r.session_id AND d.room_name IS NOT NULL
-                  AND d.tenant_id IS NOT DISTINCT FROM ${tenantId}::text LIMIT 1)),
-             max(r.agent_id), min(r.ts), max(r.ts), array_agg(DISTINCT r.modality ORDER BY r.modality), count(*),
-             coalesce(sum(r.cost_usd), 0), now()
-      FROM ins r
-      WHERE r.session_id IS NOT NULL
-      GROUP BY r.session_id
-      ORDER BY r.session_id
-      ON CONFLICT (id, tenant_id) DO UPDATE SET
-        started_at = least(s.started_at, excluded.started_at),
-        ended_at = greatest(s.ended_at, excluded.ended_at),
-        modalities = ARRAY(SELECT DISTINCT m FROM unnest(s.modalities || excluded.modalities) AS m ORDER BY m),
-        request_count = s.request_count + excluded.request_count,
-        total_cost_usd = s.total_cost_usd + excluded.total_cost_usd,
-        room_name = coalesce(s.room_name, excluded.room_name),
-        project = CASE WHEN s.project = 'default' THEN excluded.project ELSE s.project END,
-        agent_id = coalesce(s.agent_id, excluded.agent_id),
-        updated_at = now()
-      RETURNING s.agent_id, s.started_at
-    ), bumped AS (
-      INSERT INTO fleet_index_agent_session_versions AS v (tenant_id, agent_id)
-      SELECT DISTINCT ${tenantId}::text, u.agent_id FROM upserted u
-       WHERE u.agent_id IS NOT NULL AND u.started_at < date_trunc('day', now(), 'UTC')
-       ORDER BY 2
-      ON CONFLICT (agent_id, tenant_id) DO UPDATE SET version = v.version + 1
-    )
+    )${sql.join(more)}
     SELECT id, is_probe FROM ins`;
 }
 
-/** The statement, its text built once: each batch fills `tenant` and one array per column, by column name. */
-const insertRequests = namedStatement(INSERT_STATEMENT_NAME, () => insertWithSessions(sql.placeholder("tenant")));
+/**
+ * The projections' upserts as ONE statement, one round trip, in list order: all but the last as
+ * CTEs (`g0`, `g1`, …), which Postgres runs to completion whether or not anything reads them.
+ */
+function foldStatement(folds: readonly FoldPart[]): SQL {
+  const upserts = folds.flatMap((f) => f.upserts().map((u) => u.sql));
+  const last = upserts.pop();
+  if (!last) throw new Error("a fold projection has no upsert");
+  if (upserts.length === 0) return last;
+  const ctes = upserts.map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
+  return sql`WITH ${sql.join(ctes, sql`, `)} ${last}`;
+}

@@ -20,7 +20,7 @@ export function rollupSourceColumns(alias: string): SQL {
  * changes the rows, before the rows change.
  */
 export async function adjustRollupMoney(tx: Db, deltas: SQL): Promise<void> {
-  // Per-agent rows first, request rollups last: the lock order ingest follows (applyRequestRollups).
+  // Per-agent rows first, request rollups last: the lock order of ingest's fold statement (src/compose.ts's projection list).
   await adjustFleetIndexMoney(tx, deltas);
   for (const grain of ROLLUP_GRAINS) {
     const unit = grain.ms === HOUR_MS ? "hour" : "day";

@@ -1,16 +1,12 @@
 import { type Placeholder, type SQL, sql } from "drizzle-orm";
-import type { Db } from "../db/client.js";
 import { ROLLUP_KEY, requestRollups } from "../db/schema/request-rollups.js";
 import { type RequestRow, requests } from "../db/schema/requests.js";
 import { literalDefaults, recordsetType, type SnakeCase, storedColumns } from "../db/table-columns.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import { formatMoney, parseMoney } from "../money.js";
 import { mergeSketchSql } from "./sketch-json.js";
-import { namedStatement } from "../db/named.js";
-import { foldIntoCheckpoints } from "./fleet-checkpoints.js";
-import { fleetIndexRequestRows, fleetIndexRequestUpserts } from "./fleet-index.js";
 import { DAY_MS, HOUR_MS } from "./buckets.js";
-import { BILLING_USAGE_TABLE, billingUsageRows, billingUsageUpsert } from "./billing-usage.js";
+import type { RequestProjection } from "./projection.js";
 
 export type { RequestRow } from "../db/schema/requests.js";
 
@@ -223,49 +219,28 @@ function upsertFromJson(table: string, rowsJson: Placeholder): SQL {
       )}`;
 }
 
-/** Name of the prepared statement below; bump the suffix whenever its text changes. */
-const ROLLUPS_STATEMENT_NAME = "voxgate_rollups_upsert_v4";
-
 /**
- * Folds newly stored request rows into every rollup table (ROLLUP_GRAINS, and the fleet index's
- * per-agent grains). Ingest calls it inside its transaction, last before COMMIT, with exactly the rows
- * it inserted (never duplicates), so rollups commit or roll back with the rows. The rows are
- * aggregated once (hourly per project) and folded into the other grains. All eight tables (billing usage
- * included, src/rollups/billing-usage.ts) are upserted
- * by ONE statement, one round trip, as a NAMED prepared statement of constant text (each table's rows
- * are one JSON parameter), so Postgres plans it once per connection. The rollup rows are the hottest
- * rows in the database (every batch of a tenant's hour, or of an agent's, hits them) and stay locked
- * until COMMIT: one statement right before COMMIT holds them for the least time. With the per-agent
- * upserts as three statements before this one, 4 concurrent ingest clients queued on those locks
- * while the single Node process did other batches' work between round trips (bench:ingest 14.5k
- * records/s). Keys are sorted and the tables always come in the same order (per-agent first, as
- * re-rating's adjustRollupMoney), so concurrent writers lock rollup rows in the same order.
+ * The request rollups projection (src/rollups/projection.ts): newly stored rows folded into the four
+ * ROLLUP_GRAINS tables by the fold statement, one upsert per table in ROLLUP_GRAINS order. The rows
+ * are aggregated once (hourly per project) and folded into the other grains; each table's rows go in
+ * sorted by rollupKey (its lock order, which re-rating's adjustRollupMoney follows too). The rollup
+ * rows are the hottest rows in the database (every batch of a tenant's hour hits them) and stay
+ * locked until COMMIT: with the per-agent upserts as three statements before this one, 4 concurrent
+ * ingest clients queued on those locks while the single Node process did other batches' work between
+ * round trips (bench:ingest 14.5k records/s); hence one fold statement right before COMMIT.
  */
-export async function applyRequestRollups(tx: Db, rows: RequestRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const hourly = aggregateHourly(rows);
-  const { rowsByTable, byHour } = fleetIndexRequestRows(rows);
-  for (const g of ROLLUP_GRAINS) {
-    const accs = g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects);
-    rowsByTable[g.table] = JSON.stringify(accs.map(jsonRow));
-  }
-  rowsByTable[BILLING_USAGE_TABLE] = billingUsageRows(rows);
-  await rollupsUpsert(tx, rowsByTable);
-  // Rows dated before today may be before a fleet-index checkpoint: then it moves too (usually none).
-  await foldIntoCheckpoints(tx, byHour);
-}
-
-/** The statement of applyRequestRollups, its text built once: each table's rows fill the placeholder named after it. */
-const rollupsUpsert = namedStatement(ROLLUPS_STATEMENT_NAME, () => {
-  // The per-agent rollups of GET /api/agents first, then the request rollups, then billing usage,
-  // always in this order.
-  const [first, ...rest] = [
-    ...fleetIndexRequestUpserts(),
-    ...ROLLUP_GRAINS.map((g) => upsertFromJson(g.table, sql.placeholder(g.table))),
-    billingUsageUpsert(sql.placeholder(BILLING_USAGE_TABLE)),
-  ];
-  const last = rest.pop();
-  if (!first || !last) throw new Error("the rollup statement needs at least two tables");
-  const ctes = [first, ...rest].map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
-  return sql`WITH ${sql.join(ctes, sql`, `)} ${last}`;
-});
+export const requestRollupsProjection: RequestProjection = {
+  name: "request rollups",
+  fold: {
+    upserts: () => ROLLUP_GRAINS.map((g) => ({ name: g.table, sql: upsertFromJson(g.table, sql.placeholder(g.table)) })),
+    rows(rows) {
+      const hourly = aggregateHourly(rows);
+      const values: Record<string, string> = {};
+      for (const g of ROLLUP_GRAINS) {
+        const accs = g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects);
+        values[g.table] = JSON.stringify(accs.map(jsonRow));
+      }
+      return { values };
+    },
+  },
+};

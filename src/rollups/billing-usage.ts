@@ -3,11 +3,12 @@ import type { Db } from "../db/client.js";
 import { formatMoney, parseMoney } from "../money.js";
 import type { RequestRow } from "../db/schema/requests.js";
 import { DAY_MS, floorTo } from "./buckets.js";
+import type { RequestProjection } from "./projection.js";
 
 /**
  * The billing usage rollup (src/db/schema/billing-usage.ts): per UTC day, tenant, modality, model and
- * rate rule, the sums GET /v1/billing/usage reports. Ingest folds each stored batch in (one CTE of the
- * rollup statement, src/rollups/apply.ts), re-rating moves rows between rules (adjustBillingUsage),
+ * rate rule, the sums GET /v1/billing/usage reports. Ingest folds each stored batch in (a projection:
+ * the last upsert of its fold statement, billingUsageProjection), re-rating moves rows between rules (adjustBillingUsage),
  * and the bulk rebuild recomputes it from raw rows (rebuildBillingUsage).
  */
 
@@ -71,6 +72,15 @@ export function billingUsageRows(rows: RequestRow[]): string {
     })),
   );
 }
+
+/** The billing usage projection (src/rollups/projection.ts): one upsert of the fold statement, keys in sorted order. */
+export const billingUsageProjection: RequestProjection = {
+  name: "billing usage",
+  fold: {
+    upserts: () => [{ name: BILLING_USAGE_TABLE, sql: billingUsageUpsert(sql.placeholder(BILLING_USAGE_TABLE)) }],
+    rows: (rows) => ({ values: { [BILLING_USAGE_TABLE]: billingUsageRows(rows) } }),
+  },
+};
 
 const TYPES =
   "bucket timestamptz, tenant_id text, modality text, model_id text, rate_rule text, requests bigint, rated_price_usd numeric, cost_usd numeric, unpriced bigint, uncosted bigint, input_units numeric, output_units numeric";

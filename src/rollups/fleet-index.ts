@@ -7,13 +7,14 @@ import { DAY_MS, HOUR_MS, monthStartMs } from "./buckets.js";
 import { adjustCheckpointMoney, foldIntoCheckpoints } from "./fleet-checkpoints.js";
 import { type AgentAcc, FLEET_MODALITIES, type FleetModality } from "./agent-acc.js";
 import { mergeSketchSql } from "./sketch-json.js";
+import type { RequestProjection } from "./projection.js";
 
 export { type AgentAcc, FLEET_MODALITIES, type FleetModality } from "./agent-acc.js";
 
 /**
  * The per-agent rollups of GET /api/agents (src/db/schema/fleet-index-agent-rollups.ts), kept on the
- * same write paths as the request rollups: ingest folds new request rows in (applyRequestRollups runs
- * fleetIndexRequestUpserts in its statement), turn ingest folds turns whose session names an agent,
+ * same write paths as the request rollups: ingest folds new request rows in (fleetIndexProjection),
+ * turn ingest folds turns whose session names an agent,
  * re-rating moves money (adjustRollupMoney), and rebuildRollups rebuilds them from raw rows in SQL
  * (src/rollups/fleet-index-rebuild.ts; the parity test holds the two to the same rows). Rows dated
  * before today also move the ranking's running totals (src/rollups/fleet-checkpoints.ts).
@@ -212,18 +213,9 @@ async function write(tx: Db, fill: (b: AgentRollupBatch) => void): Promise<Agent
 }
 
 /**
- * The upserts folding newly stored request rows into the per-agent rollups, one per grain in the one
- * table order, each reading its rows from the placeholder named after its table: applyRequestRollups
- * builds its single named statement from them once, and fills them with fleetIndexRequestRows.
- */
-export function fleetIndexRequestUpserts(): SQL[] {
-  return FLEET_INDEX_GRAINS.map((grain) => upsertSql(grain.table, grain.sketches, sql.placeholder(grain.table)));
-}
-
-/**
- * The rows of fleetIndexRequestUpserts for a batch of stored request rows (exactly those inserted),
+ * The rows of the per-agent upserts (fleetIndexProjection's fold) for a batch of stored request rows (exactly those inserted),
  * as JSON by table name (an empty array when no row names an agent), and the hour grain's
- * accumulators, which applyRequestRollups folds into the fleet-index checkpoints (foldIntoCheckpoints).
+ * accumulators, which fleetIndexProjection folds into the fleet-index checkpoints (foldIntoCheckpoints).
  */
 export function fleetIndexRequestRows(rows: RequestRow[]): { rowsByTable: Record<string, string>; byHour: AgentAcc[] } {
   let byHour: AgentAcc[] = [];
@@ -237,6 +229,29 @@ export function fleetIndexRequestRows(rows: RequestRow[]): { rowsByTable: Record
   }
   return { rowsByTable, byHour };
 }
+
+/**
+ * The fleet index projection (src/rollups/projection.ts). After the insert: turns that arrived before
+ * their session named its agent now count toward it (attachTurns, sessions in id order). In the fold
+ * statement, first (re-rating's adjustRollupMoney moves money in the same table order): the per-agent
+ * rollups, hour, day, month, keys sorted. After it: rows dated before today may be inside a built
+ * fleet-index checkpoint, which moves too (usually none; the checkpoints' advisory lock, shared).
+ */
+export const fleetIndexProjection: RequestProjection = {
+  name: "fleet index",
+  async afterInsert(tx, tenantId, inserted) {
+    const agentSessions = new Set<string>();
+    for (const r of inserted) if (r.agent_id && r.session_id) agentSessions.add(r.session_id);
+    await attachTurns(tx, tenantId, { sessionIds: [...agentSessions].sort() });
+  },
+  fold: {
+    upserts: () => FLEET_INDEX_GRAINS.map((grain) => ({ name: grain.table, sql: upsertSql(grain.table, grain.sketches, sql.placeholder(grain.table)) })),
+    rows(rows) {
+      const { rowsByTable, byHour } = fleetIndexRequestRows(rows);
+      return { values: rowsByTable, after: (tx) => foldIntoCheckpoints(tx, byHour) };
+    },
+  },
+};
 
 /**
  * A turn is probe traffic when its room's call is (same rule as request rows: a call of the turn's

@@ -9,7 +9,7 @@ import { rerateWindow } from "../../src/billing/rerate.js";
 import { toRuleDef } from "../../src/billing/rule-form.js";
 import { queryRows } from "../../src/db/client.js";
 import { requests } from "../../src/db/schema/index.js";
-import { storeRequestRows } from "../../src/ingest/store-requests.js";
+import { storeRequestRows } from "../support/seed.js";
 import { ROLLUP_GRAINS } from "../../src/rollups/apply.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { fleetIndex } from "../../src/fleet/index-queries.js";
-import { storeRequestRows } from "../../src/ingest/store-requests.js";
+import { storeRequestRows } from "../support/seed.js";
 import { storeTurns } from "../../src/ingest/turns.js";
 import { formatMoney, moneyNumber, parseMoney } from "../../src/money.js";
 import { queryRows } from "../../src/reports/sources.js";

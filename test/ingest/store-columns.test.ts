@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../src/db/client.js";
-import { storeRequestRows } from "../../src/ingest/store-requests.js";
+import { storeRequestRows } from "../support/seed.js";
 import type { RequestRow } from "../../src/rollups/apply.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 

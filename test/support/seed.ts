@@ -1,10 +1,21 @@
 import type { Db } from "../../src/db/client.js";
 import type { RequestRow } from "../../src/db/schema/requests.js";
-import { storeRequestRows } from "../../src/ingest/store-requests.js";
+import { requestProjections } from "../../src/compose.js";
+import { createRequestStore } from "../../src/ingest/store-requests.js";
+
+/** Ingest's request store with the projections the composition root wires (src/compose.ts). */
+const requestStore = createRequestStore(requestProjections());
 
 /**
- * Stores request rows through ingest's own write path (`storeRequestRows`: the insert, the sessions
- * upsert, probe marking and the rollups in one transaction), one batch per tenant as ingest calls it.
+ * One batch of one tenant's rows through ingest's store as the server wires it: the insert, probe
+ * marking and every projection (sessions, fleet index, rollups, billing usage) in one transaction.
+ * Returns the rows actually inserted.
+ */
+export const storeRequestRows = (db: Db, tenantId: string | null, rows: RequestRow[]): Promise<RequestRow[]> => requestStore.store(db, tenantId, rows);
+
+/**
+ * Stores request rows through ingest's own write path (storeRequestRows), one batch per tenant as
+ * ingest calls it.
  * Read-path tests seed with this (or POST /v1/ingest), never with a bare insert that skips those.
  * Returns the rows actually stored (a duplicate id of the same tenant is skipped, as in ingest).
  */
