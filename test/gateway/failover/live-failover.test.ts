@@ -122,6 +122,10 @@ describe("live STT failover (Deepgram listen)", () => {
         // Each leg's audio is what its vendor heard (the replay is billed by the vendor that heard it).
         expect(legSeconds(rows, "deepgram/nova-3")).toBeCloseTo(primary.truth[0]?.audioSeconds ?? -1, 6);
         expect(legSeconds(rows, "deepgram-b/nova-3")).toBeCloseTo(backup.truth[0]?.audioSeconds ?? -1, 6);
+        // The replay starts right after the last final the client got (the stub finalizes pairs of
+        // frames): the backup heard that word and every later one, nothing earlier.
+        const replayFrom = script.afterFrames === 0 ? 0 : Math.floor((script.afterFrames - 1) / 2) * 2;
+        expect(backup.truth[0]?.audioSeconds).toBeCloseTo((seen.words.split(" ").length - replayFrom) * 0.1, 6);
         // Together the vendors heard every second of the call, the replayed part twice.
         expect(legSeconds(rows, "deepgram/nova-3") + legSeconds(rows, "deepgram-b/nova-3")).toBeGreaterThanOrEqual(seen.words.split(" ").length * 0.1 - 1e-9);
 
