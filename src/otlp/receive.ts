@@ -3,6 +3,10 @@ import { checkTurns, insertTurns, turnsResult } from "../ingest/turns.js";
 import { CLOSING_SPANS, type FreshSpan, identityOf, MAPPED_SPANS, mapTrace, namesSession, type OtlpRecord, type OtlpTurn, type TraceIdentity } from "./map.js";
 import type { Attrs, DecodedRequest } from "./spans.js";
 import { fixTraceIdentities, loadTraceState, pruneTraceState, saveSpans } from "./store.js";
+import { resolveSttModels, type SttModelConfig } from "./stt-model.js";
+
+/** What the receiver writes with: ingest's inputs, and the yaml sections that name a Node agent's STT model. */
+export type OtlpDeps = IngestDeps & { config: SttModelConfig };
 
 /** Export batches written at once; one more is answered 429 with Retry-After (the exporter backs off). */
 export const MAX_CONCURRENT_EXPORTS = 8;
@@ -64,7 +68,7 @@ export interface ExportOutcome {
  * stored whole or not at all, and the exporter's retry maps it again.
  */
 export async function receiveTraces(
-  services: IngestDeps,
+  services: OtlpDeps,
   state: OtlpState,
   tenantId: string | null,
   headerProject: string | null,
@@ -103,7 +107,7 @@ export async function receiveTraces(
 }
 
 async function writeBatch(
-  services: IngestDeps,
+  services: OtlpDeps,
   state: OtlpState,
   tenantId: string | null,
   byTrace: Map<string, { fresh: FreshSpan[]; resource: Attrs }>,
@@ -154,6 +158,7 @@ async function writeBatch(
     records.push(...mapped.records);
     turns.push(...mapped.turns);
   }
+  resolveSttModels(records, services.config);
   // One transaction for the whole export: records (with their sessions and rollups), turns and the
   // kept spans. Three transactions per batch held the session and rollup locks three times over.
   const checkedTurns = checkTurns(turns);

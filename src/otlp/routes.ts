@@ -3,10 +3,9 @@ import { ApiError } from "../http/errors.js";
 import { readBodyBytes } from "../http/body.js";
 import { isStorableText } from "../http/storable.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
-import type { IngestDeps } from "../ingest/ingest-requests.js";
 import { decodeTraces } from "./decode.js";
 import { encodeExportResponse } from "./proto.js";
-import { MAX_CONCURRENT_EXPORTS, otlpState, receiveTraces } from "./receive.js";
+import { MAX_CONCURRENT_EXPORTS, type OtlpDeps, otlpState, receiveTraces } from "./receive.js";
 
 const PROTOBUF = "application/x-protobuf";
 
@@ -26,7 +25,7 @@ const ExportResponse = z.object({
  * OpenTelemetry exporter post here. LiveKit Agents' spans become sessions, turns and request records
  * (src/otlp/map.ts, docs/api/otlp.md).
  */
-export function otlpRoutes(deps: IngestDeps) {
+export function otlpRoutes(deps: OtlpDeps) {
   const r = contractRouter();
   defineRoute(
     r,

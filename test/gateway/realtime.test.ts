@@ -37,6 +37,8 @@ providers:
 models:
   llm:
     openai/gpt-realtime: { provider: openai, model: gpt-realtime }
+projects:
+  rt-capped: { daily_budget: 0.09, budget_action: block }
 `,
 }));
 // Registered after useTestApp, so it runs before the app closes (the tunnel holds a connection to it).
@@ -193,5 +195,46 @@ describe("OpenAI Realtime speech-to-speech", () => {
     const rows = await rowsOf("rt-ingest");
     expect(rows[0]).toMatchObject({ input_audio_tokens: 160, output_audio_tokens: 100 });
     expect(Number(rows[0]?.cost_usd)).toBeCloseTo(RESPONSE_COST, 9);
+  });
+
+  it("block budget: a response.create that finds no room for one response's estimate gets a realtime error event, is not forwarded, and the session closes 1008", async () => {
+    // One response's estimate is 1,024 audio tokens in ($32/M) and out ($64/M): $0.098304. The budget
+    // (0.09) has room for the first (held at the upgrade), not for the second.
+    const s = opened(await openWs(`${app.base.replace("http://", "ws://")}/openai/v1/realtime?model=openai/gpt-realtime`, { headers: { authorization: `Bearer ${OPERATOR_KEY}`, "x-voxgate-project": "rt-capped" } }));
+    s.ws.send(JSON.stringify({ type: "response.create" }));
+    await waitFor(s, (m) => String(m).includes('"response.done"'));
+    const before = vendor.received.length;
+    s.ws.send(JSON.stringify({ type: "response.create", event_id: "evt_second" }));
+    expect(await s.closed).toEqual({ code: 1008, reason: "budget_exceeded" });
+    const error = JSON.parse(String(await waitFor(s, (m) => String(m).includes('"type":"error"')))) as { error: { code: string; type: string } };
+    expect(error.error).toMatchObject({ code: "budget_exceeded", type: "insufficient_quota" });
+    expect(vendor.received.slice(before).map(String).join("")).not.toContain("evt_second");
+    const rows = await eventually(
+      () => rowsOf("rt-capped"),
+      (r) => r.length >= 2,
+    );
+    expect(rows.map((r) => r.status)).toEqual(["success", "error"]);
+    expect(rows[1]).toMatchObject({ error_message: expect.stringContaining("budget_exceeded") });
+    expect(Number(rows[1]?.cost_usd)).toBe(0);
+  });
+
+  it("a session.update naming another model is answered with an OpenAI error event, not forwarded, and recorded as refused (never rewritten)", async () => {
+    const s = opened(await openWs(`${app.base.replace("http://", "ws://")}/openai/v1/realtime?model=openai/gpt-realtime`, { headers: { authorization: `Bearer ${OPERATOR_KEY}`, "x-voxgate-project": "rt-swap" } }));
+    s.ws.send(JSON.stringify({ type: "session.update", event_id: "evt_swap", session: { type: "realtime", model: "gpt-4o-realtime-preview" } }));
+    const error = JSON.parse(String(await waitFor(s, (m) => String(m).includes('"type":"error"')))) as { error: { code: string; event_id: string } };
+    expect(error.error).toMatchObject({ code: "model_not_found", event_id: "evt_swap" });
+    // The session goes on with its own model: naming it is passed on (with the vendor's name).
+    s.ws.send(JSON.stringify({ type: "session.update", session: { type: "realtime", model: "openai/gpt-realtime" } }));
+    await waitFor(s, (m) => String(m).includes("session.updated"));
+    s.ws.close(1000);
+    await s.closed;
+    const sent = vendor.received.map(String);
+    expect(sent.join("")).not.toContain("gpt-4o-realtime-preview");
+    expect(sent.some((f) => f.includes('"model":"gpt-realtime"'))).toBe(true);
+    const rows = await eventually(
+      () => rowsOf("rt-swap"),
+      (r) => r.length >= 1,
+    );
+    expect(rows[0]).toMatchObject({ status: "error", model_id: "gpt-4o-realtime-preview", error_message: expect.stringContaining("refused in-band") });
   });
 });

@@ -157,7 +157,8 @@ class Microphone extends voice.AudioInput {
 }
 
 describe("a real LiveKit AgentSession exporting its traces to Voxgate", () => {
-  const t = useTestApp({ yaml: AUTH_YAML, listen: true });
+  // The one STT model of Deepgram configured: the Node STT label ("deepgram.STT") resolves to it.
+  const t = useTestApp({ yaml: `${AUTH_YAML}providers:\n  deepgram: {}\nmodels:\n  stt:\n    deepgram/nova-3: { provider: deepgram }\n`, listen: true });
 
   it("becomes a session with its turn (response speed), rated LLM/TTS/STT records, idempotent on re-send", async () => {
     initializeLogger({ pretty: false, level: "silent" });
@@ -206,11 +207,12 @@ describe("a real LiveKit AgentSession exporting its traces to Voxgate", () => {
     // Outside a LiveKit job there is no conversation id or job id: the trace is the session.
     expect(records).toMatchObject([
       { modality: "llm", model_id: "openai/gpt-4o-mini", session_id: traceId, agent_id: "default_agent", tenant_id: "acme", input_tokens: 1200, output_tokens: 80, cached_input_tokens: 1024 },
-      { modality: "stt", model_id: "deepgram/deepgram.STT", session_id: traceId, metadata: { audio_seconds_estimated: true } },
+      { modality: "stt", model_id: "deepgram/nova-3", session_id: traceId, metadata: { audio_seconds_estimated: true, stt_label: "deepgram.STT", stt_model_source: "only_configured_model" } },
       { modality: "tts", model_id: "elevenlabs/eleven_flash_v2_5", session_id: traceId, characters: QUESTION_ANSWER.length },
     ]);
     expect(Number(records[0]?.rated_price_usd)).toBeGreaterThan(0);
     expect(Number(records[1]?.audio_seconds)).toBeGreaterThan(0);
+    expect(Number(records[1]?.rated_price_usd)).toBeGreaterThan(0);
     expect(Number(records[2]?.rated_price_usd)).toBeGreaterThan(0);
 
     const turns = await rows<{ turn_index: number; cs: number; ce: number; as: number; ae: number; response_speed_ms: number }>(

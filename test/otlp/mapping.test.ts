@@ -259,3 +259,42 @@ describe("POST /v1/otlp/v1/traces: LiveKit spans to sessions, turns and records"
     expect(await rows(db(), sql`SELECT room_name, response_speed_ms FROM turns WHERE session_id = 'AJ_py_1'`)).toEqual([{ room_name: "room-py-1", response_speed_ms: 800 }]);
   });
 });
+
+describe("a Node agent's STT label as a catalog model", () => {
+  const t = useTestApp({
+    yaml: `${AUTH_YAML}providers:
+  deepgram: {}
+models:
+  stt:
+    deepgram/nova-2: { provider: deepgram }
+    deepgram/nova-3: { provider: deepgram }
+stacks:
+  support: { stt: deepgram/nova-2 }
+projects:
+  support: { default_stack: support }
+`,
+    listen: true,
+  });
+
+  /** One committed caller turn as agents-js traces it: the STT plugin's label as the model. */
+  async function nodeTurn(project: string, conv: string) {
+    const script = new SpanScript({ "service.name": "worker", "telemetry.sdk.language": "nodejs", "voxgate.project": project });
+    const t0 = Date.now() - 30_000;
+    const session = script.start("agent_session", t0, { "gen_ai.conversation.id": conv });
+    const turn = script.start("user_turn", t0 + 100, { "gen_ai.request.model": "deepgram.STT", "gen_ai.provider.name": "deepgram", "lk.transcription_delay": 120 }, session);
+    script.start("user_speaking", t0 + 100, {}, turn).end(t0 + 2100);
+    turn.end(t0 + 2200);
+    session.end(t0 + 3000);
+    await exportSpans(`${t.base}/v1/otlp/v1/traces`, ACME, script.take());
+    const [r] = await rows<Record<string, unknown>>(t.services.database.db, sql`SELECT model_id, provider, rated_price_usd, metadata FROM requests WHERE session_id = ${conv}`);
+    return r;
+  }
+
+  it("takes the project's stack model of the label's vendor, else marks the label unknown when the vendor has several models", async () => {
+    const stacked = await nodeTurn("support", "RM_stt_stack");
+    expect(stacked).toMatchObject({ model_id: "deepgram/nova-2", provider: "deepgram", metadata: { stt_label: "deepgram.STT", stt_model_source: "project_stack" } });
+    expect(Number(stacked?.rated_price_usd)).toBeGreaterThan(0);
+    const ambiguous = await nodeTurn("default", "RM_stt_two_models");
+    expect(ambiguous).toMatchObject({ model_id: "deepgram/deepgram.STT", rated_price_usd: null, metadata: { stt_label: "deepgram.STT", stt_model_unknown: true } });
+  });
+});

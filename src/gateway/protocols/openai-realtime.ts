@@ -3,6 +3,7 @@ import type { InboundRequest, Units, UpstreamTarget } from "../protocol.js";
 import type { ResponseMeter, ResponseWork } from "../ws/responses.js";
 import { forwardQuery, type WsRoute } from "../ws/ws-route.js";
 import { modelQuery } from "./audio-common.js";
+import { realtimeErrorEvent } from "./openai-audio.js";
 
 type Auth = (t: UpstreamTarget) => Record<string, string>;
 
@@ -134,6 +135,14 @@ function parse(frame: Buffer): unknown {
   }
 }
 
+/** The model a `session.update` names (`session.model`), else null. */
+export function realtimeSessionModel(frame: string): string | null {
+  if (!frame.includes("session.update") || !frame.includes('"model"')) return null;
+  const msg = parse(Buffer.from(frame)) as { type?: unknown; session?: { model?: unknown } | null } | null;
+  if (msg?.type !== "session.update" || typeof msg.session?.model !== "string") return null;
+  return msg.session.model;
+}
+
 /** A `session.update` naming a model (`session.model`) rewritten to the routed model's name; other frames untouched. */
 export function rewriteRealtimeSessionModel(frame: string, modelName: string): string {
   if (!frame.includes("session.update") || !frame.includes('"model"')) return frame;
@@ -165,6 +174,17 @@ export function realtimeConversationRoute(auth: Auth): WsRoute {
       headers: { ...auth(target), ...(inbound.headers["openai-beta"] ? { "openai-beta": String(inbound.headers["openai-beta"]) } : {}) },
     }),
     meter: () => realtimeResponsesMeter(),
-    clientText: (target) => (frame) => rewriteRealtimeSessionModel(frame, target.modelName),
+    // A session.update naming the session's own model (by id or vendor name) goes on with the vendor's
+    // name; one naming any other is answered in-band, not forwarded, and recorded refused: a model is
+    // never silently replaced (one vendor socket runs one model).
+    clientText: (target, models) => (frame) => {
+      const named = realtimeSessionModel(frame);
+      if (named === null || named === target.modelName || named === target.modelId) return rewriteRealtimeSessionModel(frame, target.modelName);
+      const r = models.resolve(named);
+      if (r.ok && r.target.modelId === target.modelId) return rewriteRealtimeSessionModel(frame, target.modelName);
+      models.refuse(frame, named, r.ok ? "invalid_request" : r.code, r.ok ? `this session runs ${target.modelId}: open another session for ${r.target.modelId}` : r.message);
+      return null;
+    },
+    errorFrame: (code, message, frame = null) => realtimeErrorEvent(frame, code, message),
   };
 }
