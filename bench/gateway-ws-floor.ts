@@ -19,7 +19,7 @@ const server = createServer((_req, res) => res.writeHead(426).end());
 const sendable = (code: number) => (code === 1005 || code === 1006 || code === 1015 ? 1000 : code);
 
 server.on("upgrade", (req, socket, head) => {
-  const path = (req.url ?? "").replace(/^\/deepgram\/v1/, "/v1");
+  const path = (req.url ?? "").replace(/^\/(deepgram|openai)\/v1/, "/v1");
   const upstream = new WebSocket(`${origin}${path}`, { ...RELAY_SOCKET_OPTIONS, headers: { authorization: `Token ${providerKey}` } });
   upstream.on("error", () => socket.destroy());
   upstream.once("open", () => {

@@ -18,8 +18,12 @@
  *     process's idle RSS, through Voxgate and through the floor; and how long revoking a vk_ key takes
  *     to close BENCH_REVOKE_STREAMS (100) of its open streams (1008 `key revoked`), beside the same
  *     streams closed by their clients (the same-run baseline).
- * Targets: relay ≤ 0.2 ms per frame at p50, Voxgate's own ≤ 0.02 ms over the floor; 300 idle streams
- * ≤ 40 MB of RSS; revocation closes 100 streams within 5 s.
+ * BENCH_MODE=realtime: the same rows for an OpenAI realtime conversation session (GET
+ * /openai/v1/realtime?model=openai/gpt-realtime): each frame is an `input_audio_buffer.append` of
+ * 100 ms pcm16 at 24 kHz (base64 text), answered by the stub with one small server event; no unit
+ * accuracy (a session records per response) and no governance rows (the same registry as STT).
+ * Targets: relay ≤ 0.2 ms per frame at p50, Voxgate's own ≤ 0.02 ms over the floor (a realtime session
+ * ≤ 0.1 ms); 300 idle streams ≤ 40 MB of RSS; revocation closes 100 streams within 5 s.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -37,8 +41,14 @@ const BASE_DIST = process.env.BENCH_BASE_DIST;
 const RELAY_NODE_ARGS = (process.env.BENCH_RELAY_NODE_ARGS ?? "").split(" ").filter(Boolean);
 const KEY = "bench-gateway-ws-key-0123456789abcdef";
 const PROVIDER_KEY = "dg-bench-provider-key-0123456789";
-const QUERY = "model=nova-3&encoding=linear16&sample_rate=16000&channels=1";
-const FRAME = Buffer.alloc(3200, 7); // 100 ms of 16 kHz mono linear16
+const REALTIME = process.env.BENCH_MODE === "realtime";
+const QUERY = REALTIME ? "model=gpt-realtime" : "model=nova-3&encoding=linear16&sample_rate=16000&channels=1";
+const VOX_QUERY = REALTIME ? "model=openai/gpt-realtime" : QUERY;
+const FRAME: Buffer | string = REALTIME
+  ? JSON.stringify({ type: "input_audio_buffer.append", audio: Buffer.alloc(4800, 7).toString("base64") }) // 100 ms of 24 kHz pcm16
+  : Buffer.alloc(3200, 7); // 100 ms of 16 kHz mono linear16
+/** The stub's answer to one frame. */
+const ANSWER = REALTIME ? '{"type":"input_audio_buffer.speech_started"' : '{"type":"Results"';
 const IDLE_STREAMS = Number(process.env.BENCH_IDLE_STREAMS ?? 300);
 const REVOKE_STREAMS = Number(process.env.BENCH_REVOKE_STREAMS ?? 100);
 
@@ -71,7 +81,8 @@ function stream(url: string, headers: Record<string, string>, frames: number): P
     let sent = 0;
     const sendNext = () => {
       if (sent === frames) {
-        ws.send(JSON.stringify({ type: "CloseStream" }));
+        if (REALTIME) ws.close(1000);
+        else ws.send(JSON.stringify({ type: "CloseStream" }));
         return;
       }
       sent++;
@@ -85,12 +96,12 @@ function stream(url: string, headers: Record<string, string>, frames: number): P
     ws.on("open", sendNext);
     ws.on("message", (data) => {
       const text = data.toString();
-      if (text.startsWith('{"type":"Results"')) {
+      if (text.startsWith(ANSWER)) {
         rtts.push(performance.now() - sentAt);
         sendNext();
       } else if (text.includes('"Metadata"')) metadataDuration = (JSON.parse(text) as { duration: number }).duration;
     });
-    ws.on("close", () => resolve({ rtts, requestId, sentSeconds: (frames * FRAME.length) / 32_000, metadataDuration }));
+    ws.on("close", () => resolve({ rtts, requestId, sentSeconds: REALTIME ? 0 : (frames * FRAME.length) / 32_000, metadataDuration }));
     ws.on("unexpected-response", (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode} ${String(res.headers["x-voxgate-error"])}`)));
     ws.on("error", reject);
   });
@@ -224,7 +235,7 @@ async function main() {
   const configPath = join(dir, "voxgate.yaml");
   writeFileSync(
     configPath,
-    `auth:\n  api_keys: [${KEY}]\nproviders:\n  deepgram: { api_key: "${PROVIDER_KEY}", base_url: "http://${stubOrigin}/v1" }\nmodels:\n  stt:\n    deepgram/nova-3: { provider: deepgram, model: nova-3 }\nworkers: { enabled: false }\ngateway: { streams: { max_per_key: ${IDLE_STREAMS + REVOKE_STREAMS} } }\n`,
+    `auth:\n  api_keys: [${KEY}]\nproviders:\n  deepgram: { api_key: "${PROVIDER_KEY}", base_url: "http://${stubOrigin}/v1" }\n  openai: { api_key: "${PROVIDER_KEY}", base_url: "http://${stubOrigin}/v1" }\nmodels:\n  stt:\n    deepgram/nova-3: { provider: deepgram, model: nova-3 }\n${REALTIME ? `  llm:\n    openai/gpt-realtime: { provider: openai, model: gpt-realtime }\n` : ""}workers: { enabled: false }\ngateway: { streams: { max_per_key: ${IDLE_STREAMS + REVOKE_STREAMS} } }\n`,
   );
   const env = { VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" };
   const db = await createBenchDatabase("gateway_ws");
@@ -232,7 +243,9 @@ async function main() {
   const servers: BenchServer[] = [];
   const floor = await spawnWithPort([...RELAY_NODE_ARGS, "--import", "tsx", join(ROOT, "bench/gateway-ws-floor.ts"), `ws://${stubOrigin}`, PROVIDER_KEY]);
   const wsOrigin = (s: BenchServer) => s.baseUrl.replace("http://", "ws://");
-  const through = { headers: { authorization: `Token ${KEY}` }, path: `/deepgram/v1/listen?${QUERY}` };
+  const through = REALTIME
+    ? { headers: { authorization: `Bearer ${KEY}` }, path: `/openai/v1/realtime?${VOX_QUERY}` }
+    : { headers: { authorization: `Token ${KEY}` }, path: `/deepgram/v1/listen?${QUERY}` };
   const loadBefore = loadavg();
   try {
     const voxgate = await startServer({ ...env, DATABASE_URL: db.url }, [...RELAY_NODE_ARGS, ...cliEntry()]);
@@ -240,7 +253,7 @@ async function main() {
     const base = BASE_DIST && baseDb ? await startServer({ ...env, DATABASE_URL: baseDb.url }, [...RELAY_NODE_ARGS, join(BASE_DIST, "dist/cli/main.js")]) : null;
     if (base) servers.push(base);
     const all: Target[] = [
-      { name: "direct", url: `ws://${stubOrigin}/v1/listen?${QUERY}`, headers: { authorization: `Token ${PROVIDER_KEY}` }, pid: stub.child.pid, dbUrl: null },
+      { name: "direct", url: `ws://${stubOrigin}/v1/${REALTIME ? "realtime" : "listen"}?${QUERY}`, headers: { authorization: `Token ${PROVIDER_KEY}` }, pid: stub.child.pid, dbUrl: null },
       { name: "floor", url: `ws://127.0.0.1:${floor.port}${through.path}`, headers: through.headers, pid: floor.child.pid, dbUrl: null },
       { name: "voxgate", url: `${wsOrigin(voxgate)}${through.path}`, headers: through.headers, pid: voxgate.child.pid, dbUrl: db.url },
       ...(base && baseDb ? [{ name: "voxgate@base", url: `${wsOrigin(base)}${through.path}`, headers: through.headers, pid: base.child.pid, dbUrl: baseDb.url }] : []),
@@ -266,7 +279,7 @@ async function main() {
           x.stubCpu += stub1.user + stub1.system - stub0.user - stub0.system;
           x.frames += v.rtts.length;
           x.rtts.push(...v.rtts);
-          if (!t.dbUrl) continue;
+          if (!t.dbUrl || REALTIME) continue;
           if (!v.requestId) throw new Error(`${t.name}: no X-Voxgate-Request-Id on the upgrade`);
           x.accuracy.push({ recorded: await recordedSeconds(t.dbUrl, v.requestId), truth: v.metadataDuration ?? v.sentSeconds });
         }
@@ -276,7 +289,7 @@ async function main() {
     const d = stats(tally.get("direct")?.rtts ?? []);
     const us = (seconds: number, frames: number) => ((seconds * 1e6) / frames).toFixed(1);
     console.log(`bench:gateway-ws — ${new Date().toISOString()}, load before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-    console.log(`Deepgram live relay, ${perStream * ROUNDS * STREAMS_PER_ROUND} frames of 100 ms linear16 per target, one in flight per stream, ${ROUNDS} interleaved rounds of ${STREAMS_PER_ROUND} streams:`);
+    console.log(`${REALTIME ? "OpenAI realtime session relay (input_audio_buffer.append of 100 ms pcm16 24 kHz)" : "Deepgram live relay"}, ${perStream * ROUNDS * STREAMS_PER_ROUND} frames of 100 ms linear16 per target, one in flight per stream, ${ROUNDS} interleaved rounds of ${STREAMS_PER_ROUND} streams:`);
     const added: Record<string, { p50: number; cpuUs: number; userUs: number }> = {};
     for (const t of all) {
       const x = tally.get(t.name) as Tally;
@@ -296,11 +309,12 @@ async function main() {
     const v = added.voxgate;
     const f = added.floor;
     if (v && f) {
-      console.log(`  voxgate added p50 ${v.p50.toFixed(3)} ms (target ≤ 0.2 ms); the floor adds ${f.p50.toFixed(3)} ms: Voxgate's own ${(v.p50 - f.p50).toFixed(3)} ms, ${(v.cpuUs - f.cpuUs).toFixed(1)} µs CPU per frame over the floor's (user ${(v.userUs - f.userUs).toFixed(1)} µs)`);
+      console.log(`  voxgate added p50 ${v.p50.toFixed(3)} ms (target ≤ 0.2 ms); the floor adds ${f.p50.toFixed(3)} ms: Voxgate's own ${(v.p50 - f.p50).toFixed(3)} ms (target ≤ ${REALTIME ? "0.1" : "0.02"} ms), ${(v.cpuUs - f.cpuUs).toFixed(1)} µs CPU per frame over the floor's (user ${(v.userUs - f.userUs).toFixed(1)} µs)`);
     }
     const b = added["voxgate@base"];
     if (v && b) console.log(`  voxgate vs voxgate@base: added p50 ${(v.p50 - b.p50).toFixed(3)} ms, CPU ${(v.cpuUs - b.cpuUs).toFixed(1)} µs per frame (user ${(v.userUs - b.userUs).toFixed(1)} µs)`);
 
+    if (REALTIME) return;
     const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
     const floorTarget = all.find((t) => t.name === "floor") as Target;
     const voxTarget = all.find((t) => t.name === "voxgate") as Target;
