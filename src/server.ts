@@ -64,11 +64,11 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   const app = createApp(services);
   const port = opts.port ?? loaded.config.serve.port;
   const hostname = opts.host ?? loaded.config.serve.host;
-  // The gateway's WebSocket routes (vendor relays) upgrade through node-server's own handler.
+  // The gateway's WebSocket relays are accepted on this `ws` server by the gateway listener's upgrade handler.
   const sockets = createWebSocketServer();
   const server = await new Promise<ServerType>((resolve, reject) => {
-    // The gateway listener serves the gateway's HTTP paths from node's request (src/gateway/listener.ts); the rest is the Hono app's.
-    const s = serve({ fetch: app.fetch, port, hostname, websocket: { server: sockets }, createServer: withGatewayListener(services.gateway) }, () => resolve(s));
+    // The gateway listener serves the gateway's paths and upgrades from node's request (src/gateway/listener.ts); the rest is the Hono app's.
+    const s = serve({ fetch: app.fetch, port, hostname, createServer: withGatewayListener(services.gateway, sockets) }, () => resolve(s));
     s.once("error", reject);
   });
   const actualPort = (server.address() as AddressInfo).port;

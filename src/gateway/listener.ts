@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type RequestListener, type ServerOptions, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type RequestListener, type ServerOptions, type ServerResponse, STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+import type { WebSocket, WebSocketServer } from "ws";
 import { MODALITIES } from "../config/schema.js";
 import { errorAnswer, errorBody } from "../http/errors.js";
 import { applyServerLimits, serverOptions, withBodyRate } from "../http/server-limits.js";
@@ -11,6 +13,7 @@ import type { GatewayRoute, InboundRequest, LocalRoute, RoutableView, VendorProt
 import { cartesiaBytesRoute, cartesiaProtocol, cartesiaWs } from "./protocols/cartesia.js";
 import { PROTOCOLS } from "./protocols/index.js";
 import { routableModels } from "./resolve.js";
+import { handleWebSocket } from "./ws/pipeline.js";
 import { WS_PROTOCOLS } from "./ws/protocols.js";
 import type { WsProtocol, WsRoute } from "./ws/ws-route.js";
 
@@ -198,10 +201,10 @@ export function policyRefusal(path: string): string | null {
 }
 
 /**
- * The gateway's one entry: a node request listener that serves every request the gateway's paths
- * own (proxied calls, the routes it answers itself, the vendor-shaped 400 and 404, the 426 of a plain
- * request on a WebSocket route) from node's request and response, and hands everything else to `next`
- * (node-server's listener for the Hono app: Voxgate's own API and web app).
+ * The gateway's one entry for HTTP requests: a node request listener that serves every request the
+ * gateway's paths own (proxied calls, the routes it answers itself, the vendor-shaped 400 and 404,
+ * the 426 of a plain request on a WebSocket route) from node's request and response, and hands
+ * everything else to `next` (node-server's listener for the Hono app: Voxgate's own API and web app).
  */
 export function gatewayListener(gw: Gateway, next: RequestListener, paths: GatewayPaths = new GatewayPaths()): RequestListener {
   return (req: IncomingMessage, res: ServerResponse) => {
@@ -215,17 +218,85 @@ export function gatewayListener(gw: Gateway, next: RequestListener, paths: Gatew
 }
 
 /**
- * node's createServer with the gateway listener in front of the one node-server builds for the Hono
- * app, and the server's timeouts and minimum body rate:
- * `serve({ fetch: app.fetch, createServer: withGatewayListener(gateway), … })`.
+ * The gateway's one entry for WebSocket upgrades (the server's 'upgrade' event: every upgrade is the
+ * gateway's, the Hono app has no WebSocket route): a WebSocket route's upgrade goes to the relay
+ * (src/gateway/ws/pipeline.ts), which completes it on `sockets` or refuses it; any other is refused
+ * with a status line and no body (404 not a WebSocket route, 400 the URL policy or not a WebSocket).
  */
-export function withGatewayListener(gw: Gateway): typeof createServer {
+export function gatewayUpgrades(gw: Gateway, sockets: WebSocketServer, paths: GatewayPaths = new GatewayPaths()) {
+  return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    // A client that resets its connection before the handshake completes must not crash the process.
+    const ignore = () => {};
+    socket.on("error", ignore);
+    const m = paths.match(req.method ?? "GET", req.url ?? "/");
+    const served = m?.served?.kind === "ws" ? m.served : null;
+    if (!m || m.refused || !served || req.headers.upgrade?.toLowerCase() !== "websocket") {
+      const status = m?.refused || (served && req.headers.upgrade?.toLowerCase() !== "websocket") ? 400 : 404;
+      rejectUpgrade(socket, status, m ? { "x-voxgate-error": "invalid_request" } : {});
+      return;
+    }
+    const query = new URLSearchParams(m.query);
+    // Routes sharing a path (OpenAI's /realtime: transcription or conversation) are told apart by accepts().
+    const route = served.routes.find((r) => r.accepts?.(query) ?? true) ?? (served.routes[0] as WsRoute);
+    const upgrade = {
+      req,
+      params: m.params,
+      query,
+      accept(headers: Record<string, string>, onOpen: (client: WebSocket) => void) {
+        if (socket.destroyed) return;
+        const add = (lines: string[]) => appendHeaders(lines, headers);
+        sockets.on("headers", add);
+        try {
+          sockets.handleUpgrade(req, socket, head, (client) => {
+            socket.off("error", ignore);
+            onOpen(client);
+          });
+        } finally {
+          sockets.off("headers", add);
+        }
+      },
+      reject: (status: number, headers: Record<string, string>) => rejectUpgrade(socket, status, headers),
+    };
+    handleWebSocket(gw, served.wsp, route, upgrade).catch((err: unknown) => {
+      gw.log.error({ err: (err as Error).message, path: m.path }, "gateway WebSocket upgrade failed");
+      rejectUpgrade(socket, 500, {});
+    });
+  };
+}
+
+/** Headers a refused or accepted upgrade never takes from the relay (the handshake's own, or the connection's). */
+const UPGRADE_OWN = new Set(["connection", "content-length", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "sec-websocket-accept", "sec-websocket-extensions", "sec-websocket-protocol"]);
+
+function appendHeaders(lines: string[], headers: Record<string, string>): void {
+  for (const name in headers) {
+    const v = headers[name] as string;
+    if (!UPGRADE_OWN.has(name.toLowerCase()) && !/[\r\n]/.test(v)) lines.push(`${name}: ${v}`);
+  }
+}
+
+/** A refused upgrade: the status line and headers, no body (what a WebSocket client reports as the handshake's status), connection closed. */
+function rejectUpgrade(socket: Duplex, status: number, headers: Record<string, string>): void {
+  if (socket.destroyed) return;
+  const lines = ["Connection: close", "Content-Length: 0"];
+  appendHeaders(lines, headers);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\n${lines.join("\r\n")}\r\n\r\n`);
+}
+
+/**
+ * node's createServer with the gateway's entries: its request listener in front of the one
+ * node-server builds for the Hono app, its upgrade listener completing upgrades on `sockets` (closed
+ * with the server), and the server's timeouts and minimum body rate:
+ * `serve({ fetch: app.fetch, createServer: withGatewayListener(gateway, sockets), … })`.
+ */
+export function withGatewayListener(gw: Gateway, sockets: WebSocketServer): typeof createServer {
   const limits = gw.config.serve;
   const paths = new GatewayPaths();
   const create = (options: ServerOptions, listener: RequestListener) => {
     // The server's header/request timeouts and minimum body rate apply to every request (src/http/server-limits.ts).
     const server = createServer({ ...options, ...serverOptions(limits) }, withBodyRate(gatewayListener(gw, listener, paths), limits));
     applyServerLimits(server, limits);
+    server.on("upgrade", gatewayUpgrades(gw, sockets, paths));
+    server.on("close", () => sockets.close());
     return server;
   };
   return create as typeof createServer;

@@ -10,7 +10,6 @@ import type { Config } from "../config/schema.js";
 import { type DashboardRouteDeps, dashboardApiRoutes, webAppRoutes } from "../dashboard/routes.js";
 import { fleetRoutes } from "../fleet/routes.js";
 import type { Gateway } from "../gateway/gateway.js";
-import { gatewayWsRoutes } from "../gateway/ws/routes.js";
 import type { IngestDeps } from "../ingest/ingest-requests.js";
 import { ingestRoutes } from "../ingest/routes.js";
 import type { Logger } from "../logging.js";
@@ -63,10 +62,8 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<
     await next();
   });
   if (options.checkContracts) app.use(checkContracts);
-  // The gateway's HTTP routes are not here: its listener (src/gateway/listener.ts) serves them in
-  // front of this app. Its WebSocket upgrades reach the app through node-server's upgrade handler,
-  // before the per-request log and header middleware: the relay writes its own headers.
-  app.route("/", gatewayWsRoutes(deps.gateway));
+  // No gateway route is here: the gateway's listener (src/gateway/listener.ts) serves its paths and
+  // every WebSocket upgrade in front of this app.
   // Auth off: nothing a web page could send (foreign Host, Origin, cross-site) reaches any other route
   // (the gateway's routes apply the same rule in their admission, after the loopback-peer rule).
   app.use(async (c, next) => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { serve, type ServerType } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withGatewayListener } from "../../src/gateway/listener.js";
+import { createWebSocketServer } from "../../src/gateway/ws/upgrade.js";
 import { createApp } from "../../src/http/app.js";
 import { createTestApp, type TestApp } from "../support/app.js";
 import { createTestDatabase } from "../support/db.js";
@@ -54,7 +55,7 @@ describe("auth off", () => {
     const ip = externalAddress();
     if (!ip) return; // no non-loopback interface to call from
     const s = await new Promise<ServerType>((resolve) => {
-      const srv = serve({ fetch: createApp(app.services).fetch, port: 0, hostname: "0.0.0.0", createServer: withGatewayListener(app.services.gateway) }, () => resolve(srv));
+      const srv = serve({ fetch: createApp(app.services).fetch, port: 0, hostname: "0.0.0.0", createServer: withGatewayListener(app.services.gateway, createWebSocketServer()) }, () => resolve(srv));
     });
     server = s;
     const port = (s.address() as AddressInfo).port;

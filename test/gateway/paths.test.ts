@@ -1,5 +1,6 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebSocket } from "ws";
 import { GatewayPaths, policyRefusal } from "../../src/gateway/listener.js";
 import { useTestApp } from "../support/app.js";
 import { openaiChatStub } from "../support/stubs/openai-chat.js";
@@ -149,6 +150,22 @@ describe("the gateway listener on a server", () => {
     expect(called.status).toBe(200);
     const row = (await recordedRows(t)).at(-1);
     expect(row).toMatchObject({ project: "café", session_id: "s 1", status: "success" });
+  });
+
+  it("takes every WebSocket upgrade: a path that is no WebSocket route is refused 404, one the policy refuses 400", async () => {
+    const status = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        const ws = new WebSocket(t.base.replace("http", "ws") + path, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } });
+        ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+        ws.once("open", () => {
+          ws.close();
+          reject(new Error(`${path} upgraded`));
+        });
+        ws.once("error", () => {});
+      });
+    expect(await status("/openai/v1/chat/completions")).toBe(404);
+    expect(await status("/v1/ingest")).toBe(404);
+    expect(await status("/openai/v1/%zz/realtime")).toBe(400);
   });
 
   it("leaves every other path to the app (its API answers, the gateway's prefixes do not leak into it)", async () => {

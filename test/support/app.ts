@@ -54,7 +54,7 @@ export async function createTestApp(
   let baseUrl: Promise<string> | null = null;
   const listen = () => {
     baseUrl ??= new Promise<string>((resolve) => {
-      const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", websocket: { server: createWebSocketServer() }, createServer: withGatewayListener(services.gateway) }, () =>
+      const s = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1", createServer: withGatewayListener(services.gateway, createWebSocketServer()) }, () =>
         resolve(`http://127.0.0.1:${(s.address() as AddressInfo).port}`),
       );
       server = s;

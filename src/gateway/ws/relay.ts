@@ -138,7 +138,7 @@ function asBuffer(data: unknown): Buffer {
 }
 
 /**
- * Relays one client WebSocket (accepted by node-server's upgradeWebSocket) and one open upstream
+ * Relays one client WebSocket (accepted by the gateway listener's upgrade handler) and one open upstream
  * socket: frames pass both ways as they are, text stays text and binary stays binary. Either side
  * closing closes the other (a client that leaves aborts the vendor stream); the meter reads every
  * frame and the summary goes to onEnd exactly once. Backpressure: when the side a frame goes to has

@@ -1,5 +1,4 @@
 import type { WebSocketLike } from "@hono/node-server";
-import type { Context } from "hono";
 import { type WebSocket, WebSocketServer } from "ws";
 import { DomainError } from "../../errors.js";
 import { errorBody, httpStatus } from "../../http/errors.js";
@@ -10,7 +9,7 @@ export const MAX_CLIENT_FRAME_BYTES = 16 * 1024 * 1024;
 /** An upgraded client that never completes its handshake releases the upstream after this long. */
 export const HANDSHAKE_GRACE_MS = 10_000;
 
-/** The `ws` server node-server v2 hands upgrades to (it must be created with noServer). */
+/** The `ws` server the gateway listener completes upgrades on (src/gateway/listener.ts withGatewayListener; created with noServer). */
 export function createWebSocketServer(): WebSocketServer {
   return new WebSocketServer({ ...RELAY_SOCKET_OPTIONS, noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES, handleProtocols: chooseSubprotocol });
 }
@@ -29,19 +28,6 @@ export function chooseSubprotocol(offered: Set<string>): string | false {
     return p;
   }
   return false;
-}
-
-/**
- * node-server's upgradeWebSocket adds its own 'message' listener to the accepted socket right after
- * onOpen returns. The relay listens on the raw socket and passes no onMessage, so that listener only
- * costs every frame a second listener call and an array: drop what was added after this call, once
- * node-server's synchronous setup has run (a microtask later, before any frame can arrive).
- */
-export function dropAdapterMessageListeners(ws: WebSocket): void {
-  const keep = new Set(ws.listeners("message"));
-  queueMicrotask(() => {
-    for (const listener of ws.listeners("message")) if (!keep.has(listener)) ws.off("message", listener as (...args: unknown[]) => void);
-  });
 }
 
 /** How long shutdown waits for clients to answer a 1001 close before cutting their sockets. */
@@ -66,13 +52,11 @@ export async function closeClientSockets(server: WebSocketServer, graceMs = CLOS
   );
 }
 
-export function isWebSocketUpgrade(c: Context): boolean {
-  return c.req.header("upgrade")?.toLowerCase() === "websocket";
-}
-
 /**
- * A refusal before the upgrade. node-server answers a non-101 upgrade as a bare status line with
- * headers and no body, so the envelope's code travels in `X-Voxgate-Error` (and Retry-After for 429).
+ * A refusal before the upgrade, for a Hono app on node-server's upgradeWebSocket (the relay's own
+ * test; the gateway refuses through its listener): node-server answers a non-101 upgrade as a bare
+ * status line with headers and no body, so the envelope's code travels in `X-Voxgate-Error` (and
+ * Retry-After for 429).
  * 401/403 auth, 402/429 budget and limits, 404 model, 426 not a WebSocket, 502/504 vendor down.
  */
 export function upgradeRefusal(err: DomainError, headers: Record<string, string> = {}): Response {
@@ -87,12 +71,6 @@ export function connectFailure(err: UpstreamConnectError): DomainError {
   if (err.kind === "timeout") return new DomainError("upstream_timeout", err.message);
   if (err.status === 429) return new DomainError("too_many_requests", "the provider is rate limiting (429)", { retry_after_seconds: err.retryAfterSeconds });
   return new DomainError("bad_gateway", err.message);
-}
-
-/** 426 for a plain HTTP request on a WebSocket-only route (in the vendor-neutral envelope). */
-export function upgradeRequired(c: Context): Response {
-  c.header("upgrade", "websocket");
-  return c.json(errorBody("upgrade_required", `${c.req.path} is a WebSocket route: connect with Upgrade: websocket`), 426);
 }
 
 /**
