@@ -18,6 +18,8 @@
  *     process's idle RSS, through Voxgate and through the floor; and how long revoking a vk_ key takes
  *     to close BENCH_REVOKE_STREAMS (100) of its open streams (1008 `key revoked`), beside the same
  *     streams closed by their clients (the same-run baseline).
+ * The calls' project has a `block` budget far above the run's spend: every work frame passes the
+ * stream's budget hook, and every 15 s of audio (every response) claims its next increment.
  * BENCH_MODE=realtime: the same rows for an OpenAI realtime conversation session (GET
  * /openai/v1/realtime?model=openai/gpt-realtime): each frame is an `input_audio_buffer.append` of
  * 100 ms pcm16 at 24 kHz (base64 text), answered by the stub with one small server event; no unit
@@ -235,7 +237,7 @@ async function main() {
   const configPath = join(dir, "voxgate.yaml");
   writeFileSync(
     configPath,
-    `auth:\n  api_keys: [${KEY}]\nproviders:\n  deepgram: { api_key: "${PROVIDER_KEY}", base_url: "http://${stubOrigin}/v1" }\n  openai: { api_key: "${PROVIDER_KEY}", base_url: "http://${stubOrigin}/v1" }\nmodels:\n  stt:\n    deepgram/nova-3: { provider: deepgram, model: nova-3 }\n${REALTIME ? `  llm:\n    openai/gpt-realtime: { provider: openai, model: gpt-realtime }\n` : ""}workers: { enabled: false }\ngateway: { streams: { max_per_key: ${IDLE_STREAMS + REVOKE_STREAMS} } }\n`,
+    `auth:\n  api_keys: [${KEY}]\nproviders:\n  deepgram: { api_key: "${PROVIDER_KEY}", base_url: "http://${stubOrigin}/v1" }\n  openai: { api_key: "${PROVIDER_KEY}", base_url: "http://${stubOrigin}/v1" }\nmodels:\n  stt:\n    deepgram/nova-3: { provider: deepgram, model: nova-3 }\n${REALTIME ? `  llm:\n    openai/gpt-realtime: { provider: openai, model: gpt-realtime }\n` : ""}projects:\n  default: { daily_budget: 1000, budget_action: block }\nworkers: { enabled: false }\ngateway: { streams: { max_per_key: ${IDLE_STREAMS + REVOKE_STREAMS} } }\n`,
   );
   const env = { VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn" };
   const db = await createBenchDatabase("gateway_ws");
@@ -289,7 +291,7 @@ async function main() {
     const d = stats(tally.get("direct")?.rtts ?? []);
     const us = (seconds: number, frames: number) => ((seconds * 1e6) / frames).toFixed(1);
     console.log(`bench:gateway-ws — ${new Date().toISOString()}, load before ${loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-    console.log(`${REALTIME ? "OpenAI realtime session relay (input_audio_buffer.append of 100 ms pcm16 24 kHz)" : "Deepgram live relay"}, ${perStream * ROUNDS * STREAMS_PER_ROUND} frames of 100 ms linear16 per target, one in flight per stream, ${ROUNDS} interleaved rounds of ${STREAMS_PER_ROUND} streams:`);
+    console.log(`${REALTIME ? "OpenAI realtime session relay (input_audio_buffer.append of 100 ms pcm16 24 kHz)" : "Deepgram live relay"}, ${perStream * ROUNDS * STREAMS_PER_ROUND} frames of 100 ms ${REALTIME ? "pcm16" : "linear16"} per target, one in flight per stream, ${ROUNDS} interleaved rounds of ${STREAMS_PER_ROUND} streams:`);
     const added: Record<string, { p50: number; cpuUs: number; userUs: number }> = {};
     for (const t of all) {
       const x = tally.get(t.name) as Tally;

@@ -7,7 +7,7 @@
  *   - chat JSON at concurrency 64: requests/s (autocannon), and again with wrk when it is on PATH
  *     (optional: autocannon is a Node process sharing the 2 cores with the proxies, wrk a C one), in
  *     BENCH_C64_ROUNDS interleaved rounds with every ratio taken within a round;
- *   - SSE at concurrency 1: added time to first token.
+ *   - SSE at concurrency 1: added time to first token (the floor relays the stream as Voxgate does).
  * Targets (docs/PERFORMANCE.md): added p50 ≤ 0.3 ms at c=1; ≥ 10× Portkey's throughput at c=64.
  * BENCH_API=responses (`npm run bench:gateway:responses`) runs the same modes on OpenAI's Responses
  * API (POST /v1/responses, SSE events up to response.completed) instead of chat completions.
@@ -53,7 +53,13 @@ const C64_SECONDS = Number(process.env.BENCH_C64_SECONDS ?? 4);
  * paired ratios is steadier than one ratio of two runs a minute apart.
  */
 const C64_ROUNDS = Number(process.env.BENCH_C64_ROUNDS ?? 3);
-const SSE_REQUESTS = Number(process.env.BENCH_SSE_REQUESTS ?? 300);
+/**
+ * SSE calls per peer (over ROUNDS rounds). With 300 (rounds of 75 calls, ~0.1 s each) one burst of
+ * another process's work on the 2 shared cores moved a whole round: Voxgate's Responses TTFT read p50
+ * 18.8 ms at load 20 (2026-11-28), its rounds 0.48 / 0.50 / 7.77 / 5.81 ms in a later run, while a
+ * probe of 3,000 streams in windows of 75 never left 0.42-0.60 ms (the floor 0.33-0.50).
+ */
+const SSE_REQUESTS = Number(process.env.BENCH_SSE_REQUESTS ?? 2000);
 /** wrk's threads (the c=64 connections are spread over them); BENCH_WRK=0 skips wrk even when installed. */
 const WRK_THREADS = Number(process.env.BENCH_WRK_THREADS ?? 1);
 const WRK = process.env.BENCH_WRK !== "0" && spawnSync("wrk", ["--version"]).error === undefined;
@@ -320,15 +326,18 @@ async function main() {
       }
     }
     const sse: Record<string, number[]> = Object.fromEntries(all.map((t) => [t.name, []]));
+    const sseRounds: Record<string, number[]> = Object.fromEntries(all.map((t) => [t.name, []]));
     const sseErrors: Record<string, string> = {};
-    // Streams take their own path through each peer (the SSE relay and meter): warmed apart.
-    for (const t of all.filter((x) => x !== floorTarget)) await attempt(() => sequential(t, SSE_BODY, WARMUP_CALLS, true));
+    // Streams take their own path through each peer (the SSE relay and meter): warmed apart. The floor
+    // relays each chunk as it comes, as Voxgate does: what streaming through a Node proxy costs here.
+    for (const t of all) await attempt(() => sequential(t, SSE_BODY, WARMUP_CALLS, true));
     for (let r = 0; r < ROUNDS; r++) {
-      // The floor is a JSON-mode yardstick only (it does nothing for streams that Voxgate does).
-      for (const t of roundOrder(all, r).filter((x) => x !== floorTarget)) {
+      for (const t of roundOrder(all, r)) {
         const o = await attempt(() => sequential(t, SSE_BODY, Math.ceil(SSE_REQUESTS / ROUNDS), true));
-        if (o.ok) sse[t.name]?.push(...o.value);
-        else sseErrors[t.name] = o.error;
+        if (o.ok) {
+          sse[t.name]?.push(...o.value);
+          sseRounds[t.name]?.push(percentile([...o.value].sort((a, b) => a - b), 0.5));
+        } else sseErrors[t.name] = o.error;
       }
     }
     // Each peer gets a c=64 warm-up first (64 upstream connections opened, JIT warm), then the rounds.
@@ -375,14 +384,17 @@ async function main() {
         console.log(`  ${name} over the floor: p50 +${(stats(c1[name] ?? []).p50 - f).toFixed(3)} ms (target ≤ 0.05 ms)`);
       }
     }
-    console.log(`SSE c=1 time to first token (${SSE_REQUESTS} calls): direct p50 ${dSse.p50.toFixed(3)} ms`);
-    for (const name of [...others.filter((n) => n !== "floor"), ...(peer ? [] : ["portkey"])]) {
+    const roundsOf = (name: string) => (sseRounds[name] ?? []).map((x) => x.toFixed(3)).join(" / ");
+    console.log(`SSE c=1 time to first token (${SSE_REQUESTS} calls, ${ROUNDS} interleaved rounds): direct p50 ${dSse.p50.toFixed(3)} ms (rounds ${roundsOf("direct")})`);
+    const floorSse = sse.floor?.length ? stats(sse.floor) : null;
+    for (const name of [...others, ...(peer ? [] : ["portkey"])]) {
       if (sseErrors[name] || !(sse[name]?.length ?? 0)) {
         console.log(`  ${name}: FAILED ${sseErrors[name] ?? "not started"}`);
         continue;
       }
       const s = stats(sse[name] ?? []);
-      console.log(`  ${name}: TTFT p50 ${s.p50.toFixed(3)} ms (added ${(s.p50 - dSse.p50).toFixed(3)} ms), p99 ${s.p99.toFixed(3)} ms`);
+      const overFloor = floorSse && name !== "floor" ? `, ${(s.p50 - floorSse.p50).toFixed(3)} ms over the floor's` : "";
+      console.log(`  ${name}: TTFT p50 ${s.p50.toFixed(3)} ms (added ${(s.p50 - dSse.p50).toFixed(3)} ms${overFloor}; rounds ${roundsOf(name)}), p99 ${s.p99.toFixed(3)} ms`);
     }
     const report = (label: string, results: Record<string, Outcome<Throughput[]>>) => {
       console.log(`${API} JSON c=64 (${C64_ROUNDS} interleaved rounds of ${C64_SECONDS} s, ${label}; each peer's median round):`);
