@@ -7,9 +7,10 @@
  *
  * With BENCH_BASE_DIST=<dir> (a checkout of another commit, built: `git worktree add --detach <dir>
  * <commit>`, link node_modules, `npx tsc -p tsconfig.build.json`), a second collector from
- * <dir>/dist/cli/main.js on its own fresh database, in the same interleaved rounds (A/B in one run).
+ * <dir>/dist/cli/main.js on its own fresh database, in the same interleaved rounds (A/B in one run),
+ * each build against the raw insert into its own schema (a schema change moves that baseline too).
  *
- *   npm run bench:ingest   (env: BENCH_SECONDS=20, BENCH_RUNTIME=dist|tsx, BENCH_BASE_DIST,
+ *   npm run bench:ingest   (env: BENCH_SECONDS=20, BENCH_RUNTIME=dist|tsx, BENCH_BASE_DIST=<dir>,
  *                           BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test: only used to CREATE/DROP
  *                           a fresh voxgate_bench_* database)
  */
@@ -69,9 +70,11 @@ function makeBatch(): Record<string, unknown>[] {
 }
 
 
-async function spawnCollector(url: string, main?: string): Promise<{ child: ChildProcess; base: string; cwd: string }> {
+/** `main`: another build's dist/cli/main.js (BENCH_BASE_DIST); null for this tree's. */
+async function spawnCollector(url: string, main: string | null = null): Promise<{ child: ChildProcess; base: string; cwd: string }> {
   const cwd = mkdtempSync(join(tmpdir(), "voxgate-bench-"));
-  const args = main ? [main] : RUNTIME === "tsx" ? ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))] : [DIST_MAIN];
+  const own = RUNTIME === "tsx" ? ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))] : [DIST_MAIN];
+  const args = main === null ? own : [main];
   // BENCH_COLLECTOR_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the collector.
   const nodeArgs = (process.env.BENCH_COLLECTOR_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, ...args, "serve", "--port", "0", "--host", "127.0.0.1"], {
@@ -216,104 +219,110 @@ async function rawBaseline(url: string, seconds: number) {
   return { rows, elapsed };
 }
 
+/** One collector build under test: its own fresh database, its collector process, its sums. */
+interface Setup {
+  label: string;
+  db: { url: string; drop: () => Promise<void> };
+  collector: Awaited<ReturnType<typeof spawnCollector>> | null;
+  baseRows: number;
+  baseElapsed: number;
+  records: number;
+  elapsed: number;
+  failures: number;
+  peakRss: number;
+  cpu: number;
+  latencies: number[];
+}
+
+async function setup(label: string, main: string | null): Promise<Setup> {
+  const db = await createBenchDatabase(`ingest_${label}`);
+  const s: Setup = { label, db, collector: null, baseRows: 0, baseElapsed: 0, records: 0, elapsed: 0, failures: 0, peakRss: 0, cpu: 0, latencies: [] };
+  if (main === null) {
+    // This tree's migrations (the collector migrates again at start, finding nothing to do).
+    const database = await openDatabase({ url: db.url });
+    await runMigrations(database);
+    await database.close();
+  }
+  // A base build migrates its database with its own migrations when it starts.
+  s.collector = await spawnCollector(db.url, main);
+  return s;
+}
+
+async function round(s: Setup) {
+  const pid = s.collector?.child.pid ?? 0;
+  const b = await rawBaseline(s.db.url, BASELINE_SECONDS / ROUNDS);
+  s.baseRows += b.rows;
+  s.baseElapsed += b.elapsed;
+  const cpuBefore = cpuSeconds(pid);
+  const e = await endToEnd(s.collector?.base ?? "", pid, SECONDS / ROUNDS);
+  s.cpu += cpuSeconds(pid) - cpuBefore;
+  s.records += e.records;
+  s.elapsed += e.elapsed;
+  s.failures += e.failures;
+  s.peakRss = Math.max(s.peakRss, e.peakRss);
+  s.latencies.push(...e.latencies);
+}
+
+function report(s: Setup): { ratio: number; lines: string[] } {
+  const baseline = s.baseRows / s.baseElapsed;
+  const latency = summarize(sketchOf(s.latencies));
+  const rps = s.records / s.elapsed;
+  const ratio = rps / baseline;
+  const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
+  const ms = (v: number | null | undefined) => (v == null ? "n/a" : `${v.toFixed(1)} ms`);
+  return {
+    ratio,
+    lines: [
+      `  [${s.label}] end to end (HTTP → validate → rate → one insert + sessions upsert, committed): ${rps.toFixed(0)} records/s`,
+      `  [${s.label}] batch latency: p50 ${ms(latency?.p50)}, p99 ${ms(latency?.p99)}  (${s.latencies.length} batches, ${s.failures} failed)`,
+      `  [${s.label}] collector CPU: ${((s.cpu * 1000) / Math.max(1, s.latencies.length)).toFixed(1)} ms per batch (${(s.cpu / s.elapsed).toFixed(2)} cores)`,
+      `  [${s.label}] collector peak RSS: ${mb(s.peakRss)}  (target < 300 MB)`,
+      `  [${s.label}] baseline (raw INSERT … SELECT FROM unnest into requests + sessions upsert): ${baseline.toFixed(0)} rows/s`,
+      `  [${s.label}] ratio end to end / baseline: ${ratio.toFixed(2)}  (target ≥ 0.5; and ≥ 20000 records/s)`,
+    ],
+  };
+}
+
+/**
+ * With BENCH_BASE_DIST=<dir> (a tree holding dist/cli/main.js and its migrations/, built from another
+ * commit), that build runs too, on its own database, its rounds interleaved with this build's: each
+ * build's ratio is to the raw insert into its own schema, measured under the same background load.
+ */
 async function main() {
   if (RUNTIME === "dist") {
     process.stdout.write("building the server (npm run build:server) so the collector runs as `npm start` would…\n");
     execFileSync("npm", ["run", "--silent", "build:server"], { cwd: ROOT, stdio: "inherit" });
   }
-  const db = await createBenchDatabase("ingest");
-  const baseDb = BASE_DIST ? await createBenchDatabase("ingest_base") : null;
-  let collector: Awaited<ReturnType<typeof spawnCollector>> | null = null;
-  let baseCollector: Awaited<ReturnType<typeof spawnCollector>> | null = null;
+  const baseDist = BASE_DIST;
+  const setups: Setup[] = [];
   try {
-    const database = await openDatabase({ url: db.url });
-    await runMigrations(database);
-    await database.close();
-
-    collector = await spawnCollector(db.url);
-    const pid = collector.child.pid ?? 0;
-    // The base build migrates its own database at start (serve runs its migrations).
-    if (BASE_DIST && baseDb) baseCollector = await spawnCollector(baseDb.url, join(BASE_DIST, "dist", "cli", "main.js"));
-    let baseRecords = 0;
-    let baseE2eElapsed = 0;
-    let baseCpu = 0;
-    let baseBatches = 0;
+    setups.push(await setup("this", null));
+    if (baseDist) setups.push(await setup("base", join(baseDist, "dist", "cli", "main.js")));
     // Interleaved rounds: the baseline and the collector see the same background load (the machine
     // is shared), and the same table sizes.
-    let baseRows = 0;
-    let baseElapsed = 0;
-    let records = 0;
-    let elapsed = 0;
-    let failures = 0;
-    let peakRss = 0;
-    let collectorCpu = 0;
-    const latencies: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const b = await rawBaseline(db.url, BASELINE_SECONDS / ROUNDS);
-      baseRows += b.rows;
-      baseElapsed += b.elapsed;
-      // The base build's database gets the same raw rows, so both collectors write into tables of
-      // about the same size (without this the A/B favoured the base build by ~0.8×).
-      if (baseDb) {
-        const bb = await rawBaseline(baseDb.url, BASELINE_SECONDS / ROUNDS);
-        baseRows += bb.rows;
-        baseElapsed += bb.elapsed;
-      }
-      // This build and the base alternate which goes first: the same background load on average.
-      const runBase = async () => {
-        if (!baseCollector) return;
-        const basePid = baseCollector.child.pid ?? 0;
-        const cpu0 = cpuSeconds(basePid);
-        const b2 = await endToEnd(baseCollector.base, basePid, SECONDS / ROUNDS);
-        baseCpu += cpuSeconds(basePid) - cpu0;
-        baseRecords += b2.records;
-        baseE2eElapsed += b2.elapsed;
-        baseBatches += b2.latencies.length;
-      };
-      if (round % 2 === 1) await runBase();
-      const cpuBefore = cpuSeconds(pid);
-      const e = await endToEnd(collector.base, pid, SECONDS / ROUNDS);
-      collectorCpu += cpuSeconds(pid) - cpuBefore;
-      if (round % 2 === 0) await runBase();
-      records += e.records;
-      elapsed += e.elapsed;
-      failures += e.failures;
-      peakRss = Math.max(peakRss, e.peakRss);
-      latencies.push(...e.latencies);
-    }
-    const baseline = { rowsPerSecond: baseRows / baseElapsed };
-    const latency = summarize(sketchOf(latencies));
-    const e2e = { recordsPerSecond: records / elapsed, latency, failures, peakRss, batches: latencies.length };
-    const ratio = e2e.recordsPerSecond / baseline.rowsPerSecond;
-    const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
-    const ms = (v: number | null | undefined) => (v == null ? "n/a" : `${v.toFixed(1)} ms`);
+    // The builds alternate which goes first: the same background load on average.
+    for (let r = 0; r < ROUNDS; r++) for (const s of r % 2 === 1 ? [...setups].reverse() : setups) await round(s);
+    const reports = setups.map(report);
+    const ratios = setups.length === 2 ? [`  ratio of ratios this / base: ${((reports[0]?.ratio ?? 0) / (reports[1]?.ratio ?? 1)).toFixed(2)}`] : [];
     process.stdout.write(
       [
-        `bench:ingest  ${new Date().toISOString()}  collector: ${RUNTIME === "dist" ? "node dist/cli/main.js serve" : "tsx src/cli/main.ts serve"}; ${CLIENTS} clients × ${BATCH}-record batches, ${SECONDS} s (baseline ${BASELINE_SECONDS} s), interleaved in ${ROUNDS} rounds`,
-        `  end to end (HTTP → validate → rate → one insert + sessions upsert, committed): ${e2e.recordsPerSecond.toFixed(0)} records/s`,
-        `  batch latency: p50 ${ms(e2e.latency?.p50)}, p99 ${ms(e2e.latency?.p99)}  (${e2e.batches} batches, ${e2e.failures} failed)`,
-        `  collector CPU: ${((collectorCpu * 1000) / Math.max(1, e2e.batches)).toFixed(1)} ms per batch (${(collectorCpu / elapsed).toFixed(2)} cores)`,
-        `  collector peak RSS: ${mb(e2e.peakRss)}  (target < 300 MB)`,
-        `  baseline (raw INSERT … SELECT FROM unnest into requests + sessions upsert): ${baseline.rowsPerSecond.toFixed(0)} rows/s`,
-        `  ratio end to end / baseline: ${ratio.toFixed(2)}  (target ≥ 0.5; and ≥ 20000 records/s)`,
-        ...(baseCollector
-          ? [
-              `  base build (${BASE_DIST}): ${(baseRecords / baseE2eElapsed).toFixed(0)} records/s = ${(baseRecords / baseE2eElapsed / baseline.rowsPerSecond).toFixed(2)} × the raw insert; collector CPU ${((baseCpu * 1000) / Math.max(1, baseBatches)).toFixed(1)} ms per batch`,
-              `  this build / base build: ${(e2e.recordsPerSecond / (baseRecords / baseE2eElapsed)).toFixed(2)} × records/s`,
-            ]
-          : []),
+        `bench:ingest  ${new Date().toISOString()}  collector: ${RUNTIME === "dist" ? "node dist/cli/main.js serve" : "tsx src/cli/main.ts serve"}; ${CLIENTS} clients × ${BATCH}-record batches, ${SECONDS} s (baseline ${BASELINE_SECONDS} s), interleaved in ${ROUNDS} rounds${baseDist ? `; base build ${baseDist}` : ""}`,
+        ...reports.flatMap((r) => r.lines),
+        ...ratios,
+        `  load: ${execFileSync("uptime").toString().trim()}`,
         "",
       ].join("\n"),
     );
   } finally {
-    for (const c of [collector, baseCollector]) {
-      if (!c) continue;
-      c.child.kill("SIGTERM");
-      await new Promise((r) => c.child.once("exit", r));
-      rmSync(c.cwd, { recursive: true, force: true });
+    for (const s of setups) {
+      const c = s.collector;
+      if (c) {
+        c.child.kill("SIGTERM");
+        await new Promise((r) => c.child.once("exit", r));
+        rmSync(c.cwd, { recursive: true, force: true });
+      }
+      await s.db.drop();
     }
-    await db.drop();
-    await baseDb?.drop();
   }
 }
 

@@ -119,9 +119,9 @@ async function applyChunk(db: Db, chunk: readonly { u: CallUpdate; i: number }[]
     ),
     ev as (
       insert into call_events (event_id, room_sid, event, participant_sid, track_sid, created_at_s, payload)
-      select event_id, room_sid, event, participant_sid, track_sid, created_at_s, payload from src where has_event
+      select event_id, room_sid, event, participant_sid, track_sid, ${EVENT_SECOND}, payload from src where has_event
       order by n
-      on conflict (event_id) do nothing
+      on conflict (event_id, created_at_s) do nothing
       returning event_id
     ),
     fresh as (
@@ -210,9 +210,9 @@ export async function applyInTransaction(db: Db, update: CallUpdate, opts: Apply
     with ev as (
       insert into call_events (event_id, room_sid, event, participant_sid, track_sid, created_at_s, payload)
       select ${e?.eventId ?? null}, ${c.roomSid}, ${e?.event ?? null}, ${e?.participantSid ?? null}, ${e?.trackSid ?? null},
-             ${e?.createdAtS ?? null}::bigint, ${e ? jsonForStorage(e.payload) : null}::jsonb
+             coalesce(${e?.createdAtS ?? null}::bigint, 0), ${e ? jsonForStorage(e.payload) : null}::jsonb
       where ${e !== undefined}
-      on conflict (event_id) do nothing
+      on conflict (event_id, created_at_s) do nothing
       returning 1
     ),
     fresh as (select ${e === undefined} or exists (select 1 from ev) as ok),
@@ -362,6 +362,14 @@ function legRow(l: CallUpdate["legs"][number]) {
  * instead of once per event (measured 4-5× faster for this statement). Its text is constant (every
  * value is a parameter), as a named statement requires. PGlite ignores the name.
  */
-const UPSERT_STATEMENT_NAME = "voxgate_calls_upsert_v1";
-const GROUP_UPSERT_STATEMENT_NAME = "voxgate_calls_group_upsert_v1";
+const UPSERT_STATEMENT_NAME = "voxgate_calls_upsert_v2";
+const GROUP_UPSERT_STATEMENT_NAME = "voxgate_calls_group_upsert_v2";
+
+/**
+ * call_events is day-partitioned on created_at_s (LiveKit's event time, which a replay repeats), so the
+ * event's key is (event_id, created_at_s). An event without one is filed under second 0 (the DEFAULT
+ * partition), never under the time it arrived: a replay arriving later must meet the same key.
+ * Retention keeps such rows until their received_at passes the horizon (src/retention/tables.ts).
+ */
+const EVENT_SECOND = sql.raw("coalesce(created_at_s, 0)");
 

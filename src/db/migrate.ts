@@ -5,22 +5,30 @@ import type { NodePgDatabase } from "drizzle-orm/node-postgres";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import type { PgliteDatabase } from "drizzle-orm/pglite";
 import type { Database } from "./client.js";
+import { aheadWindow, ensureDayPartitions } from "./partitions.js";
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../migrations", import.meta.url));
 
 /** Arbitrary constant: every Voxgate replica takes this advisory lock while migrating. */
 const MIGRATION_LOCK_KEY = 0x766f7867; // "voxg"
 
-/** Applies pending migrations; on Postgres under an advisory lock so replicas can start together. */
+/**
+ * Applies pending migrations, then creates the day partitions of yesterday .. a few days ahead (the
+ * start-up maintenance step; retention runs repeat it): on Postgres under an advisory lock so replicas
+ * can start together.
+ */
 export async function runMigrations(database: Database, folder: string = MIGRATIONS_FOLDER): Promise<void> {
+  const w = aheadWindow();
   if (database.kind === "pglite") {
     await migratePglite(database.db as unknown as PgliteDatabase, { migrationsFolder: folder });
+    await ensureDayPartitions(database.db, w.from, w.to);
     return;
   }
   await database.withConnection(async (db) => {
     await db.execute(sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     try {
       await migratePg(db as unknown as NodePgDatabase, { migrationsFolder: folder });
+      await ensureDayPartitions(db, w.from, w.to);
     } finally {
       await db.execute(sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
     }

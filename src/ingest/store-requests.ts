@@ -123,7 +123,8 @@ const selectList = sql.raw(
 export interface RequestStore {
   /**
    * Stores a batch of request rows of one tenant in ONE transaction: the insert (unnest of one array
-   * per column, ON CONFLICT (id, tenant_id) DO NOTHING) with the projections' CTEs over the rows it
+   * per column, ON CONFLICT (id, ts, tenant_id) DO NOTHING: ts, the day-partition key, is in the key, and a
+   * re-sent record carries its timestamp) with the projections' CTEs over the rows it
    * returned, then their own statements, then their one fold statement. Returns the rows actually
    * inserted. Rows are sorted by id so concurrent overlapping batches take row locks in the same
    * order (no deadlock); deadlocks that still happen are retried. `within` writes the caller's other
@@ -190,8 +191,8 @@ const FOLD_STATEMENT = "voxgate_ingest_fold";
 
 /**
  * The insert, returning the rows it inserted as `ins` (duplicates are not returned), then the
- * projections' CTEs over `ins` in list order. Ids are unique per tenant (the conflict target includes
- * tenant_id, NULLS NOT DISTINCT): another tenant's request with the same id is neither touched nor
+ * projections' CTEs over `ins` in list order. Ids are unique per tenant and timestamp (the conflict
+ * target includes tenant_id, NULLS NOT DISTINCT, and the partition key ts): another tenant's request with the same id is neither touched nor
  * reported as a duplicate.
  */
 function insertStatement(ctes: readonly NamedSql[]): SQL {
@@ -200,7 +201,7 @@ function insertStatement(ctes: readonly NamedSql[]): SQL {
     WITH ins AS (
       INSERT INTO requests (${columnList})
       SELECT ${selectList} FROM ${unnestColumns()}
-      ON CONFLICT (id, tenant_id) DO NOTHING
+      ON CONFLICT (id, ts, tenant_id) DO NOTHING
       RETURNING id, ts, session_id, project, room_name, agent_id, modality, cost_usd, is_probe
     )${sql.join(more)}
     SELECT id, is_probe FROM ins`;

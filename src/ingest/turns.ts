@@ -62,7 +62,8 @@ export function validateRows<T>(schema: z.ZodType<T>, batch: unknown[]) {
 /**
  * Stores turns of one tenant in one transaction: each turn's room is its own room_name or its
  * session's; seq values come from room_sequences per (tenant, room) in arrival order;
- * (session_id, turn_index) within the tenant makes re-sent turns no-ops.
+ * (session_id, turn_index) within the tenant makes re-sent turns no-ops (with the day-partition key
+ * caller_speak_start_ms in the key: a re-send repeats its start time).
  */
 export async function storeTurns(db: Db, tenantId: string | null, batch: unknown[]): Promise<TimelineResult> {
   const checked = checkTurns(batch);
@@ -137,7 +138,7 @@ export async function insertTurns(tx: Db, tenantId: string | null, unique: Turn[
         SELECT tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
           caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms
         FROM json_populate_recordset(NULL::turns, ${JSON.stringify(rows)}::json)
-        ON CONFLICT (session_id, turn_index, tenant_id) DO NOTHING
+        ON CONFLICT (session_id, turn_index, caller_speak_start_ms, tenant_id) DO NOTHING
         RETURNING id`,
   );
   // Turns of a session that names its agent count toward that agent (GET /api/agents).

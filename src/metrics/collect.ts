@@ -179,6 +179,12 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
         samples: r.oldestRequest ? [{ value: r.oldestRequest.getTime() / 1000 }] : [],
       },
       {
+        name: "voxgate_retention_oldest_partition_timestamp_seconds",
+        help: "Start of the oldest day partition of each day-partitioned raw table, in Unix seconds.",
+        type: "gauge",
+        samples: r.oldestPartitions.map((p) => ({ labels: { table: p.table }, value: p.day.getTime() / 1000 })),
+      },
+      {
         name: "voxgate_retention_last_run_timestamp_seconds",
         help: "When the last retention run finished, in Unix seconds (absent before the first).",
         type: "gauge",

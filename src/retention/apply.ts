@@ -1,5 +1,7 @@
 import { sql } from "drizzle-orm";
 import { type Database, type Db, queryRows } from "../db/client.js";
+import { aheadWindow, type DayPartition, ensureDayPartitions, listDayPartitions, PARTITIONED_TABLES } from "../db/partitions.js";
+import { type DroppedPartition, dropPartition, partitionsBefore } from "./drop.js";
 import type { RetentionHorizons } from "./horizons.js";
 import { projectCondition, RETENTION_TABLES } from "./tables.js";
 
@@ -29,16 +31,22 @@ export interface RetentionRunResult {
   ran: boolean;
   started_at: string;
   duration_ms: number;
+  /** Rows removed per table: in dropped partitions and by batched deletes. */
   deleted: Record<string, number>;
+  /** Day partitions dropped whole, per table. */
+  dropped: Record<string, DroppedPartition[]>;
   projects: Record<string, Record<string, number>>;
   total_deleted: number;
   aborted: boolean;
 }
 
 /**
- * Applies the horizons: rows past them are deleted in bounded batches (`DELETE … WHERE ctid = ANY
- * (ARRAY(SELECT ctid … LIMIT n))`, a TID scan, one short transaction each), table by table in
- * RETENTION_TABLES order, then each project's shorter horizon. One replica at a time: the run holds
+ * Applies the horizons, table by table in RETENTION_TABLES order. A day-partitioned table's days wholly
+ * past the global horizon are detached and dropped whole (src/retention/drop.ts); its rows past it in
+ * the DEFAULT partition, every other table's rows past theirs, and each project's rows past a shorter
+ * horizon are deleted in bounded batches (`DELETE … WHERE ctid = ANY (ARRAY(SELECT ctid … LIMIT n))`,
+ * a TID scan, one short transaction each), partition by partition: a ctid names a row of one table
+ * only, never of a partitioned parent. One replica at a time: the run holds
  * a session advisory lock on a connection of its own and is skipped (ran: false) when another holds
  * it. The horizons reached are stored first (retention_horizons), so re-rating refuses windows that
  * may have lost rows even if the run is interrupted.
@@ -50,6 +58,7 @@ export async function applyRetention(database: Database, h: RetentionHorizons, o
     started_at: new Date(started).toISOString(),
     duration_ms: 0,
     deleted: {},
+    dropped: {},
     projects: {},
     total_deleted: 0,
     aborted: false,
@@ -59,20 +68,44 @@ export async function applyRetention(database: Database, h: RetentionHorizons, o
     if (!lock?.ok) return result;
     try {
       result.ran = true;
+      // The maintenance step: the coming days' partitions, so writes keep landing in day partitions.
+      const w = aheadWindow(h.now);
+      await ensureDayPartitions(conn, w.from, w.to);
       await recordHorizons(conn, h);
       const batch = Math.max(1, o.batchRows ?? DEFAULT_BATCH_ROWS);
+      let parts = await listDayPartitions(conn);
       for (const t of RETENTION_TABLES) {
         const before = h.byClass[t.class];
+        const partitioned = PARTITIONED_TABLES.some((p) => p.table === t.table);
         if (before !== null) {
-          const n = await deleteInBatches(conn, t.table, sql`${t.older(before)}`, batch, "*", o);
+          let n = 0;
+          if (partitioned) {
+            for (const p of partitionsBefore(parts, t.table, before)) {
+              const d = await dropPartition(conn, p, o.signal);
+              if (d === null) continue;
+              parts = parts.filter((x) => x.name !== p.name);
+              result.dropped[t.table] = [...(result.dropped[t.table] ?? []), d];
+              n += d.rows;
+              await o.onBatch?.({ table: t.table, scope: "*", deleted: d.rows });
+            }
+          }
+          // Day partitions (kept ones start at or after the horizon, a UTC midnight) need no delete.
+          for (const leaf of partitioned ? [`${t.table}_default`] : [t.table]) {
+            n += await deleteInBatches(conn, t.table, sql`${t.older(before)}`, batch, "*", o, leaf);
+          }
           result.deleted[t.table] = n;
           result.total_deleted += n;
         }
         if (t.class !== "raw") continue;
         for (const p of h.projects) {
-          const cond = projectCondition(t.table, p.project);
-          if (cond === null) continue;
-          const n = await deleteInBatches(conn, t.table, sql`${t.older(p.before)} AND ${cond}`, batch, p.project, o);
+          const leaves = partitioned ? leavesBefore(parts, t.table, p.before) : [t.table];
+          let n = 0;
+          for (const leaf of leaves) {
+            const cond = projectCondition(t.table, p.project, leaf);
+            if (cond === null) break;
+            n += await deleteInBatches(conn, t.table, sql`${t.older(p.before)} AND ${cond}`, batch, p.project, o, leaf);
+          }
+          if (projectCondition(t.table, p.project) === null) continue;
           const per = result.projects[p.project] ?? {};
           per[t.table] = n;
           result.projects[p.project] = per;
@@ -83,7 +116,8 @@ export async function applyRetention(database: Database, h: RetentionHorizons, o
       result.aborted = o.signal?.aborted === true;
       result.duration_ms = Date.now() - started;
       await conn.execute(sql`INSERT INTO retention_runs (started_at, finished_at, duration_ms, deleted)
-        VALUES (${result.started_at}::timestamptz, now(), ${result.duration_ms}, ${JSON.stringify({ tables: result.deleted, projects: result.projects, aborted: result.aborted })}::jsonb)`);
+        VALUES (${result.started_at}::timestamptz, now(), ${result.duration_ms},
+                ${JSON.stringify({ tables: result.deleted, dropped: result.dropped, projects: result.projects, aborted: result.aborted })}::jsonb)`);
       return result;
     } finally {
       await conn.execute(sql`SELECT pg_advisory_unlock(${RETENTION_LOCK_KEY})`);
@@ -91,6 +125,12 @@ export async function applyRetention(database: Database, h: RetentionHorizons, o
   });
 }
 
+/** The default partition and the day partitions starting before `before`: where a project's older rows are. */
+function leavesBefore(parts: readonly DayPartition[], table: string, before: Date): string[] {
+  return parts.filter((p) => p.table === table && (p.dayMs === null || p.dayMs < before.getTime())).map((p) => p.name);
+}
+
+/** Deletes `where` rows of `leaf` (a plain table: the table itself or one partition) in batches; progress names `table`. */
 async function deleteInBatches(
   conn: Db,
   table: string,
@@ -98,8 +138,9 @@ async function deleteInBatches(
   batch: number,
   scope: string,
   o: RetentionRunOptions,
+  leaf: string,
 ): Promise<number> {
-  const t = sql.raw(table);
+  const t = sql.raw(`"${leaf}"`);
   let total = 0;
   for (;;) {
     if (o.signal?.aborted) return total;

@@ -1,9 +1,12 @@
 import { sql } from "drizzle-orm";
 import { type Db, queryRows } from "../db/client.js";
+import { listDayPartitions } from "../db/partitions.js";
 import { RAW_TABLES } from "./tables.js";
 
 export interface RetentionStats {
   tables: { table: string; rows: number; bytes: number }[];
+  /** Per day-partitioned table, the UTC day its oldest day partition starts (tables with one). */
+  oldestPartitions: { table: string; day: Date }[];
   /** The oldest request row kept (null: none). */
   oldestRequest: Date | null;
   lastRun: { finishedAt: Date; durationMs: number; deleted: number } | null;
@@ -11,24 +14,31 @@ export interface RetentionStats {
 
 /**
  * Sizes of the raw tables for /v1/metrics: bytes are pg_total_relation_size (heap, indexes, TOAST),
- * rows the planner's estimate (counted only for a table never analyzed, which is a small one), so a
- * scrape stays cheap at any size. The oldest request is one index probe (requests_ts_idx).
+ * rows the planner's estimate (counted only for a table never analyzed, which is a small one), both
+ * summed over a partitioned table's partitions (pg_partition_tree; a plain table is its own tree), so
+ * a scrape stays cheap at any size. The oldest request is one index probe per partition (requests_ts_idx).
  */
 export async function retentionStats(db: Db): Promise<RetentionStats> {
   const names = sql.join(RAW_TABLES.map((t) => sql`(${t})`), sql`, `);
-  const [tables, oldest, runs] = await Promise.all([
+  const [tables, oldest, runs, partitions] = await Promise.all([
     queryRows<{ table: string; rows: string; bytes: string; never: boolean }>(
       db,
-      sql`SELECT t.name AS table, pg_total_relation_size(c.oid)::text AS bytes,
-          greatest(c.reltuples, 0)::bigint::text AS rows, c.reltuples < 0 AS never
-        FROM (VALUES ${names}) AS t(name) JOIN pg_class c ON c.oid = t.name::regclass ORDER BY t.name`,
+      sql`SELECT t.name AS table, sum(pg_total_relation_size(c.oid))::text AS bytes,
+          sum(greatest(c.reltuples, 0))::bigint::text AS rows, bool_or(c.reltuples < 0) AS never
+        FROM (VALUES ${names}) AS t(name), pg_partition_tree(t.name::regclass) pt JOIN pg_class c ON c.oid = pt.relid
+        WHERE pt.isleaf GROUP BY t.name ORDER BY t.name`,
     ),
     queryRows<{ ts: Date | string | null }>(db, sql`SELECT min(ts) AS ts FROM requests`),
     queryRows<{ finished_at: Date | string; duration_ms: number; deleted: { tables?: Record<string, number>; projects?: Record<string, Record<string, number>> } }>(
       db,
       sql`SELECT finished_at, duration_ms, deleted FROM retention_runs ORDER BY id DESC LIMIT 1`,
     ),
+    listDayPartitions(db),
   ]);
+  const oldestPartitions = new Map<string, number>();
+  for (const p of partitions) {
+    if (p.dayMs !== null && !oldestPartitions.has(p.table)) oldestPartitions.set(p.table, p.dayMs);
+  }
   const out: RetentionStats["tables"] = [];
   for (const t of tables) {
     let rows = Number(t.rows);
@@ -42,6 +52,7 @@ export async function retentionStats(db: Db): Promise<RetentionStats> {
   const sum = (o: Record<string, number> | undefined) => Object.values(o ?? {}).reduce((a, n) => a + n, 0);
   return {
     tables: out,
+    oldestPartitions: [...oldestPartitions].sort(([a], [b]) => a.localeCompare(b)).map(([table, day]) => ({ table, day: new Date(day) })),
     oldestRequest: oldest[0]?.ts ? new Date(oldest[0].ts) : null,
     lastRun: run
       ? {

@@ -25,6 +25,15 @@ const msDay = (col: string) => sql.raw(`date_trunc('day', to_timestamp(${col} / 
 
 const byTs = (table: string, cls: RetentionClass, col: string): RetentionTable => ({ table, class: cls, older: tsOlder(col), day: tsDay(col) });
 const byMs = (table: string, col: string): RetentionTable => ({ table, class: "raw", older: msOlder(col), day: msDay(col) });
+/**
+ * call_events by its partition key, the event's own second, so whole days go with their partition; an
+ * event that came without one (filed under 0, src/calls/upsert.ts) by its arrival. Clamped for the day:
+ * LiveKit's createdAt is unchecked (a far-future or negative one lands in the default partition).
+ */
+const eventOlder = (cutoff: Date) => sql`created_at_s < ${Math.floor(cutoff.getTime() / 1000)} AND received_at < ${cutoff.toISOString()}::timestamptz`;
+const eventDay = sql.raw(
+  `date_trunc('day', CASE WHEN created_at_s = 0 THEN received_at ELSE to_timestamp(greatest(least(created_at_s, 1e11), -1e11)) END, 'UTC')`,
+);
 
 /**
  * In deletion order: turns and dead air before the sessions they belong to (a per-project horizon
@@ -38,7 +47,7 @@ export const RETENTION_TABLES: readonly RetentionTable[] = [
   byMs("dead_air_events", "started_at_ms"),
   // started_at <= ended_at: the started_at bound lets the sessions_started_idx index find them.
   { table: "sessions", class: "raw", older: (c) => sql`started_at < ${c.toISOString()}::timestamptz AND ended_at < ${c.toISOString()}::timestamptz`, day: tsDay("ended_at") },
-  byTs("call_events", "raw", "received_at"),
+  { table: "call_events", class: "raw", older: eventOlder, day: eventDay },
   byTs("call_legs", "raw", "updated_at"),
   byTs("calls", "raw", "updated_at"),
   byTs("node_samples", "raw", "ts"),
@@ -60,14 +69,16 @@ export const RAW_TABLES = RETENTION_TABLES.filter((t) => t.class === "raw").map(
  * the project; turns and dead air are found through their session (same id and tenant). Tables
  * without a project (calls, node samples) follow the global horizon only.
  */
-export function projectCondition(table: string, project: string): SQL | null {
+export function projectCondition(table: string, project: string, from = table): SQL | null {
+  // `from`: the table (or partition of it) the condition's rows are read from.
+  const r = sql.raw(`"${from}"`);
   switch (table) {
     case "requests":
     case "sessions":
       return sql`project = ${project}`;
     case "turns":
     case "dead_air_events":
-      return sql`EXISTS (SELECT 1 FROM sessions s WHERE s.id = ${sql.raw(table)}.session_id AND s.tenant_id IS NOT DISTINCT FROM ${sql.raw(table)}.tenant_id AND s.project = ${project})`;
+      return sql`EXISTS (SELECT 1 FROM sessions s WHERE s.id = ${r}.session_id AND s.tenant_id IS NOT DISTINCT FROM ${r}.tenant_id AND s.project = ${project})`;
     default:
       return null;
   }

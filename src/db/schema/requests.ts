@@ -7,6 +7,10 @@ import { money, tstz } from "./columns.js";
  * One STT/LLM/TTS call, as recorded by the gateway or ingested from an agent. The id is the
  * agent's idempotency key within its tenant: (id, tenant_id) is unique, NULL (operator rows) counting
  * as one more tenant, so no tenant can squat, or learn of, another tenant's ids.
+ *
+ * Partitioned by day on `ts` (PARTITION BY RANGE, a DEFAULT partition): that lives in the migration
+ * SQL (0027_day_partitions) and src/retention/partitions.ts, not here; this file describes the columns
+ * and the keys, which include the partition key.
  */
 export const requests = pgTable(
   "requests",
@@ -49,7 +53,9 @@ export const requests = pgTable(
     createdAt: tstz().notNull().default(sql`now()`),
   },
   (t) => [
-    unique("requests_id_tenant_uq").on(t.id, t.tenantId).nullsNotDistinct(),
+    // The partition key (ts) is in the key, as Postgres requires of a partitioned table's unique
+    // constraints: a re-sent record carries its timestamp, so it meets its first copy (docs/operations.md).
+    unique("requests_id_ts_tenant_uq").on(t.id, t.ts, t.tenantId).nullsNotDistinct(),
     index("requests_ts_idx").on(t.ts),
     index("requests_tenant_ts_idx").on(t.tenantId, t.ts),
     index("requests_project_ts_idx").on(t.project, t.ts),

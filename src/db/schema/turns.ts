@@ -1,12 +1,16 @@
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, index, integer, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { bigint, bigserial, index, integer, pgTable, primaryKey, text, unique } from "drizzle-orm/pg-core";
 import { tstz } from "./columns.js";
 
-/** One conversational turn (caller speaks, agent answers). Idempotent on (session_id, turn_index) within a tenant. */
+/**
+ * One conversational turn (caller speaks, agent answers). Idempotent on (session_id, turn_index) within
+ * a tenant, for a re-send with the same start time. Partitioned by day on caller_speak_start_ms (epoch
+ * ms) in the migration SQL (0027_day_partitions), so the keys hold the partition key.
+ */
 export const turns = pgTable(
   "turns",
   {
-    id: bigserial({ mode: "number" }).primaryKey(),
+    id: bigserial({ mode: "number" }).notNull(),
     tenantId: text(),
     sessionId: text().notNull(),
     roomName: text(),
@@ -23,7 +27,8 @@ export const turns = pgTable(
     createdAt: tstz().notNull().default(sql`now()`),
   },
   (t) => [
-    unique("turns_session_turn_tenant_uq").on(t.sessionId, t.turnIndex, t.tenantId).nullsNotDistinct(),
+    primaryKey({ columns: [t.id, t.callerSpeakStartMs] }),
+    unique("turns_session_turn_start_tenant_uq").on(t.sessionId, t.turnIndex, t.callerSpeakStartMs, t.tenantId).nullsNotDistinct(),
     index("turns_room_seq_idx").on(t.tenantId, t.roomName, t.seq),
     // Operators (no tenant) look a room up by name alone: GET /v1/rooms/{room}/latency.
     index("turns_room_name_seq_idx").on(t.roomName, t.seq),
