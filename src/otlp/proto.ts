@@ -48,6 +48,8 @@ const descriptor = {
         ExportTraceServiceRequest: { fields: { resourceSpans: { rule: "repeated", type: "ResourceSpans", id: 1 } } },
         ExportTracePartialSuccess: { fields: { rejectedSpans: { type: "int64", id: 1 }, errorMessage: { type: "string", id: 2 } } },
         ExportTraceServiceResponse: { fields: { partialSuccess: { type: "ExportTracePartialSuccess", id: 1 } } },
+        // google.rpc.Status (google/rpc/status.proto), without its details: the body of every 4xx/5xx.
+        RpcStatus: { fields: { code: { type: "int32", id: 1 }, message: { type: "string", id: 2 } } },
       },
     },
   },
@@ -56,6 +58,18 @@ const descriptor = {
 const root = protobuf.Root.fromJSON(descriptor);
 export const ExportTraceServiceRequest = root.lookupType("otlp.ExportTraceServiceRequest");
 export const ExportTraceServiceResponse = root.lookupType("otlp.ExportTraceServiceResponse");
+const RpcStatus = root.lookupType("otlp.RpcStatus");
+
+/** A google.rpc.Status, protobuf-encoded. */
+export function encodeRpcStatus(code: number, message: string): Uint8Array {
+  return RpcStatus.encode(RpcStatus.fromObject({ code, message })).finish();
+}
+
+/** Decodes a google.rpc.Status (tests read the receiver's error answers with it). */
+export function decodeRpcStatus(bytes: Uint8Array): { code: number; message: string } {
+  const o = RpcStatus.toObject(RpcStatus.decode(bytes), { defaults: true }) as { code: number; message: string };
+  return { code: o.code, message: o.message };
+}
 
 /** Plain shapes of the decoded messages (protobufjs' toObject with longs as numbers, bytes as buffers). */
 export interface PbAnyValue {

@@ -4,7 +4,9 @@ import { readBodyBytes } from "../http/body.js";
 import { isStorableText } from "../http/storable.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
 import { decodeTraces } from "./decode.js";
-import { encodeExportResponse } from "./proto.js";
+import { encodeExportResponse, encodeRpcStatus } from "./proto.js";
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../http/app-env.js";
 import { MAX_CONCURRENT_EXPORTS, type OtlpDeps, otlpState, receiveTraces } from "./receive.js";
 
 const PROTOBUF = "application/x-protobuf";
@@ -20,6 +22,45 @@ const ExportResponse = z.object({
     .describe("present only when something was rejected"),
 });
 
+/** google.rpc.Status in OTLP/JSON: what every 4xx/5xx answers (OTLP/HTTP specification, "Failures"). */
+const RpcStatusJson = z.object({ code: z.number().int().describe("google.rpc.Code"), message: z.string() });
+const failure = (description: string) => ({ description, schema: RpcStatusJson, otherContentTypes: [PROTOBUF] });
+
+/** google.rpc.Code of an HTTP error status, per the canonical HTTP mapping of google/rpc/code.proto. */
+function rpcCode(status: number): number {
+  if (status === 401) return 16; // UNAUTHENTICATED
+  if (status === 403) return 7; // PERMISSION_DENIED
+  if (status === 404) return 5; // NOT_FOUND
+  if (status === 429) return 8; // RESOURCE_EXHAUSTED
+  if (status === 503) return 14; // UNAVAILABLE
+  if (status >= 500) return 13; // INTERNAL
+  return 3; // INVALID_ARGUMENT (400, 413, 415, 422)
+}
+
+/**
+ * Error answers of the receiver become a google.rpc.Status, as OTLP/HTTP requires: protobuf for a
+ * protobuf request, JSON for a JSON one; the status code and headers (Retry-After) stay. The message
+ * is the envelope's.
+ */
+const rpcStatusErrors: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  const res = c.res;
+  if (res.status < 400 || !(res.headers.get("content-type") ?? "").startsWith("application/json")) return;
+  let message = "";
+  try {
+    message = String(((await res.clone().json()) as { error?: { message?: unknown } }).error?.message ?? "");
+  } catch {
+    // not the envelope: the code alone says it
+  }
+  const json = (c.req.header("content-type") ?? "").toLowerCase().startsWith("application/json");
+  const headers = new Headers(res.headers);
+  headers.delete("content-length");
+  headers.set("content-type", json ? "application/json" : PROTOBUF);
+  const code = rpcCode(res.status);
+  const body = json ? JSON.stringify({ code, message }) : (encodeRpcStatus(code, message) as Uint8Array<ArrayBuffer>);
+  c.res = new Response(body, { status: res.status, headers });
+};
+
 /**
  * OTLP/HTTP trace receiver: `OTEL_EXPORTER_OTLP_ENDPOINT=<voxgate>/v1/otlp` makes any
  * OpenTelemetry exporter post here. LiveKit Agents' spans become sessions, turns and request records
@@ -27,6 +68,7 @@ const ExportResponse = z.object({
  */
 export function otlpRoutes(deps: OtlpDeps) {
   const r = contractRouter();
+  r.use("/v1/otlp/v1/traces", rpcStatusErrors);
   defineRoute(
     r,
     {
@@ -46,10 +88,15 @@ export function otlpRoutes(deps: OtlpDeps) {
           schema: ExportResponse,
           otherContentTypes: [PROTOBUF],
         },
-        400: { description: "undecodable body (truncated or malformed protobuf, invalid JSON)" },
-        413: { description: "payload_too_large: over the body size limit" },
-        415: { description: "Content-Type other than application/x-protobuf or application/json" },
-        429: { description: "the write path is saturated; retry after Retry-After seconds" },
+        400: failure("undecodable body (truncated or malformed protobuf, invalid JSON); every error answers a google.rpc.Status in the request's encoding"),
+        401: failure("no valid key"),
+        403: failure("the key lacks a scope allowing ingest"),
+        413: failure("over the body size limit"),
+        415: failure("Content-Type other than application/x-protobuf or application/json"),
+        422: failure("X-Voxgate-Project not storable"),
+        429: failure("the write path is saturated; retry after Retry-After seconds"),
+        500: failure("internal error"),
+        503: failure("the database is unavailable; retry"),
       },
     },
     async (c) => {

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/errors.js";
 import { decodeTraces } from "../../src/otlp/decode.js";
-import { ExportTraceServiceResponse } from "../../src/otlp/proto.js";
+import { decodeRpcStatus, ExportTraceServiceResponse } from "../../src/otlp/proto.js";
 import { MAX_CONCURRENT_EXPORTS, otlpState } from "../../src/otlp/receive.js";
 import { ACME, AUTH_YAML, countOf, OPS, READER } from "../ingest/helpers.js";
 import { useTestApp } from "../support/app.js";
@@ -29,12 +29,21 @@ describe("POST /v1/otlp/v1/traces: OTLP/HTTP answers", () => {
   const post = (body: Uint8Array | string, headers: Record<string, string>, key: string | null = ACME) =>
     t.call("POST", PATH, { key: key ?? undefined, raw: body, headers });
   const proto = { "content-type": "application/x-protobuf" };
+  /** The google.rpc.Status of an error answer, in the request's encoding (OTLP/HTTP "Failures"). */
+  const rpcStatus = async (res: Response, json = false) => {
+    expect(res.headers.get("content-type")).toBe(json ? "application/json" : "application/x-protobuf");
+    return json ? ((await res.json()) as { code: number; message: string }) : decodeRpcStatus(new Uint8Array(await res.arrayBuffer()));
+  };
 
   it("401 without a key, 403 for a key without the ingest scope", async () => {
     const body = protobufBody(sampleSpans());
-    expect((await post(body, proto, null)).status).toBe(401);
+    const anonymous = await post(body, proto, null);
+    expect(anonymous.status).toBe(401);
+    expect(await rpcStatus(anonymous)).toMatchObject({ code: 16 });
     expect((await post(body, proto, "nope-not-a-key")).status).toBe(401);
-    expect((await post(body, proto, READER)).status).toBe(403);
+    const reader = await post(body, proto, READER);
+    expect(reader.status).toBe(403);
+    expect(await rpcStatus(reader)).toMatchObject({ code: 7, message: expect.stringContaining("scope") });
   });
 
   it("200 with an empty ExportTraceServiceResponse in protobuf, counts unmapped spans in /v1/metrics", async () => {
@@ -71,7 +80,12 @@ describe("POST /v1/otlp/v1/traces: OTLP/HTTP answers", () => {
 
   it("400 for an undecodable body, 415 for another content type, 413 over the limit", async () => {
     const good = protobufBody(sampleSpans());
-    expect((await post(good.slice(0, good.length - 7), proto)).status).toBe(400);
+    const truncated = await post(good.slice(0, good.length - 7), proto);
+    expect(truncated.status).toBe(400);
+    expect(await rpcStatus(truncated)).toMatchObject({ code: 3, message: expect.stringContaining("undecodable OTLP protobuf") });
+    const badJson = await post("{not json", { "content-type": "application/json" });
+    expect(badJson.status).toBe(400);
+    expect(await rpcStatus(badJson, true)).toMatchObject({ code: 3, message: expect.stringContaining("undecodable OTLP JSON") });
     expect((await post(new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]), proto)).status).toBe(400);
     expect((await post("{not json", { "content-type": "application/json" })).status).toBe(400);
     expect((await post("[]", { "content-type": "application/json" })).status).toBe(400);
@@ -86,6 +100,7 @@ describe("POST /v1/otlp/v1/traces: OTLP/HTTP answers", () => {
       const res = await post(protobufBody(sampleSpans()), proto);
       expect(res.status).toBe(429);
       expect(res.headers.get("retry-after")).toBe("1");
+      expect(await rpcStatus(res)).toMatchObject({ code: 8 });
     } finally {
       state.inFlight = 0;
     }
