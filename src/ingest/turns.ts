@@ -103,17 +103,51 @@ export function turnsResult(checked: CheckedTurns, accepted: number): TimelineRe
 }
 
 /**
- * Inserts checked turns inside the caller's transaction (POST /v1/turns' own, or the OTLP receiver's
- * one transaction per export); returns how many were new.
+ * Inserts checked turns inside the caller's transaction (POST /v1/turns' own); returns how many were
+ * new. The OTLP receiver numbers its turns before its transaction (numberTurns) and inserts them in
+ * it (insertNumberedTurns).
  */
 export async function insertTurns(tx: Db, tenantId: string | null, unique: Turn[]): Promise<number> {
-  if (unique.length === 0) return 0;
-  const known = await sessionRooms(tx, tenantId, [...new Set(unique.map((t) => t.session_id))]);
-  const rooms = unique.map((t) => t.room_name ?? known.get(t.session_id) ?? null);
+  return insertNumberedTurns(tx, tenantId, await numberTurns(tx, tenantId, unique));
+}
+
+/** Checked turns with their room and seq, ready to insert. */
+export interface NumberedTurns {
+  rows: TurnRow[];
+  /** session_id → room_name the turns name themselves (their sessions' earlier rows learn it). */
+  named: Map<string, string>;
+}
+
+interface TurnRow {
+  tenant_id: string | null;
+  session_id: string;
+  room_name: string | null;
+  turn_index: number;
+  seq: number;
+  caller_speak_start_ms: number;
+  caller_speak_end_ms: number;
+  agent_speak_start_ms: number | null;
+  agent_speak_end_ms: number | null;
+  response_speed_ms: number | null;
+}
+
+/**
+ * Each turn's room (its own room_name, else one a turn of its session names, else its session's)
+ * and seq, handed out per (tenant, room) in arrival order. Seq values need only be unique and rising
+ * per room, so the OTLP receiver takes them in a statement of their own (autocommit): the
+ * room_sequences row of a room (or of turns without one) is hit by every batch, and held inside the
+ * batch's transaction it made concurrent exports wait for each other's COMMIT. A batch rolled back
+ * after this leaves a gap, as a re-sent turn already does.
+ */
+export async function numberTurns(db: Db, tenantId: string | null, unique: Turn[]): Promise<NumberedTurns> {
+  const named = namedRooms(unique);
+  if (unique.length === 0) return { rows: [], named };
+  const known = await sessionRooms(db, tenantId, [...new Set(unique.map((t) => t.session_id))]);
+  const rooms = unique.map((t) => t.room_name ?? named.get(t.session_id) ?? known.get(t.session_id) ?? null);
   const counts = new Map<string, number>();
   for (const r of rooms) counts.set(r ?? UNKNOWN_ROOM, (counts.get(r ?? UNKNOWN_ROOM) ?? 0) + 1);
-  const next = await allocateSeqs(tx, tenantId, counts);
-  const rows = unique.map((t, i) => {
+  const next = await allocateSeqs(db, tenantId, counts);
+  const rows = unique.map((t, i): TurnRow => {
     const bucket = rooms[i] ?? UNKNOWN_ROOM;
     const seq = next.get(bucket) ?? 1;
     next.set(bucket, seq + 1);
@@ -130,20 +164,30 @@ export async function insertTurns(tx: Db, tenantId: string | null, unique: Turn[
       response_speed_ms: t.response_speed_ms ?? null,
     };
   });
+  // In key order, so concurrent batches lock turns' unique keys alike.
   rows.sort((a, b) => (a.session_id < b.session_id ? -1 : a.session_id > b.session_id ? 1 : a.turn_index - b.turn_index));
+  return { rows, named };
+}
+
+/** Inserts numbered turns in the caller's transaction; returns how many were new. */
+export async function insertNumberedTurns(tx: Db, tenantId: string | null, numbered: NumberedTurns): Promise<number> {
+  if (numbered.rows.length === 0) return 0;
+  // Sessions first (in id order), as ingest locks them, before turns and per-agent rollups:
+  // updating a session after those could deadlock with a batch that holds the session. The new
+  // turns carry their room already; this names the room of the session's earlier rows.
+  await learnSessionRooms(tx, tenantId, numbered.named);
   const inserted = await queryRows<{ id: number }>(
     tx,
     sql`INSERT INTO turns (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
           caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms)
         SELECT tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
           caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms
-        FROM json_populate_recordset(NULL::turns, ${JSON.stringify(rows)}::json)
+        FROM json_populate_recordset(NULL::turns, ${JSON.stringify(numbered.rows)}::json)
         ON CONFLICT (session_id, turn_index, caller_speak_start_ms, tenant_id) DO NOTHING
         RETURNING id`,
   );
   // Turns of a session that names its agent count toward that agent (GET /api/agents).
   await attachTurns(tx, tenantId, { turnIds: inserted.map((r) => Number(r.id)) });
-  await learnSessionRooms(tx, tenantId, namedRooms(unique));
   return inserted.length;
 }
 

@@ -1,5 +1,5 @@
 import { type IngestDeps, ingestRecords } from "../ingest/ingest-requests.js";
-import { checkTurns, insertTurns, turnsResult } from "../ingest/turns.js";
+import { checkTurns, insertNumberedTurns, numberTurns, turnsResult } from "../ingest/turns.js";
 import { CLOSING_SPANS, type FreshSpan, identityOf, MAPPED_SPANS, mapTrace, namesSession, type OtlpRecord, type OtlpTurn, type TraceIdentity } from "./map.js";
 import type { Attrs, DecodedRequest } from "./spans.js";
 import { fixTraceIdentities, loadTraceState, pruneTraceState, saveSpans } from "./store.js";
@@ -8,8 +8,10 @@ import { resolveSttModels, type SttModelConfig } from "./stt-model.js";
 /** What the receiver writes with: ingest's inputs, and the yaml sections that name a Node agent's STT model. */
 export type OtlpDeps = IngestDeps & { config: SttModelConfig };
 
-/** Export batches written at once; one more is answered 429 with Retry-After (the exporter backs off). */
+/** Export batches in flight at once; one more is answered 429 with Retry-After (the exporter backs off). */
 export const MAX_CONCURRENT_EXPORTS = 8;
+/** Exports written at once (each holds a pooled connection): as many as /v1/ingest's four writers. */
+export const MAX_CONCURRENT_WRITES = 4;
 /**
  * How long the spans of a trace that names no session (no gen_ai.conversation.id or lk.job_id yet)
  * wait before the trace id becomes its session. Node agents in a job name it on the first LLM
@@ -26,8 +28,11 @@ export interface OtlpState {
   spansReceived: number;
   spansUnmapped: Map<string, number>;
   spansRejected: number;
-  /** The batch being written: batches are written one after the other (see receiveTraces). */
-  writing: Promise<unknown>;
+  /** Per trace id, the last export that claimed it: exports of one trace run one after the other (see receiveTraces). */
+  traceTails: Map<string, Promise<void>>;
+  /** Exports holding a write slot (at most MAX_CONCURRENT_WRITES), and those waiting for one. */
+  writers: number;
+  slotWaiters: (() => void)[];
 }
 
 const states = new WeakMap<object, OtlpState>();
@@ -36,7 +41,7 @@ const states = new WeakMap<object, OtlpState>();
 export function otlpState(services: object): OtlpState {
   let s = states.get(services);
   if (!s) {
-    s = { inFlight: 0, batches: 0, spansReceived: 0, spansUnmapped: new Map(), spansRejected: 0, writing: Promise.resolve() };
+    s = { inFlight: 0, batches: 0, spansReceived: 0, spansUnmapped: new Map(), spansRejected: 0, traceTails: new Map(), writers: 0, slotWaiters: [] };
     states.set(services, s);
   }
   return s;
@@ -97,13 +102,62 @@ export async function receiveTraces(
   state.spansRejected += decoded.rejected;
   if (byTrace.size === 0) return { rejectedSpans: decoded.rejected, errorMessage: decoded.firstRejection ?? "", records: 0, turns: 0 };
 
-  // One batch written at a time: concurrent batches share sessions, agents and rollup rows, and
-  // their two transactions (records, then turns) otherwise wait on each other's locks, up to
-  // Postgres' deadlock timeout (bench:otlp: 3 s batches at 4 clients). Waiting batches count
-  // toward MAX_CONCURRENT_EXPORTS, beyond which the route answers 429.
-  const turn = state.writing.then(() => writeBatch(services, state, tenantId, byTrace, decoded));
-  state.writing = turn.catch(() => {});
-  return turn;
+  // Exports are written concurrently (up to MAX_CONCURRENT_WRITES), but two exports naming the same
+  // trace run one after the other: each reads the trace's stored spans, maps them with its own and
+  // stores its spans, so a turn split over two concurrent exports would otherwise be seen by neither
+  // (and their session rows, turns and otlp_spans rows would be locked by both). The trace ids are
+  // claimed all at once, synchronously, so an export only ever waits for exports that claimed before
+  // it: no cycle. A write slot is taken only after the traces are claimed, so a slot holder never
+  // waits for a trace. Exports of different traces share only rows every writer takes in one order
+  // (docs/architecture.md, "Ingest's lock order": requests by id, sessions by id, agent versions,
+  // turns by (session, turn_index), per-agent rollups, request rollups,
+  // billing usage, by key), so they wait for each other instead of deadlocking; a deadlock that
+  // still happens (another writer of the same session) is retried whole (withRetry).
+  const release = await claimTraces(state, [...byTrace.keys()]);
+  try {
+    await takeSlot(state);
+    try {
+      return await writeBatch(services, state, tenantId, byTrace, decoded);
+    } finally {
+      freeSlot(state);
+    }
+  } finally {
+    release();
+  }
+}
+
+/** Waits for every earlier export of these traces; returns the release of this export's claim. */
+async function claimTraces(state: OtlpState, traceIds: string[]): Promise<() => void> {
+  let release: () => void = () => {};
+  const mine = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const earlier: Promise<void>[] = [];
+  for (const id of traceIds) {
+    const tail = state.traceTails.get(id);
+    if (tail) earlier.push(tail);
+    state.traceTails.set(id, mine);
+  }
+  await Promise.all(earlier);
+  return () => {
+    release();
+    for (const id of traceIds) if (state.traceTails.get(id) === mine) state.traceTails.delete(id);
+  };
+}
+
+async function takeSlot(state: OtlpState): Promise<void> {
+  if (state.writers < MAX_CONCURRENT_WRITES) {
+    state.writers++;
+    return;
+  }
+  // The slot is handed over by freeSlot: writers stays counted.
+  await new Promise<void>((resolve) => state.slotWaiters.push(resolve));
+}
+
+function freeSlot(state: OtlpState): void {
+  const next = state.slotWaiters.shift();
+  if (next) next();
+  else state.writers--;
 }
 
 async function writeBatch(
@@ -162,11 +216,15 @@ async function writeBatch(
   // One transaction for the whole export: records (with their sessions and rollups), turns and the
   // kept spans. Three transactions per batch held the session and rollup locks three times over.
   const checkedTurns = checkTurns(turns);
+  // Seqs taken before the transaction (numberTurns says why).
+  const numbered = await numberTurns(db, tenantId, checkedTurns.unique);
   let turnsAccepted = 0;
   const mappedTraces = new Set(ready.keys());
   const ingested = await ingestRecords(services, tenantId, records, async (tx) => {
-    turnsAccepted = await insertTurns(tx, tenantId, checkedTurns.unique);
+    // Spans first: their rows are this export's traces' alone (claimed above); the turns' attach
+    // then takes the agent's hot rollup rows, held to COMMIT, as late as ingest's own steps do.
     await saveSpans(tx, tenantId, keep, mappedTraces);
+    turnsAccepted = await insertNumberedTurns(tx, tenantId, numbered);
   });
   const timeline = turns.length > 0 ? turnsResult(checkedTurns, turnsAccepted) : null;
   if (++state.batches % PRUNE_EVERY === 0) await pruneTraceState(db);

@@ -105,8 +105,10 @@ export async function fixTraceIdentities(db: Db, tenantId: string | null, wanted
  */
 export async function saveSpans(db: Db, tenantId: string | null, spans: readonly FreshSpan[], mappedTraces: ReadonlySet<string>): Promise<void> {
   if (spans.length > 0) {
+    // In (trace, span) order, so two exports that both carry a re-sent span lock its key alike.
+    const sorted = [...spans].sort((a, b) => (a.traceId < b.traceId ? -1 : a.traceId > b.traceId ? 1 : a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0));
     const payload = JSON.stringify(
-      spans.map((s) => ({
+      sorted.map((s) => ({
         trace_id: s.traceId,
         span_id: s.spanId,
         parent_span_id: s.parentSpanId,

@@ -1,0 +1,89 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { ACME, AUTH_YAML, countOf, rows } from "../ingest/helpers.js";
+import { useTestApp } from "../support/app.js";
+import { jsonBody, SpanScript } from "./support.js";
+
+/**
+ * Exports written concurrently: several exports of the same sessions (and re-sends of them) posted
+ * at once, round after round, each round's halves in any order. Every answer is a clean 200 and the
+ * sessions, turns, records and rollups are exactly those of one export at a time.
+ */
+describe("POST /v1/otlp/v1/traces: overlapping exports at once", () => {
+  const t = useTestApp({ yaml: AUTH_YAML });
+  const db = () => t.services.database.db;
+  const SESSIONS = 6;
+  const TURNS = 3;
+
+  it("stores overlapping concurrent exports of the same sessions exactly once, without errors", async () => {
+    const script = new SpanScript({ "service.name": "concurrent-agent", "telemetry.sdk.language": "nodejs" });
+    const t0 = Date.now() - 300_000;
+    const sessions = Array.from({ length: SESSIONS }, (_, i) => {
+      const conv = `RM_conc_${i}`;
+      return { conv, span: script.start("agent_session", t0, { "gen_ai.conversation.id": conv }) };
+    });
+    script.take();
+    const post = async (spans: ReturnType<SpanScript["take"]>) => {
+      const res = await t.call("POST", "/v1/otlp/v1/traces", { key: ACME, raw: jsonBody(spans), headers: { "content-type": "application/json" } });
+      return { status: res.status, body: await res.json() };
+    };
+    for (let k = 0; k < TURNS; k++) {
+      const at = t0 + 10_000 * (k + 1);
+      const userHalf = sessions.map(({ span }) => {
+        const user = script.start("user_turn", at, { "gen_ai.request.model": "nova-3", "gen_ai.provider.name": "deepgram", "lk.transcription_delay": 150 }, span);
+        script.start("user_speaking", at, {}, user).end(at + 1500);
+        user.end(at + 1600);
+        return script.take();
+      });
+      const agentHalf = sessions.map(({ conv, span }) => {
+        const agent = script.start("agent_turn", at + 1600, { "gen_ai.conversation.id": conv, "gen_ai.agent.name": "front-desk" }, span);
+        const req = script.start(
+          "llm_request",
+          at + 1610,
+          { "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10 },
+          agent,
+        );
+        req.end(at + 2000);
+        const tts = script.start("tts_request", at + 1700, { "lk.tts.label": "elevenlabs.TTS", "gen_ai.request.model": "eleven_flash_v2_5" }, agent);
+        tts.end(at + 2500);
+        script.start("agent_speaking", at + 2100, {}, agent).end(at + 5000);
+        agent.end(at + 5000);
+        return script.take();
+      });
+      // Each session's halves in two or three exports at once, each export carrying several
+      // sessions, and two of them sent twice (an exporter's retry racing its first attempt).
+      const users1 = userHalf.slice(0, 3).flat();
+      const users2 = userHalf.slice(3).flat();
+      const agentsEven = agentHalf.filter((_, i) => i % 2 === 0).flat();
+      const agentsOdd = agentHalf.filter((_, i) => i % 2 === 1).flat();
+      const answers = await Promise.all([users1, agentsEven, users2, agentsOdd, users1, agentsOdd].map(post));
+      expect(answers).toEqual(answers.map(() => ({ status: 200, body: {} })));
+    }
+    for (const { span } of sessions) span.end(t0 + 60_000);
+    const closing = script.take();
+    const answers = await Promise.all([closing.slice(0, 3), closing.slice(3), closing].map(post));
+    expect(answers).toEqual(answers.map(() => ({ status: 200, body: {} })));
+
+    // Exactly one STT, LLM and TTS record per turn, one turn per user turn, in order.
+    expect(await countOf(db(), "requests")).toBe(SESSIONS * TURNS * 3);
+    const perSession = await rows<{ id: string; request_count: number; agent_id: string }>(
+      db(),
+      sql`SELECT id, request_count::int, agent_id FROM sessions ORDER BY id`,
+    );
+    expect(perSession).toEqual(sessions.map(({ conv }) => ({ id: conv, request_count: TURNS * 3, agent_id: "front-desk" })));
+    const turns = await rows<{ session_id: string; turn_index: number; caller_speak_start_ms: string; response_speed_ms: number }>(
+      db(),
+      sql`SELECT session_id, turn_index, caller_speak_start_ms, response_speed_ms FROM turns ORDER BY session_id, turn_index`,
+    );
+    expect(turns).toEqual(
+      sessions.flatMap(({ conv }) =>
+        Array.from({ length: TURNS }, (_, k) => ({ session_id: conv, turn_index: k, caller_speak_start_ms: String(t0 + 10_000 * (k + 1)), response_speed_ms: 600 })),
+      ),
+    );
+    // The rollups folded every record once.
+    const [rollup] = await rows<{ n: number }>(db(), sql`SELECT sum(requests)::int AS n FROM request_rollups`);
+    expect(rollup?.n).toBe(SESSIONS * TURNS * 3);
+    // Every kept span is marked mapped (all sessions are named).
+    expect(await rows(db(), sql`SELECT 1 FROM otlp_spans WHERE NOT mapped`)).toEqual([]);
+  });
+});
