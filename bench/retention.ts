@@ -99,7 +99,8 @@ async function main() {
       const ms = performance.now() - a0;
       await during.stop();
       const rows = result.deleted.requests ?? 0;
-      return { rows_removed: rows, partitions_dropped: result.dropped.requests?.length ?? 0, apply_ms: Math.round(ms), rows_per_s: Math.round((rows / ms) * 1000), batch_ms: fmt(during.latencies) };
+      const part = result.dropped.requests?.[0];
+      return { rows_removed: rows, partition: part ? { detach_attempts: part.attempts, detach_and_drop_ms: part.ms } : null, apply_ms: Math.round(ms), rows_per_s: Math.round((rows / ms) * 1000), batch_ms: fmt(during.latencies) };
     };
 
     // (1) In its own day partition.

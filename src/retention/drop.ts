@@ -19,6 +19,10 @@ export interface DroppedPartition {
   partition: string;
   day: string;
   rows: number;
+  /** Detach attempts made (each waited at most DETACH_LOCK_TIMEOUT_MS for the parent's lock). */
+  attempts: number;
+  /** From the first detach attempt to the partition dropped (the count before it excluded). */
+  ms: number;
 }
 
 /** The day partitions of `table` wholly before `cutoff` (a UTC midnight): what drops whole. */
@@ -34,6 +38,7 @@ export function partitionsBefore(all: readonly DayPartition[], table: string, cu
 export async function dropPartition(conn: Db, p: DayPartition, signal?: AbortSignal): Promise<DroppedPartition | null> {
   const name = sql.raw(`"${p.name}"`);
   const [c] = await queryRows<{ n: string }>(conn, sql`SELECT count(*)::text AS n FROM ${name}`);
+  const t0 = performance.now();
   for (let attempt = 0; attempt < DETACH_ATTEMPTS; attempt++) {
     if (signal?.aborted) return null;
     try {
@@ -42,7 +47,8 @@ export async function dropPartition(conn: Db, p: DayPartition, signal?: AbortSig
         await tx.execute(sql.raw(`ALTER TABLE "${p.table}" DETACH PARTITION "${p.name}"`));
       });
       await conn.execute(sql.raw(`DROP TABLE IF EXISTS "${p.name}"`));
-      return { partition: p.name, day: new Date(p.dayMs ?? 0).toISOString().slice(0, 10), rows: Number(c?.n ?? 0) };
+      const day = new Date(p.dayMs ?? 0).toISOString().slice(0, 10);
+      return { partition: p.name, day, rows: Number(c?.n ?? 0), attempts: attempt + 1, ms: Math.round(performance.now() - t0) };
     } catch (err) {
       if (!isLockTimeout(err)) throw err;
       await new Promise((r) => setTimeout(r, DETACH_PAUSE_MS));
