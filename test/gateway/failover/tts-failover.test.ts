@@ -117,6 +117,21 @@ describe("Cartesia tts/websocket: generation failover", () => {
     });
   }
 
+  it("a request the vendor refuses (4xx) ends that generation as the vendor said and fails nothing over", async () => {
+    const app = await gatewayApp(YAML());
+    try {
+      primary.legs = [{ how: "refuse", at: 1 }];
+      const out = await speak(app, "tts-refused");
+      expect(out[0]).toBe("chunk,done");
+      // The SDK quotes the vendor's error frame: the vendor's own refusal, not a gateway failure.
+      expect(out[1]).toMatch(/"status_code":400.*stub: voice not found/);
+      expect(out[2]).toBe("chunk,done");
+      expect(backup.seen).toHaveLength(0);
+    } finally {
+      await app.close();
+    }
+  });
+
   it("a generation the primary fails after its first audio fails in-band in Cartesia's shape; the stream goes on, on the backup", async () => {
     const app = await gatewayApp(YAML());
     try {

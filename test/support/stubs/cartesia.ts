@@ -12,12 +12,13 @@ function parseJson(bytes: Uint8Array | string): Record<string, unknown> | null {
 
 /**
  * How one tts/websocket connection of the scripted Cartesia vendor fails, at its generation request
- * number `at` (0-based): answering it with Cartesia's 500 error (`error`), dropping the TCP
+ * number `at` (0-based): answering it with Cartesia's 500 error (`error`) or a 400 refusing the
+ * request (`refuse`: the connection serves on), dropping the TCP
  * connection (`drop`, the client sees 1006) or closing 1011 (`close`); `afterAudio` first sends
  * that generation one audio chunk.
  */
 export interface CartesiaLegScript {
-  how: "error" | "drop" | "close";
+  how: "error" | "refuse" | "drop" | "close";
   at: number;
   afterAudio?: boolean;
 }
@@ -75,7 +76,11 @@ export class CartesiaStub extends StubServer {
         const contextId = typeof msg.context_id === "string" ? msg.context_id : "";
         if (msg.cancel === true) return;
         if (script && typeof msg.transcript === "string" && requests++ === script.at) {
-          failed = true;
+          failed = script.how !== "refuse";
+          if (script.how === "refuse") {
+            void ws.send(JSON.stringify({ type: "error", context_id: contextId, status_code: 400, done: true, title: "Invalid request", message: "stub: voice not found" }));
+            return;
+          }
           const audio = script.afterAudio
             ? ws.send(JSON.stringify({ type: "chunk", data: Buffer.from(ttsAudioFor(msg.transcript)).toString("base64"), done: false, status_code: 206, step_time: 1, context_id: contextId }))
             : Promise.resolve();
