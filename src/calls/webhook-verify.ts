@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { TokenVerifier } from "livekit-server-sdk";
+import type { TokenVerifier } from "livekit-server-sdk";
 import { DomainError } from "../errors.js";
 import type { Env } from "../config/env.js";
 import type { Config } from "../config/schema.js";
@@ -33,6 +33,11 @@ const BARE_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const MAX_TOKEN_LENGTH = 8192;
 
 const verifiers = new WeakMap<LivekitCredentials, TokenVerifier>();
+/**
+ * livekit-server-sdk, loaded on the first webhook rather than at startup: its module graph is part of
+ * what `serve` loads before it is healthy (docs/perf/startup.md), for a route many deployments never call.
+ */
+let livekitSdk: Promise<typeof import("livekit-server-sdk")> | null = null;
 
 /**
  * Verifies a LiveKit webhook exactly as LiveKit signs it, against the raw body bytes, before any parsing:
@@ -50,7 +55,8 @@ export async function verifyWebhook(raw: Uint8Array, authorization: string | und
 
   let verifier = verifiers.get(creds);
   if (!verifier) {
-    verifier = new TokenVerifier(creds.apiKey, creds.apiSecret);
+    livekitSdk ??= import("livekit-server-sdk");
+    verifier = new (await livekitSdk).TokenVerifier(creds.apiKey, creds.apiSecret);
     verifiers.set(creds, verifier);
   }
   let claims: Record<string, unknown>;
