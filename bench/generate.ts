@@ -11,6 +11,7 @@ import { sql } from "drizzle-orm";
 import pg from "pg";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
+import { ensureDayPartitions } from "../src/db/partitions.js";
 import { nextMonthMs } from "../src/rollups/buckets.js";
 import { FLEET_INDEX_GRAINS } from "../src/rollups/fleet-index.js";
 import { rebuildRollups } from "../src/rollups/rebuild.js";
@@ -68,7 +69,9 @@ async function dropRequestIndexes(db: Database["db"]) {
 }
 
 async function restoreRequestIndexes(db: Database["db"]) {
-  for (const d of savedIndexDefs) await db.execute(sql.raw(d));
+  // pg_indexes spells a partitioned table's index `ON ONLY`, which builds an invalid parent index and
+  // none on the partitions: rebuilt without ONLY, it recurses into every partition (what the migration made).
+  for (const d of savedIndexDefs) await db.execute(sql.raw(d.replace(" ON ONLY ", " ON ")));
 }
 
 /** Drops the tables' non-unique indexes; returns their definitions to build them again. */
@@ -96,6 +99,10 @@ export async function generateBenchData(database: Database, rows: number, now: D
   const bar = log ? new SingleBar({ format: "  requests [{bar}] {percentage}% {value}/{total} rows {duration}s" }) : null;
   bar?.start(rows, 0);
   const end = now.getTime();
+  // The span's day partitions exist before its rows arrive, as they do on a server that ran all year
+  // (it creates them ahead): rows of the past year would otherwise all land in the default partition.
+  const made = await ensureDayPartitions(db, new Date(end - SPAN_DAYS * DAY_MS), now);
+  if (made.skipped.length > 0) throw new Error(`day partitions not created: ${made.skipped[0]?.reason}`);
   await dropRequestIndexes(db);
   for (let done = 0; done < rows; done += CHUNK_ROWS) {
     const n = Math.min(CHUNK_ROWS, rows - done);

@@ -25,6 +25,7 @@ import { trustedUpstreamHosts } from "./manage/url-policy.js";
 import { startNodeScraper } from "./nodes/scraper.js";
 import { SecretBox } from "./secrets/box.js";
 import { startRetentionWorker } from "./retention/worker.js";
+import { cachedTableSizes, type TableSizes } from "./retention/stats.js";
 import { reencryptProviderKeys } from "./secrets/rotate.js";
 import type { Worker } from "./worker.js";
 
@@ -57,6 +58,8 @@ export interface Services {
   virtualKeys: VirtualKeyVerifier;
   /** Refused credentials: counted for /v1/metrics, logged at warn at most once per interval. */
   authFailures: AuthFailures;
+  /** The raw tables' sizes for /v1/metrics, recomputed at most once a minute (src/retention/stats.ts). */
+  tableSizes: () => Promise<TableSizes>;
   /** Rate card + price catalog in memory; rating reads snapshot(), rule changes call refresh(). */
   rateCard: RateCardStore;
   /** Provider API keys at rest (AES-256-GCM under VOXGATE_SECRET or its fallbacks); loaded on first use. */
@@ -128,6 +131,7 @@ export function createServices(input: ServicesInput): Services {
     staticKeys,
     virtualKeys,
     authFailures,
+    tableSizes: cachedTableSizes(db),
     rateCard,
     secrets,
     upstreams: new UpstreamPools(trustedHosts),

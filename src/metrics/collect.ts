@@ -6,7 +6,7 @@ import { latencySketches } from "../reports/latency.js";
 import { emptySketch, mergeSketch, quantile } from "../stats/summary.js";
 import { otlpState, type OtlpState } from "../otlp/receive.js";
 import { latestGatedRun } from "./diagnostics.js";
-import { retentionStats } from "../retention/stats.js";
+import { lastRetentionRun, type TableSizes } from "../retention/stats.js";
 import { type MetricFamily, type MetricSample, renderExposition } from "./exposition.js";
 
 /** Quantiles published for the latency summaries. */
@@ -22,6 +22,8 @@ const sorted = <T>(o: Record<string, T>) => Object.entries(o).sort(([a], [b]) =>
 export interface MetricsSources extends ConfigStore {
   startedAt: number;
   authFailures: Pick<AuthFailures, "counts">;
+  /** The raw tables' rows, bytes and oldest rows (cached by the root: a catalog walk per partition). */
+  tableSizes: () => Promise<TableSizes>;
   gateway: {
     recorder: { stats(): { queued: number; dropped: number }; attemptCounts(): ReadonlyMap<string, Readonly<Record<AttemptStatus, number>>> };
     streams: { openPerTenant(): Iterable<[string | null, number]>; failovers(): Iterable<{ route: string; from: string; to: string; count: number }> };
@@ -158,17 +160,18 @@ export async function metricsExposition(deps: MetricsSources, scope: TenantScope
   }
   if (operator) {
     // Operator only: table sizes are the whole database's.
-    const r = await retentionStats(db);
+    const [sizes, lastRun] = await Promise.all([deps.tableSizes(), lastRetentionRun(db)]);
+    const r = { ...sizes, lastRun };
     families.push(
       {
         name: "voxgate_raw_table_rows",
-        help: "Rows of each raw per-call table (the planner's estimate; counted for a table never analyzed).",
+        help: "Rows of each raw per-call table (the planner's estimate; counted for a partition never analyzed), at most a minute old.",
         type: "gauge",
         samples: r.tables.map((t) => ({ labels: { table: t.table }, value: t.rows })),
       },
       {
         name: "voxgate_raw_table_bytes",
-        help: "Bytes of each raw per-call table, indexes and TOAST included.",
+        help: "Bytes of each raw per-call table, indexes and TOAST included, at most a minute old.",
         type: "gauge",
         samples: r.tables.map((t) => ({ labels: { table: t.table }, value: t.bytes })),
       },

@@ -8,6 +8,7 @@ import { DomainError } from "../../src/errors.js";
 import { applyRetention, RETENTION_LOCK_KEY } from "../../src/retention/apply.js";
 import { retentionHorizons } from "../../src/retention/horizons.js";
 import { planRetention } from "../../src/retention/plan.js";
+import { cachedTableSizes } from "../../src/retention/stats.js";
 import { useTestApp } from "../support/app.js";
 import { authYaml, KEYS } from "../support/fixtures.js";
 import { seedRequests } from "../support/seed.js";
@@ -228,5 +229,21 @@ describe("retention", () => {
     expect(text).toMatch(/voxgate_raw_table_bytes\{table="turns"\} [1-9]\d*/);
     expect(text).toMatch(/voxgate_retention_last_run_duration_seconds \d/);
     expect(text).toMatch(/voxgate_retention_oldest_request_timestamp_seconds \d/);
+  });
+
+  it("metrics: table sizes are walked at most once per max age, a stale scrape answered at once and refreshed behind it", async () => {
+    let now = 0;
+    const sizes = cachedTableSizes(db(), 60_000, () => now);
+    const first = await sizes();
+    const older = row({ ts: daysAgo(500), tenant_id: "acme" });
+    await seedRequests(db(), [older]);
+    try {
+      expect(await sizes()).toBe(first); // within the max age: the same figures, no walk
+      now = 60_000;
+      expect(await sizes()).toBe(first); // past it: the previous figures, a refresh started
+      await expect.poll(async () => (await sizes()).oldestRequest?.getTime()).toBe(older.ts.getTime());
+    } finally {
+      await db().execute(sql`DELETE FROM requests WHERE id = ${older.id}`);
+    }
   });
 });
