@@ -106,6 +106,12 @@ export class TtsContextLedger implements StreamMeter {
     this.last = null;
   }
 
+  /** A generation without audio that another vendor serves instead (a failover): it bills nothing here. */
+  abandon(context: string): void {
+    const g = this.open.get(context);
+    if (g && !g.audio) this.open.delete(context);
+  }
+
   upstream(frame: Buffer, isBinary: boolean): boolean {
     if (isBinary) return false;
     return this.vendor === "cartesia" ? this.cartesiaServer(frame) : this.elevenlabsServer(frame);

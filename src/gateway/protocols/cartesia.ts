@@ -1,5 +1,6 @@
 import { STATUS_CODES } from "node:http";
-import { TtsContextLedger } from "../audio/tts-contexts.js";
+import { shortStringField, TtsContextLedger } from "../audio/tts-contexts.js";
+import type { TtsWire } from "../failover/tts-legs.js";
 import { jsonObject } from "../audio/stt-units.js";
 import { cartesiaTranscript, characterCount } from "../audio/tts-units.js";
 import {
@@ -104,6 +105,7 @@ const websocketRoute: WsRoute = {
   }),
   meter: (_inbound, target) => new TtsContextLedger("cartesia", target),
   clientText: (target, models, meter) => generationGate(target, models, meter as TtsContextLedger),
+  ttsFailover: () => cartesiaTtsWire,
   inBand: {
     named: (frame) => {
       if (!frame.includes('"model_id"')) return null;
@@ -159,5 +161,43 @@ function generationGate(stream: UpstreamTarget, models: StreamModels, ledger: Tt
     return named === r.target.modelName ? frame : JSON.stringify({ ...msg, model_id: r.target.modelName });
   };
 }
+
+const KEY = { type: Buffer.from('"type"'), context: Buffer.from('"context_id"') };
+
+/** A vendor error the next candidate may not share: a server-side failure or a rate limit (not a refused request). */
+function vendorSideError(msg: Record<string, unknown> | null): boolean {
+  const status = msg?.status_code;
+  return typeof status !== "number" || status >= 500 || status === 429;
+}
+
+/**
+ * Cartesia's tts/websocket across a failover seam (src/gateway/failover/tts-legs.ts): generations are
+ * `context_id`s; server frames `chunk` (audio), `done`, `error` (a 5xx or 429 fails the leg; another
+ * status ends that generation as the vendor said); `model_id` is each leg's own vendor name.
+ */
+export const cartesiaTtsWire: TtsWire = {
+  request(frame) {
+    if (!frame.includes(KEY.context)) return null;
+    const msg = jsonObject(frame.toString("utf8"));
+    if (!msg || typeof msg.context_id !== "string") return null;
+    if (msg.cancel === true) return { context: msg.context_id, cancel: true };
+    return typeof msg.transcript === "string" ? { context: msg.context_id, cancel: false } : null;
+  },
+  answer(frame) {
+    const type = shortStringField(frame, KEY.type);
+    const context = shortStringField(frame, KEY.context);
+    if (type === "chunk" || type === "timestamps") return { context, kind: "audio" };
+    if (type === "done") return { context, kind: "done" };
+    if (type !== "error") return null;
+    return { context, kind: vendorSideError(jsonObject(frame.toString("utf8"))) ? "failed" : "done" };
+  },
+  retarget(frame, from, to) {
+    if (from.target.modelName === to.target.modelName || !frame.includes('"model_id"')) return frame;
+    const msg = jsonObject(frame.toString("utf8"));
+    if (!msg || msg.model_id !== from.target.modelName) return frame;
+    return Buffer.from(JSON.stringify({ ...msg, model_id: to.target.modelName }));
+  },
+  failure: (context, message) => cartesiaWsError(JSON.stringify({ context_id: context }), "upstream_unavailable", message),
+};
 
 export const cartesiaWs: WsProtocol = { protocol: cartesiaProtocol, routes: [websocketRoute] };

@@ -7,6 +7,7 @@ import { upstreamHeaders } from "../header-policy.js";
 import type { LimitGrant } from "../limiter.js";
 import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type UpstreamTarget } from "../protocol.js";
 import { type Leg, LegSwitch } from "../failover/legs.js";
+import { TtsLegs } from "../failover/tts-legs.js";
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
 import type { StreamMeter } from "./relay.js";
 import type { StreamSession, StreamSpendHook } from "./session.js";
@@ -94,7 +95,9 @@ export async function connectChain(
 /**
  * Relays an accepted session to its open vendor socket, with the route's meter and model gate (and
  * its budget hook). A live STT route with candidates left in the chain relays through a LegSwitch:
- * the stream fails over mid-call (src/gateway/failover/legs.ts).
+ * the stream fails over mid-call (src/gateway/failover/legs.ts); a context-based TTS route through
+ * TtsLegs: a generation the vendor fails before its first audio is retried on the next candidate
+ * (src/gateway/failover/tts-legs.ts).
  */
 export function relayCall(
   call: WsCall,
@@ -107,13 +110,15 @@ export function relayCall(
 ): void {
   const { route, inbound } = call;
   const meter = route.meter(inbound, opened.target);
-  const legs = liveLegs(call, plan, opened, upstream, meter);
+  const legs = liveLegs(call, plan, opened, upstream, meter) ?? ttsLegs(call, plan, opened, upstream, meter);
   if (budget) session.hooks.push(budget);
+  // The model gate bills and unbills on the ledger of whichever leg is current.
+  const gateMeter = legs instanceof TtsLegs ? (legs.gateMeter as StreamMeter) : meter;
   session.relayTo(legs ?? upstream, plan.ctx, opened.attempt, {
     meter: legs?.meter ?? meter,
     legs,
     checkpointMs: call.gw.config.gateway.ws_checkpoint_interval_ms,
-    clientText: route.clientText?.(opened.target, streamModels(call, session, opened.target), meter) ?? null,
+    clientText: route.clientText?.(opened.target, streamModels(call, session, opened.target), gateMeter) ?? null,
     queued,
     onEnd: () => (legs ? legs.current.release() : opened.grant.release()),
   });
@@ -137,6 +142,29 @@ function liveLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream
     replaySeconds: limits.replaySeconds,
     async next(failed) {
       // The failed vendor cools down: new streams (and this one's next seam) go elsewhere first.
+      gw.cooldowns.fail(failed.target.providerId, null);
+      const o = await connectChain(call, plan, { from: index.get(failed) ?? opened.index, failed: failed.target });
+      if (!o.ok) return null;
+      gw.streams.countFailover(routeLabel, failed.target.providerId, o.target.providerId);
+      const leg: Leg = { socket: o.upstream, target: o.target, meter: route.meter(inbound, o.target), attempt: o.attempt, release: () => o.grant.release(), offset: 0 };
+      index.set(leg, o.index);
+      return leg;
+    },
+  });
+}
+
+/** The leg switch of a TTS stream whose generations are retried on the next candidate, or null (no candidate left). */
+function ttsLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter): TtsLegs | null {
+  const { gw, route, inbound, wsp } = call;
+  if (!route.ttsFailover || opened.index >= plan.chain.length - 1) return null;
+  const routeLabel = `${wsp.protocol.prefix}${route.path}`;
+  const index = new Map<Leg, number>();
+  const first: Leg = { socket: upstream, target: opened.target, meter, attempt: opened.attempt, release: () => opened.grant.release(), offset: 0 };
+  index.set(first, opened.index);
+  return new TtsLegs({
+    first,
+    wire: route.ttsFailover(),
+    async next(failed) {
       gw.cooldowns.fail(failed.target.providerId, null);
       const o = await connectChain(call, plan, { from: index.get(failed) ?? opened.index, failed: failed.target });
       if (!o.ok) return null;

@@ -32,7 +32,7 @@ export interface Upgrade {
  * attribution, one of the key's gateway.streams.max_per_key slots (429 too_many_streams). Then:
  * - the model is named on the URL (or the route names it only inside messages and none is named):
  *   budget and model, then the candidates (primary, then fallbacks) through cooldowns and the
- *   limiter, connecting upstream until one opens (mid-stream, only live STT fails over: relayCall); the client
+ *   limiter, connecting upstream until one opens (mid-stream, live STT and Cartesia TTS generations fail over: relayCall); the client
  *   is upgraded onto the open vendor socket;
  * - the route names its model inside messages and the URL names none: a spent block budget is still
  *   refused here, the upgrade completes, and the first message naming a model (or the first audio,

@@ -3,7 +3,7 @@ import type { WebSocket } from "ws";
 import type { TypedRecord } from "../../ingest/records.js";
 import { type Attempt, type CallContext, queueRecord, recordAttempt } from "../attempt.js";
 import type { Units } from "../protocol.js";
-import type { LegSwitch } from "../failover/legs.js";
+import type { Leg, LegObserver } from "../failover/legs.js";
 import { type RelayHandle, type RelaySummary, relay, type StreamLine, type StreamMeter, type UpstreamSocket } from "./relay.js";
 import { isResponseMeter, recordResponses } from "./responses.js";
 import type { GovernedStream, StreamSlot } from "./streams.js";
@@ -24,8 +24,8 @@ export interface SessionRelay {
   checkpointMs: number;
   clientText?: ((frame: string) => string | null) | null;
   queued?: ReadonlyArray<{ frame: Buffer; isBinary: boolean }>;
-  /** A live STT stream that fails over mid-call: each leg is its own record of the one stream. */
-  legs?: LegSwitch | null;
+  /** A stream that fails over mid-call (live STT, TTS generations): each leg is its own record of the one stream. */
+  legs?: { readonly current: Leg; observer: LegObserver | null } | null;
   /** Runs once the stream has ended and its record is queued (the provider's stream slot is freed here). */
   onEnd?(summary: RelaySummary): void;
 }
@@ -108,6 +108,8 @@ export class StreamSession implements GovernedStream {
         // The failed leg is recorded with what it was sent; the next records under the same stream.
         switched: (failed, next) => {
           recorder.end(failed.meter.units());
+          // Generations the failed vendor failed after their first audio: their own error rows.
+          for (const line of failed.meter.lines?.() ?? []) recorder.line(line);
           next.attempt.metadata = { ...next.attempt.metadata, stream_id: attempt.id };
           recorder = new StreamRecorder(ctx, next.attempt, attempt.id);
         },
@@ -250,7 +252,7 @@ export class StreamRecorder {
       status: l.status,
       ...(l.error && { error: l.error }),
       units: l.units,
-      metadata: { stream_id: this.attempt.id },
+      metadata: { stream_id: this.streamId },
     });
   }
 }

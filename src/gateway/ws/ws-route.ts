@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Modality } from "../../config/schema.js";
 import type { GatewayErrorCode, InboundRequest, UpstreamTarget, VendorProtocol } from "../protocol.js";
 import type { LiveSttWire } from "../failover/deepgram-live.js";
+import type { TtsWire } from "../failover/tts-legs.js";
 import type { StreamMeter } from "./relay.js";
 
 /**
@@ -37,6 +38,11 @@ export interface WsRoute {
    * how its frames read across a seam, or null when this stream's audio cannot be replayed.
    */
   failover?(inbound: InboundRequest): LiveSttWire | null;
+  /**
+   * A context-based TTS route whose generations are retried on the next candidate when the vendor
+   * fails one before its first audio (src/gateway/failover/tts-legs.ts).
+   */
+  ttsFailover?(): TtsWire;
   /** The vendor names the model inside messages: the upgrade completes first and the first message picks it. */
   inBand?: InBandModels;
   /**

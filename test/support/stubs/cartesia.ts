@@ -11,10 +11,26 @@ function parseJson(bytes: Uint8Array | string): Record<string, unknown> | null {
 }
 
 /**
+ * How one tts/websocket connection of the scripted Cartesia vendor fails, at its generation request
+ * number `at` (0-based): answering it with Cartesia's 500 error (`error`) or a 400 refusing the
+ * request (`refuse`: the connection serves on), dropping the TCP
+ * connection (`drop`, the client sees 1006) or closing 1011 (`close`); `afterAudio` first sends
+ * that generation one audio chunk.
+ */
+export interface CartesiaLegScript {
+  how: "error" | "refuse" | "drop" | "close";
+  at: number;
+  afterAudio?: boolean;
+}
+
+/**
  * Cartesia: POST /tts/bytes (audio for `transcript`), POST /tts/sse (base64 chunks as events) and WS /tts/websocket (key in the query
  * `api_key` or header `X-API-Key`): a `chunk` per generation request, `done` when `continue` is false.
  */
 export class CartesiaStub extends StubServer {
+  /** Scripts its tts/websocket connections in order (one entry each; a connection past the list serves normally). */
+  legs: CartesiaLegScript[] = [];
+
   constructor() {
     super();
     this.http("POST", "/tts/bytes", async ({ req, answer }) => {
@@ -47,7 +63,11 @@ export class CartesiaStub extends StubServer {
     this.ws("/tts/websocket", (ws) => {
       const truth: StubTruth = { path: ws.req.path, characters: 0 };
       this.truth.push(truth);
+      const script = this.legs.shift() ?? null;
+      let requests = 0;
+      let failed = false;
       ws.onMessage((data) => {
+        if (failed) return;
         const msg = parseJson(data);
         if (!msg) {
           void ws.send(JSON.stringify({ type: "error", error: "invalid json", done: true }));
@@ -55,6 +75,23 @@ export class CartesiaStub extends StubServer {
         }
         const contextId = typeof msg.context_id === "string" ? msg.context_id : "";
         if (msg.cancel === true) return;
+        if (script && typeof msg.transcript === "string" && requests++ === script.at) {
+          failed = script.how !== "refuse";
+          if (script.how === "refuse") {
+            void ws.send(JSON.stringify({ type: "error", context_id: contextId, status_code: 400, done: true, title: "Invalid request", message: "stub: voice not found" }));
+            return;
+          }
+          const audio = script.afterAudio
+            ? ws.send(JSON.stringify({ type: "chunk", data: Buffer.from(ttsAudioFor(msg.transcript)).toString("base64"), done: false, status_code: 206, step_time: 1, context_id: contextId }))
+            : Promise.resolve();
+          if (script.afterAudio) truth.characters = (truth.characters ?? 0) + [...msg.transcript].length;
+          void audio.then(() => {
+            if (script.how === "error") return ws.send(JSON.stringify({ type: "error", context_id: contextId, status_code: 500, done: true, title: "Internal error", message: "stub: scripted vendor failure" }));
+            if (script.how === "drop") ws.socket.terminate();
+            else ws.close(1011, "internal error");
+          });
+          return;
+        }
         // A transcript containing FAIL is a generation the vendor fails before any audio.
         if (typeof msg.transcript === "string" && msg.transcript.includes("FAIL")) {
           void ws.send(JSON.stringify({ type: "error", context_id: contextId, status_code: 500, done: true, title: "Internal error", message: "stub generation failed" }));
