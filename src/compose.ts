@@ -43,11 +43,15 @@ export interface ServicesInput {
   configPath?: string | null;
   env: Env;
   log: Logger;
+  /** A read replica for the read routes (DATABASE_READ_URL); without it they read `database`. */
+  readDatabase?: Database;
 }
 
 /** What the root wired for one process (or one test): built once, never a module singleton. */
 export interface Services {
   database: Database;
+  /** The read routes' database: the replica when DATABASE_READ_URL is set, else `database`. */
+  readDatabase: Database;
   config: Config;
   configPath: string | null;
   env: Env;
@@ -123,6 +127,7 @@ export function createServices(input: ServicesInput): Services {
   });
   return {
     database,
+    readDatabase: input.readDatabase ?? database,
     config,
     configPath: input.configPath ?? null,
     env,

@@ -54,7 +54,10 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   log.info({ kind: database.kind, location: database.location }, "database opened");
   await runMigrations(database);
 
-  const services = createServices({ database, config: loaded.config, configPath: loaded.path, env, log });
+  // A read replica serves the read routes only; migrations and every write stay on the primary.
+  const readDatabase = env.DATABASE_READ_URL && !sidecar ? await openDatabase({ url: env.DATABASE_READ_URL }) : undefined;
+  if (readDatabase) log.info({ location: readDatabase.location }, "read replica opened for the read routes");
+  const services = createServices({ database, readDatabase, config: loaded.config, configPath: loaded.path, env, log });
   if (services.staticKeys.size === 0) {
     log.warn("no API keys configured: authentication is off (every caller is the operator)");
     log.warn("authentication is off: the gateway routes (/openai, /anthropic, …) answer loopback clients only, since they spend the operator's provider money");
@@ -88,6 +91,7 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
       });
       await stopWorkers(services);
       await database.close();
+      await readDatabase?.close();
       log.info("stopped");
     })();
     return closing;

@@ -23,6 +23,8 @@ const envSchema = z.object({
   VOXGATE_LOADTEST_TRUNK_IDS: z.string().optional(),
   VOXGATE_NODE_SCRAPE_TARGETS: z.string().optional(),
   DATABASE_URL: z.string().min(1).optional(),
+  /** A read replica of DATABASE_URL's database: the read routes (/v1/costs, /v1/latency, /v1/logs, /v1/metrics) query it when set. */
+  DATABASE_READ_URL: z.string().min(1).optional(),
   LIVEKIT_API_KEY: z.string().min(1).optional(),
   LIVEKIT_API_SECRET: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),

@@ -1,5 +1,6 @@
 import type { TenantScope } from "../auth/context.js";
 import type { AuthFailures } from "../auth/failures.js";
+import type { Database } from "../db/client.js";
 import { type ConfigStore, listEffectiveProviders } from "../manage/registry.js";
 import { costReport } from "../reports/costs.js";
 import { latencySketches } from "../reports/latency.js";
@@ -22,6 +23,8 @@ const sorted = <T>(o: Record<string, T>) => Object.entries(o).sort(([a], [b]) =>
 export interface MetricsSources extends ConfigStore {
   startedAt: number;
   authFailures: Pick<AuthFailures, "counts">;
+  /** Where the read routes query: a read replica (DATABASE_READ_URL) or the primary itself. */
+  readDatabase: Pick<Database, "db">;
   /** The raw tables' rows, bytes and oldest rows (cached by the root: a catalog walk per partition). */
   tableSizes: () => Promise<TableSizes>;
   gateway: {
@@ -37,7 +40,7 @@ type AttemptStatus = "success" | "error" | "fallback";
 const ATTEMPT_STATUSES: readonly AttemptStatus[] = ["success", "error", "fallback"];
 
 export async function metricsExposition(deps: MetricsSources, scope: TenantScope, now: Date = new Date()): Promise<string> {
-  const db = deps.database.db;
+  const db = deps.readDatabase.db;
   const args = { tenantId: scope.tenantId, project: null, period: "today" as const, now };
   const [costs, sketches, providers, diag] = await Promise.all([
     costReport(db, args),

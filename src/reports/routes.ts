@@ -43,7 +43,7 @@ export function readRoutes(deps: MetricsSources) {
       queryMessage: "invalid query",
       responses: { 200: { description: "the cost report", schema: CostReportSchema } },
     },
-    async (c, { query }) => c.json(await costReport(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await costReport(deps.readDatabase.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   defineRoute(
@@ -58,7 +58,7 @@ export function readRoutes(deps: MetricsSources) {
       queryMessage: "invalid query",
       responses: { 200: { description: "the latency report", schema: LatencyReportSchema } },
     },
-    async (c, { query }) => c.json(await latencyReport(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await latencyReport(deps.readDatabase.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   defineRoute(
@@ -73,7 +73,7 @@ export function readRoutes(deps: MetricsSources) {
       queryMessage: "invalid query",
       responses: { 200: { description: "request records, newest first", schema: RequestLogListSchema } },
     },
-    async (c, { query }) => c.json(await requestLogs(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await requestLogs(deps.readDatabase.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   defineRoute(
@@ -92,7 +92,7 @@ export function readRoutes(deps: MetricsSources) {
     (c, { query }) => {
       const { from, to } = query;
       if (!(from < to)) throw new DomainError("validation_failed", "from must be before to", [{ path: "from", message: "must be before to" }]);
-      const chunks = exportChunks(deps.database.db, { tenantId: c.var.auth.tenantId }, query);
+      const chunks = exportChunks(deps.readDatabase.db, { tenantId: c.var.auth.tenantId }, query);
       const encoder = new TextEncoder();
       const body = new ReadableStream<Uint8Array>({
         async pull(controller) {

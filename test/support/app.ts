@@ -8,6 +8,7 @@ import { parseConfigText } from "../../src/config/load.js";
 import { createApp } from "../../src/http/app.js";
 import { type Logger, silentLogger } from "../../src/logging.js";
 import type { Services } from "../../src/compose.js";
+import type { Database } from "../../src/db/client.js";
 import { createServices, startWorkers, stopWorkers } from "../../src/compose.js";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 
@@ -40,13 +41,13 @@ export interface CallOptions {
  * `replicaOf` makes it a second replica on another app's database (close the replica first).
  */
 export async function createTestApp(
-  opts: { yaml?: string; env?: Record<string, string>; log?: Logger; checkContracts?: boolean; replicaOf?: TestApp } = {},
+  opts: { yaml?: string; env?: Record<string, string>; log?: Logger; checkContracts?: boolean; replicaOf?: TestApp; readDatabase?: Database } = {},
 ): Promise<TestApp> {
   const rawEnv = { ...opts.env };
   const config = parseConfigText(opts.yaml ?? "", "test.yaml", rawEnv);
   // A replica shares another app's database (two Voxgate processes on one Postgres); it never drops it.
   const testDb = opts.replicaOf?.testDb ?? (await createTestDatabase());
-  const services = createServices({ database: testDb.database, config, env: parseEnv(rawEnv), log: opts.log ?? silentLogger });
+  const services = createServices({ database: testDb.database, readDatabase: opts.readDatabase, config, env: parseEnv(rawEnv), log: opts.log ?? silentLogger });
   await startWorkers(services);
   // Every answer of a declared route is checked against its documented schema (src/http/openapi.ts).
   const app = createApp(services, { checkContracts: opts.checkContracts ?? process.env.VOXGATE_CHECK_CONTRACTS !== "0" });
