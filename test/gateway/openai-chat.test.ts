@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useTestApp } from "../support/app.js";
 import { DEFAULT_CHAT_USAGE, openaiChatStub, STREAM_PIECES } from "../support/stubs/openai-chat.js";
 import type { StubServer } from "../support/stubs/stub-server.js";
-import { ACME_KEY, GLOBEX_KEY, INGEST_KEY, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, READ_KEY, recordedRows } from "./support.js";
+import { ACME_KEY, GLOBEX_KEY, INGEST_KEY, openaiChatYaml, OPERATOR_KEY, PROVIDER_KEY, READ_KEY, recordedRows } from "./support.js";
 
 let stub: StubServer;
 
@@ -15,13 +15,7 @@ afterAll(async () => {
 });
 const app = useTestApp(() => ({
   listen: true,
-  yaml: `${KEYS_YAML}
-providers:
-  openai: { api_key: "${PROVIDER_KEY}", base_url: "${stub.url}/v1" }
-models:
-  llm:
-    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }
-stacks:
+  yaml: `${openaiChatYaml(stub.url)}stacks:
   fast: { llm: openai/gpt-4.1-mini }
 projects:
   support: { default_stack: fast }

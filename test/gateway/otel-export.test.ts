@@ -7,7 +7,7 @@ import { useTestApp } from "../support/app.js";
 import { openaiChatStub, STREAM_PIECES } from "../support/stubs/openai-chat.js";
 import { OtlpCollector } from "../support/stubs/otlp-collector.js";
 import type { StubServer } from "../support/stubs/stub-server.js";
-import { ACME_KEY, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
+import { ACME_KEY, openaiChatYaml, OPERATOR_KEY, recordedRows } from "./support.js";
 
 /**
  * Voxgate's own calls as GenAI client spans: Voxgate configured by the standard OTel variables only,
@@ -28,13 +28,7 @@ afterAll(async () => {
 });
 const app = useTestApp(() => ({
   listen: true,
-  yaml: `${KEYS_YAML}
-providers:
-  openai: { api_key: "${PROVIDER_KEY}", base_url: "${stub.url}/v1" }
-models:
-  llm:
-    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }
-`,
+  yaml: openaiChatYaml(stub.url),
   env: { OTEL_EXPORTER_OTLP_ENDPOINT: `${collector.url}/`, OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20collector-token", OTEL_SERVICE_NAME: "voxgate-edge" },
 }));
 

@@ -5,7 +5,7 @@ import { GatewayPaths, policyRefusal } from "../../src/gateway/listener.js";
 import { useTestApp } from "../support/app.js";
 import { openaiChatStub } from "../support/stubs/openai-chat.js";
 import type { StubServer } from "../support/stubs/stub-server.js";
-import { KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "./support.js";
+import { openaiChatYaml, OPERATOR_KEY, recordedRows } from "./support.js";
 
 /**
  * The gateway's one entry (src/gateway/listener.ts): which requests it owns, its URL policy (a path
@@ -88,13 +88,7 @@ afterAll(() => stub?.close());
 
 const t = useTestApp(() => ({
   listen: true,
-  yaml: `${KEYS_YAML}
-providers:
-  openai: { api_key: "${PROVIDER_KEY}", base_url: "${stub.url}/v1" }
-models:
-  llm:
-    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }
-`,
+  yaml: openaiChatYaml(stub.url),
 }));
 
 /** One request with its path sent exactly as written (fetch would normalise dot segments and backslashes). */

@@ -22,6 +22,18 @@ rate_card:
   default_markup: 1.25
 `;
 
+/**
+ * The test keys, the `openai` provider at a stub vendor (given the provider's key) and the one chat
+ * model most gateway tests route to; a test appends its own sections (stacks, projects…).
+ */
+export const openaiChatYaml = (stubUrl: string) => `${KEYS_YAML}
+providers:
+  openai: { api_key: "${PROVIDER_KEY}", base_url: "${stubUrl}/v1" }
+models:
+  llm:
+    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }
+`;
+
 /** A gateway app on a real loopback server: base URL included. */
 export async function gatewayApp(yaml: string, env: Record<string, string> = {}): Promise<TestApp & { base: string }> {
   const app = await createTestApp({ yaml, env });

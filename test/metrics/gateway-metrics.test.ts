@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACME_KEY, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "../gateway/support.js";
+import { ACME_KEY, openaiChatYaml, OPERATOR_KEY, recordedRows } from "../gateway/support.js";
 import { useTestApp } from "../support/app.js";
 import { openaiChatStub } from "../support/stubs/openai-chat.js";
 import type { StubServer } from "../support/stubs/stub-server.js";
@@ -20,13 +20,7 @@ afterAll(async () => {
 });
 const t = useTestApp(() => ({
   listen: true,
-  yaml: `${KEYS_YAML}
-providers:
-  openai: { api_key: "${PROVIDER_KEY}", base_url: "${stub.url}/v1" }
-models:
-  llm:
-    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }
-projects:
+  yaml: `${openaiChatYaml(stub.url)}projects:
   support: { daily_budget: 0.00001 }
   acme-app: { daily_budget: 100, tenant_id: acme }
   unbudgeted: {}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY } from "../gateway/support.js";
+import { openaiChatYaml, OPERATOR_KEY } from "../gateway/support.js";
 import { record } from "../ingest/helpers.js";
 import { obtainPromtool, promtoolCheck } from "../metrics/promtool.js";
 import { useTestApp } from "../support/app.js";
@@ -21,13 +21,7 @@ afterAll(async () => {
 });
 const t = useTestApp(() => ({
   listen: true,
-  yaml: `${KEYS_YAML}
-providers:
-  openai: { api_key: "${PROVIDER_KEY}", base_url: "${stub.url}/v1" }
-models:
-  llm:
-    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }
-`,
+  yaml: openaiChatYaml(stub.url),
 }));
 
 const HOSTILE = ["cr\rproject", "nel\u0085project", "bell\u0007project", "ls\u2028project", "del\u007fproject", "tab\tproject"];

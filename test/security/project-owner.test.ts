@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACME_KEY, GLOBEX_KEY, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, recordedRows } from "../gateway/support.js";
+import { ACME_KEY, GLOBEX_KEY, openaiChatYaml, OPERATOR_KEY, recordedRows } from "../gateway/support.js";
 import { record } from "../ingest/helpers.js";
 import { useTestApp } from "../support/app.js";
 import { openaiChatStub } from "../support/stubs/openai-chat.js";
@@ -21,13 +21,7 @@ afterAll(async () => {
 });
 const t = useTestApp(() => ({
   listen: true,
-  yaml: `${KEYS_YAML}
-providers:
-  openai: { api_key: "${PROVIDER_KEY}", base_url: "${stub.url}/v1" }
-models:
-  llm:
-    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }
-projects:
+  yaml: `${openaiChatYaml(stub.url)}projects:
   acme-voice: { tenant_id: acme, daily_budget: 0.000001, budget_action: block }
   shared-pool: { daily_budget: 0.000001, budget_action: block }
 `,
