@@ -1,29 +1,11 @@
-import { EventEmitter } from "node:events";
 import { performance } from "node:perf_hooks";
 import { WebSocket } from "ws";
-import type { Attempt } from "../attempt.js";
-import type { Units, UpstreamTarget } from "../protocol.js";
-import type { StreamMeter, UpstreamSocket } from "../ws/relay.js";
+import type { Units } from "../protocol.js";
+import type { StreamMeter } from "../ws/relay.js";
 import type { LiveSttWire } from "./deepgram-live.js";
 import { ReplayBuffer } from "./replay-buffer.js";
+import { type Leg, SwitchingUpstream } from "./switching-upstream.js";
 import { FinalsGate } from "./transcripts.js";
-
-/** One vendor socket of a live stream: its target, its own meter and record, its limiter grant. */
-export interface Leg {
-  socket: WebSocket;
-  target: UpstreamTarget;
-  meter: StreamMeter;
-  attempt: Attempt;
-  release(): void;
-  /** Where this leg's audio begins on the client's timeline, in seconds (0 for the first leg). */
-  offset: number;
-}
-
-/** What the session does at a seam: record the failed leg, start recording the new one, note the gap. */
-export interface LegObserver {
-  switched(failed: Leg, next: Leg): void;
-  gap(leg: Leg, ms: number): void;
-}
 
 export interface LegSwitchOptions {
   first: Leg;
@@ -39,15 +21,6 @@ export interface LegSwitchOptions {
 const AS_BINARY = { binary: true } as const;
 const noop = () => {};
 
-/** ws hands a message over as one Buffer (binaryType nodebuffer), or as fragments/ArrayBuffer if configured otherwise. */
-function asBuffer(data: WebSocket.RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
-}
-
-/** Vendor close codes that fail a leg: lost (1006) and the server-side failures (internal error, restart, overload). */
-const FAILING_CLOSES = new Set([1006, 1011, 1012, 1013, 1014]);
 
 /**
  * The vendor side of a live STT relay that survives its vendor failing: relay() sees one upstream
@@ -61,9 +34,7 @@ const FAILING_CLOSES = new Set([1006, 1011, 1012, 1013, 1014]);
  * Before any failure the per-frame work is the replay buffer's append of client audio, a counter,
  * and a byte scan of vendor frames for finals (parsed only when one is).
  */
-export class LegSwitch extends EventEmitter implements UpstreamSocket {
-  private leg: Leg;
-  private state: "live" | "switching" | "closed" = "live";
+export class LegSwitch extends SwitchingUpstream {
   private readonly replay: ReplayBuffer;
   private readonly gate = new FinalsGate();
   /** Set once a seam happened: later legs' results are rewritten and gated. */
@@ -85,19 +56,12 @@ export class LegSwitch extends EventEmitter implements UpstreamSocket {
   private lastAnswer = false;
   /** Units of the legs that failed, for the stream's total. */
   private readonly past: Units[] = [];
-  observer: LegObserver | null = null;
-
   constructor(private readonly opts: LegSwitchOptions) {
-    super();
-    this.leg = opts.first;
+    super(opts.first);
     this.replay = new ReplayBuffer(Math.ceil(opts.replaySeconds * opts.wire.bytesPerSecond));
     this.attach(opts.first);
     this.stallTimer = setInterval(() => this.checkStall(), Math.max(10, Math.floor(opts.stallMs / 4)));
     this.stallTimer.unref();
-  }
-
-  get current(): Leg {
-    return this.leg;
   }
 
   /** The meter relay() reads: client audio goes to the current leg's meter (what that vendor was sent). */
@@ -125,22 +89,6 @@ export class LegSwitch extends EventEmitter implements UpstreamSocket {
     return out;
   }
 
-  get readyState(): number {
-    return this.state === "closed" ? WebSocket.CLOSED : WebSocket.OPEN;
-  }
-  get bufferedAmount(): number {
-    return this.state === "live" ? this.leg.socket.bufferedAmount : 0;
-  }
-  get isPaused(): boolean {
-    return this.leg.socket.isPaused;
-  }
-  pause(): void {
-    this.leg.socket.pause();
-  }
-  resume(): void {
-    this.leg.socket.resume();
-  }
-
   send(data: Buffer | string, opts: { binary: boolean }): void {
     if (opts.binary) {
       this.replay.append(data as Buffer);
@@ -154,42 +102,16 @@ export class LegSwitch extends EventEmitter implements UpstreamSocket {
     else if (this.state === "switching" && !opts.binary) this.held.push(Buffer.from(data));
   }
 
-  /** The client left or the gateway ended the stream: the current leg closes normally. */
-  close(code?: number, reason?: string): void {
-    if (this.state === "closed") return;
-    this.state = "closed";
+  protected override stopped(): void {
     clearInterval(this.stallTimer);
-    const s = this.leg.socket;
-    if (s.readyState === WebSocket.OPEN || s.readyState === WebSocket.CONNECTING) s.close(code, reason);
   }
 
-  terminate(): void {
-    this.state = "closed";
-    clearInterval(this.stallTimer);
-    this.leg.socket.terminate();
+  protected legClosed(leg: Leg, code: number, reason: Buffer, lost: string | null): void {
+    if (lost && !this.clientClosing) void this.fail(leg, lost, code, reason.toString("utf8"));
+    else this.end(code, reason);
   }
 
-  private attach(leg: Leg): void {
-    const s = leg.socket;
-    let errored = false;
-    s.on("message", (data, isBinary) => this.fromVendor(leg, asBuffer(data), isBinary));
-    s.on("error", () => {
-      errored = true;
-    });
-    s.on("close", (code, reason) => {
-      if (leg !== this.leg || this.state !== "live") return;
-      const text = Buffer.from(reason).toString("utf8");
-      if (!this.clientClosing && (errored || FAILING_CLOSES.has(code))) {
-        void this.fail(leg, errored || code === 1006 ? "upstream connection lost mid-stream" : `vendor closed the stream with ${code}${text ? ` (${text})` : ""}`, code, text);
-        return;
-      }
-      this.end(code, reason);
-    });
-    // connectUpstream hands sockets over paused: what the vendor sent first flows from here.
-    if (s.isPaused) s.resume();
-  }
-
-  private fromVendor(leg: Leg, frame: Buffer, isBinary: boolean): void {
+  protected fromVendor(leg: Leg, frame: Buffer, isBinary: boolean): void {
     if (leg !== this.leg || this.state !== "live") return;
     this.vendorFrames++;
     const answer = leg.meter.upstream(frame, isBinary);
@@ -315,10 +237,4 @@ export class LegSwitch extends EventEmitter implements UpstreamSocket {
     this.state = "live";
   }
 
-  /** The stream's own end (the vendor closed normally, or after the client's CloseStream). */
-  private end(code: number, reason: Buffer): void {
-    this.state = "closed";
-    clearInterval(this.stallTimer);
-    this.emit("close", code, reason);
-  }
 }

@@ -1,7 +1,6 @@
-import { EventEmitter } from "node:events";
 import { WebSocket } from "ws";
-import type { StreamMeter, UpstreamSocket } from "../ws/relay.js";
-import type { Leg, LegObserver } from "./legs.js";
+import type { StreamMeter } from "../ws/relay.js";
+import { type Leg, SwitchingUpstream } from "./switching-upstream.js";
 
 /** How a context-based TTS protocol's frames read across a seam (Cartesia's: src/gateway/protocols/cartesia.ts). */
 export interface TtsWire {
@@ -38,14 +37,6 @@ interface InFlight {
 
 const AS_TEXT = { binary: false } as const;
 const noop = () => {};
-/** Vendor close codes that fail a leg: lost (1006) and the server-side failures. */
-const FAILING_CLOSES = new Set([1006, 1011, 1012, 1013, 1014]);
-
-function asBuffer(data: WebSocket.RawData): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (Array.isArray(data)) return Buffer.concat(data);
-  return Buffer.from(data);
-}
 
 /**
  * The vendor side of a context-based TTS stream (Cartesia's tts/websocket) that survives its vendor
@@ -59,25 +50,16 @@ function asBuffer(data: WebSocket.RawData): Buffer {
  * Before any failure the per-frame work is a short scan of each frame for its type and context and
  * keeping the client's frames of the generations still in flight (by reference).
  */
-export class TtsLegs extends EventEmitter implements UpstreamSocket {
-  private leg: Leg;
-  private state: "live" | "switching" | "closed" = "live";
+export class TtsLegs extends SwitchingUpstream {
   private readonly inFlight = new Map<string, InFlight>();
   /** Client frames that arrived while the next leg was opening. */
   private held: Buffer[] = [];
   /** The failing vendor's error frames for other generations while the next leg opens. */
   private lateFailures: Buffer[] = [];
   private lastAnswer = false;
-  observer: LegObserver | null = null;
-
   constructor(private readonly opts: TtsLegsOptions) {
-    super();
-    this.leg = opts.first;
+    super(opts.first);
     this.attach(opts.first);
-  }
-
-  get current(): Leg {
-    return this.leg;
   }
 
   readonly meter: StreamMeter = {
@@ -95,22 +77,6 @@ export class TtsLegs extends EventEmitter implements UpstreamSocket {
     assignLast: (t: unknown) => (this.leg.meter as unknown as { assignLast?(t: unknown): void }).assignLast?.(t === this.opts.first.target ? this.leg.target : t),
     unbillLast: () => (this.leg.meter as unknown as { unbillLast?(): void }).unbillLast?.(),
   };
-
-  get readyState(): number {
-    return this.state === "closed" ? WebSocket.CLOSED : WebSocket.OPEN;
-  }
-  get bufferedAmount(): number {
-    return this.state === "live" ? this.leg.socket.bufferedAmount : 0;
-  }
-  get isPaused(): boolean {
-    return this.leg.socket.isPaused;
-  }
-  pause(): void {
-    this.leg.socket.pause();
-  }
-  resume(): void {
-    this.leg.socket.resume();
-  }
 
   send(data: Buffer | string, opts: { binary: boolean }): void {
     const frame = typeof data === "string" ? Buffer.from(data) : data;
@@ -134,39 +100,12 @@ export class TtsLegs extends EventEmitter implements UpstreamSocket {
     leg.socket.send(frame, isBinary ? { binary: true } : AS_TEXT);
   }
 
-  close(code?: number, reason?: string): void {
-    if (this.state === "closed") return;
-    this.state = "closed";
-    const s = this.leg.socket;
-    if (s.readyState === WebSocket.OPEN || s.readyState === WebSocket.CONNECTING) s.close(code, reason);
+  protected legClosed(leg: Leg, code: number, reason: Buffer, lost: string | null): void {
+    if (lost) void this.fail(leg, lost, null);
+    else this.end(code, reason);
   }
 
-  terminate(): void {
-    this.state = "closed";
-    this.leg.socket.terminate();
-  }
-
-  private attach(leg: Leg): void {
-    const s = leg.socket;
-    let errored = false;
-    s.on("message", (data, isBinary) => this.fromVendor(leg, asBuffer(data), isBinary));
-    s.on("error", () => {
-      errored = true;
-    });
-    s.on("close", (code, reason) => {
-      if (leg !== this.leg || this.state !== "live") return;
-      if (errored || FAILING_CLOSES.has(code)) {
-        const text = Buffer.from(reason).toString("utf8");
-        void this.fail(leg, errored || code === 1006 ? "upstream connection lost mid-stream" : `vendor closed the stream with ${code}${text ? ` (${text})` : ""}`, null);
-        return;
-      }
-      this.state = "closed";
-      this.emit("close", code, reason);
-    });
-    if (s.isPaused) s.resume();
-  }
-
-  private fromVendor(leg: Leg, frame: Buffer, isBinary: boolean): void {
+  protected fromVendor(leg: Leg, frame: Buffer, isBinary: boolean): void {
     // While the next leg opens after an in-band failure, the failing vendor's other generations still flow.
     if (leg !== this.leg || this.state === "closed") return;
     const a = isBinary ? null : this.opts.wire.answer(frame);

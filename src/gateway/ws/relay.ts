@@ -131,7 +131,7 @@ const AS_BINARY = { binary: true } as const;
 const AS_TEXT = { binary: false } as const;
 
 /** ws hands a message over as one Buffer (binaryType nodebuffer), or as fragments/ArrayBuffer if configured otherwise. */
-function asBuffer(data: unknown): Buffer {
+export function asBuffer(data: unknown): Buffer {
   if (Buffer.isBuffer(data)) return data;
   if (Array.isArray(data)) return Buffer.concat(data as Buffer[]);
   return Buffer.from(data as ArrayBuffer);

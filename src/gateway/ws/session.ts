@@ -3,7 +3,7 @@ import type { WebSocket } from "ws";
 import type { TypedRecord } from "../../ingest/records.js";
 import { type Attempt, type CallContext, queueRecord, recordAttempt } from "../attempt.js";
 import type { Units } from "../protocol.js";
-import type { Leg, LegObserver } from "../failover/legs.js";
+import type { Leg, LegObserver } from "../failover/switching-upstream.js";
 import { type RelayHandle, type RelaySummary, relay, type StreamLine, type StreamMeter, type UpstreamSocket } from "./relay.js";
 import { isResponseMeter, recordResponses } from "./responses.js";
 import type { GovernedStream, StreamSlot } from "./streams.js";

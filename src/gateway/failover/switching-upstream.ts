@@ -1,0 +1,113 @@
+import { EventEmitter } from "node:events";
+import { WebSocket } from "ws";
+import { asBuffer, type StreamMeter, type UpstreamSocket } from "../ws/relay.js";
+import type { Attempt } from "../attempt.js";
+import type { UpstreamTarget } from "../protocol.js";
+
+/** One vendor socket of a live stream: its target, its own meter and record, its limiter grant. */
+export interface Leg {
+  socket: WebSocket;
+  target: UpstreamTarget;
+  meter: StreamMeter;
+  attempt: Attempt;
+  release(): void;
+  /** Where this leg's audio begins on the client's timeline, in seconds (0 for the first leg). */
+  offset: number;
+}
+
+/** What the session does at a seam: record the failed leg, start recording the new one, note the gap. */
+export interface LegObserver {
+  switched(failed: Leg, next: Leg): void;
+  gap(leg: Leg, ms: number): void;
+}
+
+/** Vendor close codes that fail a leg: lost (1006) and the server-side failures (internal error, restart, overload). */
+const FAILING_CLOSES = new Set([1006, 1011, 1012, 1013, 1014]);
+
+/**
+ * What relay() sees of a stream whose vendor can change underneath it (live STT in legs.ts, TTS
+ * generations in tts-legs.ts): one upstream socket whose flow control and close act on the current
+ * leg. Subclasses say what a vendor frame means and what a leg's close does.
+ */
+export abstract class SwitchingUpstream extends EventEmitter implements UpstreamSocket {
+  protected leg: Leg;
+  protected state: "live" | "switching" | "closed" = "live";
+  observer: LegObserver | null = null;
+
+  protected constructor(first: Leg) {
+    super();
+    this.leg = first;
+  }
+
+  get current(): Leg {
+    return this.leg;
+  }
+  get readyState(): number {
+    return this.state === "closed" ? WebSocket.CLOSED : WebSocket.OPEN;
+  }
+  get bufferedAmount(): number {
+    return this.state === "live" ? this.leg.socket.bufferedAmount : 0;
+  }
+  get isPaused(): boolean {
+    return this.leg.socket.isPaused;
+  }
+  pause(): void {
+    this.leg.socket.pause();
+  }
+  resume(): void {
+    this.leg.socket.resume();
+  }
+
+  abstract send(data: Buffer | string, opts: { binary: boolean }): void;
+
+  /** The client left or the gateway ended the stream: the current leg closes normally. */
+  close(code?: number, reason?: string): void {
+    if (this.state === "closed") return;
+    this.state = "closed";
+    this.stopped();
+    const s = this.leg.socket;
+    if (s.readyState === WebSocket.OPEN || s.readyState === WebSocket.CONNECTING) s.close(code, reason);
+  }
+
+  terminate(): void {
+    this.state = "closed";
+    this.stopped();
+    this.leg.socket.terminate();
+  }
+
+  /** The stream is over (closed, terminated or ended by its vendor): release what the subclass holds. */
+  protected stopped(): void {}
+
+  /** A vendor frame of `leg` (maybe no longer the current one). */
+  protected abstract fromVendor(leg: Leg, frame: Buffer, isBinary: boolean): void;
+
+  /**
+   * The current leg's socket closed while live: `lost` says why when the close was a failure (socket
+   * error or a failing code), null for a normal close.
+   */
+  protected abstract legClosed(leg: Leg, code: number, reason: Buffer, lost: string | null): void;
+
+  /** The stream's own end: the vendor closed normally. */
+  protected end(code: number, reason: Buffer): void {
+    this.state = "closed";
+    this.stopped();
+    this.emit("close", code, reason);
+  }
+
+  protected attach(leg: Leg): void {
+    const s = leg.socket;
+    let errored = false;
+    s.on("message", (data, isBinary) => this.fromVendor(leg, asBuffer(data), isBinary));
+    s.on("error", () => {
+      errored = true;
+    });
+    s.on("close", (code, reason) => {
+      if (leg !== this.leg || this.state !== "live") return;
+      const text = Buffer.from(reason).toString("utf8");
+      const lost = errored || code === 1006 ? "upstream connection lost mid-stream" : FAILING_CLOSES.has(code) ? `vendor closed the stream with ${code}${text ? ` (${text})` : ""}` : null;
+      this.legClosed(leg, code, reason, lost);
+    });
+    // connectUpstream hands sockets over paused: what the vendor sent first flows from here.
+    if (s.isPaused) s.resume();
+  }
+}
