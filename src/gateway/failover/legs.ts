@@ -190,21 +190,9 @@ export class LegSwitch extends SwitchingUpstream {
     s.on("error", noop);
     if (s.readyState === WebSocket.OPEN) s.close(1000, "failover");
     setTimeout(() => s.terminate(), 2_000).unref();
-    let next: Leg | null = null;
-    try {
-      next = await this.opts.next(leg, reason);
-    } catch {
-      next = null;
-    }
+    const next = await this.openNext(() => this.opts.next(leg, reason));
     // The client may have left while the next leg was opening (state changes across the await).
-    if ((this.state as LegSwitch["state"]) === "closed") {
-      if (next) {
-        next.socket.on("error", noop);
-        next.socket.close(1000);
-        next.release();
-      }
-      return;
-    }
+    if ((this.state as LegSwitch["state"]) === "closed") return;
     if (!next) {
       // No candidate left: the client sees what it would have seen without failover.
       if (errorFrame) this.emit("message", errorFrame, false);

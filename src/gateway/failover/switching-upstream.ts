@@ -21,6 +21,8 @@ export interface LegObserver {
   gap(leg: Leg, ms: number): void;
 }
 
+const noop = () => {};
+
 /** Vendor close codes that fail a leg: lost (1006) and the server-side failures (internal error, restart, overload). */
 const FAILING_CLOSES = new Set([1006, 1011, 1012, 1013, 1014]);
 
@@ -92,6 +94,27 @@ export abstract class SwitchingUpstream extends EventEmitter implements Upstream
     this.state = "closed";
     this.stopped();
     this.emit("close", code, reason);
+  }
+
+  /**
+   * The next leg from `open`, or null when none is left or the stream closed while it
+   * was opening (then the new leg is closed and released here).
+   */
+  protected async openNext(open: () => Promise<Leg | null>): Promise<Leg | null> {
+    let next: Leg | null = null;
+    try {
+      next = await open();
+    } catch {
+      next = null;
+    }
+    // The client may have left while the next leg was opening (state changes across the await).
+    if (next && this.state === "closed") {
+      next.socket.on("error", noop);
+      next.socket.close(1000);
+      next.release();
+      return null;
+    }
+    return next;
   }
 
   protected attach(leg: Leg): void {

@@ -152,20 +152,9 @@ export class TtsLegs extends SwitchingUpstream {
     if (leg !== this.leg || this.state !== "live") return;
     this.state = "switching";
     if (inBand?.passed) this.emit("message", inBand.frame, false);
-    let next: Leg | null = null;
-    try {
-      next = await this.opts.next(leg, reason);
-    } catch {
-      next = null;
-    }
-    if ((this.state as TtsLegs["state"]) === "closed") {
-      if (next) {
-        next.socket.on("error", noop);
-        next.socket.close(1000);
-        next.release();
-      }
-      return;
-    }
+    const next = await this.openNext(() => this.opts.next(leg, reason));
+    // The client may have left while the next leg was opening (state changes across the await).
+    if ((this.state as TtsLegs["state"]) === "closed") return;
     if (!next) {
       if (inBand && leg.socket.readyState === WebSocket.OPEN) {
         // The vendor's socket still serves: the generation fails as the vendor said, the stream goes on.

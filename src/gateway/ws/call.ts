@@ -127,53 +127,30 @@ export function relayCall(
 
 /** The leg switch of a live STT stream, or null when it cannot fail over (no candidate left, audio not raw). */
 function liveLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter): LegSwitch | null {
-  const { gw, route, inbound, wsp } = call;
+  const { gw, route, inbound } = call;
   if (!route.failover || opened.index >= plan.chain.length - 1) return null;
   const wire = route.failover(inbound);
   if (!wire) return null;
   const limits = gw.streams.limits;
-  const routeLabel = `${wsp.protocol.prefix}${route.path}`;
-  const index = new Map<Leg, number>();
-  const first: Leg = { socket: upstream, target: opened.target, meter, attempt: opened.attempt, release: () => opened.grant.release(), offset: 0 };
-  index.set(first, opened.index);
+  const { first, next } = legOpener(call, plan, opened, upstream, meter);
   return new LegSwitch({
     first,
     wire,
     stallMs: limits.vendorStallMs,
     replaySeconds: limits.replaySeconds,
-    async next(failed) {
-      // The failed vendor cools down: new streams (and this one's next seam) go elsewhere first.
-      gw.cooldowns.fail(failed.target.providerId, null);
-      const o = await connectChain(call, plan, { from: index.get(failed) ?? opened.index, failed: failed.target });
-      if (!o.ok) return null;
-      gw.streams.countFailover(routeLabel, failed.target.providerId, o.target.providerId);
-      const leg: Leg = { socket: o.upstream, target: o.target, meter: route.meter(inbound, o.target), attempt: o.attempt, release: () => o.grant.release(), offset: 0 };
-      index.set(leg, o.index);
-      return leg;
-    },
+    next,
   });
 }
 
 /** The leg switch of a TTS stream whose generations are retried on the next candidate, or null (no candidate left). */
 function ttsLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter): TtsLegs | null {
-  const { gw, route, inbound, wsp } = call;
+  const { route } = call;
   if (!route.ttsFailover || opened.index >= plan.chain.length - 1) return null;
-  const routeLabel = `${wsp.protocol.prefix}${route.path}`;
-  const index = new Map<Leg, number>();
-  const first: Leg = { socket: upstream, target: opened.target, meter, attempt: opened.attempt, release: () => opened.grant.release(), offset: 0 };
-  index.set(first, opened.index);
+  const { first, next } = legOpener(call, plan, opened, upstream, meter);
   return new TtsLegs({
     first,
     wire: route.ttsFailover(),
-    async next(failed) {
-      gw.cooldowns.fail(failed.target.providerId, null);
-      const o = await connectChain(call, plan, { from: index.get(failed) ?? opened.index, failed: failed.target });
-      if (!o.ok) return null;
-      gw.streams.countFailover(routeLabel, failed.target.providerId, o.target.providerId);
-      const leg: Leg = { socket: o.upstream, target: o.target, meter: route.meter(inbound, o.target), attempt: o.attempt, release: () => o.grant.release(), offset: 0 };
-      index.set(leg, o.index);
-      return leg;
-    },
+    next,
   });
 }
 
@@ -216,4 +193,26 @@ function refusalOf(err: UpstreamConnectError, target: UpstreamTarget): Refusal {
     return { status: err.status, code: "invalid_request", message: `${target.modelId}: the provider refused the stream's parameters (${err.status})` };
   }
   return { status: 502, code: "upstream_unavailable", message: `${target.modelId}: ${err.message}` };
+}
+
+/**
+ * A stream's first leg and how the next is opened at a seam (both leg switches): the failed vendor
+ * cools down, so new streams (and this one's next seam) go elsewhere first; the chain goes on after it.
+ */
+function legOpener(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter) {
+  const { gw, route, inbound, wsp } = call;
+  const routeLabel = `${wsp.protocol.prefix}${route.path}`;
+  const index = new Map<Leg, number>();
+  const first: Leg = { socket: upstream, target: opened.target, meter, attempt: opened.attempt, release: () => opened.grant.release(), offset: 0 };
+  index.set(first, opened.index);
+  const next = async (failed: Leg): Promise<Leg | null> => {
+    gw.cooldowns.fail(failed.target.providerId, null);
+    const o = await connectChain(call, plan, { from: index.get(failed) ?? opened.index, failed: failed.target });
+    if (!o.ok) return null;
+    gw.streams.countFailover(routeLabel, failed.target.providerId, o.target.providerId);
+    const leg: Leg = { socket: o.upstream, target: o.target, meter: route.meter(inbound, o.target), attempt: o.attempt, release: () => o.grant.release(), offset: 0 };
+    index.set(leg, o.index);
+    return leg;
+  };
+  return { first, next };
 }
