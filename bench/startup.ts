@@ -17,7 +17,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cliEntry, createBenchDatabase, fmt, startServer } from "./support.js";
+import { cliEntry, createBenchDatabase, fmt, freePort, startServer } from "./support.js";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const BASE_DIST = process.env.BENCH_BASE_DIST;
@@ -33,7 +33,7 @@ interface Peer {
 const PEERS: Peer[] = [{ name: "this build", entry: cliEntry() }, ...(BASE_DIST ? [{ name: "base build", entry: [join(BASE_DIST, "dist/cli/main.js")] }] : [])];
 
 async function bareNodeMs(): Promise<number> {
-  const port = 40000 + Math.floor(Math.random() * 10000);
+  const port = await freePort();
   const t0 = performance.now();
   const child = spawn(process.execPath, ["-e", `require("node:http").createServer((q,s)=>s.end("ok")).listen(${port},"127.0.0.1")`]);
   for (;;) {
