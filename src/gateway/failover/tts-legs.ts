@@ -210,7 +210,8 @@ export class TtsLegs extends SwitchingUpstream {
   private vendorWords(frame: Buffer): string {
     try {
       const m = JSON.parse(frame.toString("utf8")) as Record<string, unknown>;
-      for (const k of ["message", "description", "error", "title"]) if (typeof m[k] === "string" && m[k] !== "") return (m[k] as string).slice(0, 500);
+      // Deepgram's `message` is a code and its `description` the words; the others have no description.
+      for (const k of ["description", "message", "error", "title"]) if (typeof m[k] === "string" && m[k] !== "") return (m[k] as string).slice(0, 500);
     } catch {
       // not JSON: the generic reason below
     }

@@ -75,7 +75,8 @@ export class ElevenLabsStub extends StubServer {
         if (!contexts.includes(contextId)) contexts.push(contextId);
         // The scripted failure of generation `at` (a context), on its first text to voice.
         if (script && contexts.indexOf(contextId) === script.at && typeof msg.text === "string" && msg.text.trim() !== "") {
-          failed = script.how !== "refuse";
+          // Every scripted failure ends the connection (a refusal too: its error is followed by close 1008).
+          failed = true;
           const audio = script.afterAudio ? ws.send(JSON.stringify({ audio: Buffer.from(ttsAudioFor(msg.text)).toString("base64"), isFinal: false, contextId })) : Promise.resolve();
           if (script.afterAudio) truth.characters = (truth.characters ?? 0) + [...msg.text].length;
           const error = script.how === "refuse" ? { message: "stub: invalid input", error: "invalid_input_message", code: 1008 } : { message: "stub: scripted vendor failure", error: "internal_server_error", code: 1011 };
