@@ -3,6 +3,7 @@ import { deepgramListenMeter, deepgramSpeakMeter } from "../audio/stream-meters.
 import { characterCount, deepgramSpeakText } from "../audio/tts-units.js";
 import { shortStringField } from "../audio/tts-contexts.js";
 import { deepgramLiveWire } from "../failover/deepgram-live.js";
+import { deepgramToOpenAiBridge } from "../failover/openai-transcription-leg.js";
 import type { TtsWire } from "../failover/tts-legs.js";
 import {
   authorizationToken,
@@ -110,6 +111,10 @@ const listenWs: WsRoute = {
   meter: (inbound) => deepgramListenMeter(deepgramAudioFormat(inbound.query)),
   errorFrame: deepgramWsError,
   failover: (inbound) => deepgramLiveWire(inbound.query),
+  crossFailover: (inbound) => {
+    const openai = deepgramToOpenAiBridge(inbound.query);
+    return openai ? [openai] : [];
+  },
 };
 
 /** Deepgram's WebSocket error frame (listen and speak; its SDKs raise it as a message or `error` event). */
