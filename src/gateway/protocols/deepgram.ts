@@ -2,6 +2,7 @@ import { deepgramAudioFormat, deepgramPrerecordedSeconds, jsonObject, rawAudioSe
 import { deepgramListenMeter, deepgramSpeakMeter } from "../audio/stream-meters.js";
 import { characterCount, deepgramSpeakText } from "../audio/tts-units.js";
 import { deepgramLiveWire } from "../failover/deepgram-live.js";
+import { deepgramToOpenAiBridge } from "../failover/openai-transcription-leg.js";
 import {
   authorizationToken,
   forwardableHeaders,
@@ -109,6 +110,10 @@ const listenWs: WsRoute = {
   // Deepgram's live error frame (its SDKs raise it as an `error` event before the close).
   errorFrame: (code, message) => JSON.stringify({ type: "Error", description: message, message: code, variant: "voxgate" }),
   failover: (inbound) => deepgramLiveWire(inbound.query),
+  crossFailover: (inbound) => {
+    const openai = deepgramToOpenAiBridge(inbound.query);
+    return openai ? [openai] : [];
+  },
 };
 
 /** WebSocket speak: `Speak` text messages up, binary audio down. */

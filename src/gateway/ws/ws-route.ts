@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Modality } from "../../config/schema.js";
 import type { GatewayErrorCode, InboundRequest, UpstreamTarget, VendorProtocol } from "../protocol.js";
 import type { LiveSttWire } from "../failover/deepgram-live.js";
+import type { LegBridge } from "../failover/switching-upstream.js";
 import type { TtsWire } from "../failover/tts-legs.js";
 import type { StreamMeter } from "./relay.js";
 
@@ -38,6 +39,11 @@ export interface WsRoute {
    * how its frames read across a seam, or null when this stream's audio cannot be replayed.
    */
   failover?(inbound: InboundRequest): LiveSttWire | null;
+  /**
+   * Live STT: vendors of other protocols this stream can fail over to mid-call, its frames translated
+   * both ways (none: only candidates of the route's own protocol).
+   */
+  crossFailover?(inbound: InboundRequest): readonly LegBridge[];
   /**
    * A context-based TTS route whose generations are retried on the next candidate when the vendor
    * fails one before its first audio (src/gateway/failover/tts-legs.ts).
