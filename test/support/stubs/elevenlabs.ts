@@ -1,4 +1,5 @@
 import { chunked, type StubTruth, ttsAudioFor } from "./deepgram.js";
+import { failLeg, type TtsLegScript } from "./tts-legs.js";
 import { StubServer } from "./vendor-stub.js";
 
 function parseJson(bytes: Uint8Array | string): Record<string, unknown> | null {
@@ -14,9 +15,13 @@ function parseJson(bytes: Uint8Array | string): Record<string, unknown> | null {
  * ElevenLabs: POST /v1/text-to-speech/{voice} and /stream (audio for `text`), /with-timestamps and
  * /stream/with-timestamps (base64 audio with character alignment, JSON or one object per line), and WS
  * /v1/text-to-speech/{voice}/multi-stream-input (an `audio` message per text message, `isFinal`
- * on flush/close_context; the single-space opener synthesizes nothing).
+ * on flush/close_context; the single-space opener synthesizes nothing; an error message is followed
+ * by close 1008, as ElevenLabs does).
  */
 export class ElevenLabsStub extends StubServer {
+  /** Scripts its multi-stream-input connections in order (a generation is a context); past the list: normal service. */
+  legs: TtsLegScript[] = [];
+
   constructor() {
     super();
     const tts = async (ctx: Parameters<Parameters<StubServer["http"]>[2]>[0]) => {
@@ -52,7 +57,11 @@ export class ElevenLabsStub extends StubServer {
     this.ws("/v1/text-to-speech/:voice/multi-stream-input", (ws) => {
       const truth: StubTruth = { path: ws.req.path, characters: 0 };
       this.truth.push(truth);
+      const script = this.legs.shift() ?? null;
+      const contexts: string[] = [];
+      let failed = false;
       ws.onMessage((data) => {
+        if (failed) return;
         const msg = parseJson(data);
         if (!msg) {
           ws.close(1008, "invalid message");
@@ -61,6 +70,17 @@ export class ElevenLabsStub extends StubServer {
         const contextId = typeof msg.context_id === "string" ? msg.context_id : "default";
         if (msg.close_socket === true) {
           ws.close(1000);
+          return;
+        }
+        if (!contexts.includes(contextId)) contexts.push(contextId);
+        // The scripted failure of generation `at` (a context), on its first text to voice.
+        if (script && contexts.indexOf(contextId) === script.at && typeof msg.text === "string" && msg.text.trim() !== "") {
+          // Every scripted failure ends the connection (a refusal too: its error is followed by close 1008).
+          failed = true;
+          const audio = script.afterAudio ? ws.send(JSON.stringify({ audio: Buffer.from(ttsAudioFor(msg.text)).toString("base64"), isFinal: false, contextId })) : Promise.resolve();
+          if (script.afterAudio) truth.characters = (truth.characters ?? 0) + [...msg.text].length;
+          const error = script.how === "refuse" ? { message: "stub: invalid input", error: "invalid_input_message", code: 1008 } : { message: "stub: scripted vendor failure", error: "internal_server_error", code: 1011 };
+          void audio.then(() => failLeg(ws, script.how, JSON.stringify(error), { code: 1008, reason: error.error }));
           return;
         }
         // A text containing FAIL: ElevenLabs' error message, then close 1008.
