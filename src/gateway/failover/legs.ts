@@ -111,6 +111,10 @@ export class LegSwitch extends SwitchingUpstream {
     else this.end(code, reason);
   }
 
+  protected override alive(leg: Leg): void {
+    if (leg === this.leg && this.state === "live") this.vendorFrames++;
+  }
+
   protected fromVendor(leg: Leg, frame: Buffer, isBinary: boolean): void {
     if (leg !== this.leg || this.state !== "live") return;
     this.vendorFrames++;

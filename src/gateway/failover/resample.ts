@@ -52,6 +52,22 @@ export class PcmResampler {
     this.prev = bytes.readInt16LE((n - 1) * 2);
     return out.subarray(0, written);
   }
+
+  /**
+   * The input has ended: the outputs that sit past its last sample (a push holds them back for the
+   * next chunk) are emitted holding that sample, so the whole output is ceil(input · to / from)
+   * samples, the length the input's duration has at the new rate.
+   */
+  flush(): Buffer {
+    const prev = this.prev;
+    if (prev === null) return Buffer.alloc(0);
+    let n = 0;
+    while ((this.emitted + n) * this.fromRate < this.consumed * this.toRate) n++;
+    this.emitted += n;
+    const out = Buffer.allocUnsafe(n * 2);
+    for (let k = 0; k < n; k++) out.writeInt16LE(prev, k * 2);
+    return out;
+  }
 }
 
 /** Bytes of 16-bit mono PCM at `rate` for `seconds` of audio. */

@@ -2,17 +2,49 @@ import { EventEmitter } from "node:events";
 import { WebSocket } from "ws";
 import { asBuffer, type StreamMeter, type UpstreamSocket } from "../ws/relay.js";
 import type { Attempt } from "../attempt.js";
-import type { UpstreamTarget } from "../protocol.js";
+import type { ProviderType } from "../../config/schema.js";
+import type { UpstreamTarget, VendorProtocol } from "../protocol.js";
+
+/**
+ * A leg's vendor socket as the leg switches use it: the vendor's own WebSocket, or a socket that
+ * translates another vendor's protocol into the client's (src/gateway/failover/openai-transcription-leg.ts).
+ */
+export interface LegSocket extends UpstreamSocket {
+  removeAllListeners(event: "message" | "close"): unknown;
+  on(event: "message", listener: (data: WebSocket.RawData, isBinary: boolean) => void): unknown;
+  on(event: "close", listener: (code: number, reason: Buffer) => void): unknown;
+  on(event: "error", listener: (err: Error) => void): unknown;
+  /** A vendor that stays silent while nobody speaks is known alive by its socket's pongs (the stall clock counts them). */
+  on(event: "pong", listener: () => void): unknown;
+}
 
 /** One vendor socket of a live stream: its target, its own meter and record, its limiter grant. */
 export interface Leg {
-  socket: WebSocket;
+  socket: LegSocket;
   target: UpstreamTarget;
   meter: StreamMeter;
   attempt: Attempt;
   release(): void;
   /** Where this leg's audio begins on the client's timeline, in seconds (0 for the first leg). */
   offset: number;
+}
+
+/**
+ * A live stream's way to a candidate of another protocol: the vendor's socket is opened as that
+ * protocol's (its path, its provider's auth and header policy) and wrapped in a LegSocket that speaks
+ * the client's protocol, with a meter of what that vendor billed.
+ */
+export interface LegBridge {
+  /** Provider types whose candidates this bridge serves. */
+  providerTypes: readonly ProviderType[];
+  /** The vendor's protocol: its upstream auth and header policy. */
+  protocol: VendorProtocol;
+  upstream(target: UpstreamTarget): { path: string; headers: Record<string, string> };
+  /**
+   * The opened vendor socket as a leg of the client's protocol (`requestId`: the stream's, for its
+   * messages; `stallMs`: the stall clock, which its pings keep fed while the vendor has nothing to say).
+   */
+  leg(socket: WebSocket, target: UpstreamTarget, stream: { requestId: string; stallMs: number }): { socket: LegSocket; meter: StreamMeter };
 }
 
 /** What the session does at a seam: record the failed leg, start recording the new one, note the gap. */
@@ -80,6 +112,9 @@ export abstract class SwitchingUpstream extends EventEmitter implements Upstream
   /** The stream is over (closed, terminated or ended by its vendor): release what the subclass holds. */
   protected stopped(): void {}
 
+  /** A sign of life from `leg` that is no frame (its socket's pong). */
+  protected alive(_leg: Leg): void {}
+
   /** A vendor frame of `leg` (maybe no longer the current one). */
   protected abstract fromVendor(leg: Leg, frame: Buffer, isBinary: boolean): void;
 
@@ -121,6 +156,7 @@ export abstract class SwitchingUpstream extends EventEmitter implements Upstream
     const s = leg.socket;
     let errored = false;
     s.on("message", (data, isBinary) => this.fromVendor(leg, asBuffer(data), isBinary));
+    s.on("pong", () => this.alive(leg));
     s.on("error", () => {
       errored = true;
     });

@@ -104,8 +104,12 @@ export class OpenAiToDeepgram {
     this.lastEnd = legStart;
   }
 
-  /** The Deepgram messages for one OpenAI event (none for events with no client counterpart). */
-  translate(event: unknown): Json[] {
+  /**
+   * The Deepgram messages for one OpenAI event (none for events with no client counterpart).
+   * `heardSeconds`: the leg's audio sent so far, where an item committed without a `speech_stopped`
+   * (a client's commit, VAD off) ends.
+   */
+  translate(event: unknown, heardSeconds?: number): Json[] {
     if (!isObject(event) || typeof event.type !== "string") return [];
     const id = typeof event.item_id === "string" ? event.item_id : "";
     switch (event.type) {
@@ -120,6 +124,17 @@ export class OpenAiToDeepgram {
         this.lastEnd = Math.max(this.lastEnd, item.end);
         return [];
       }
+      case "input_audio_buffer.committed": {
+        const item = this.item(id);
+        if (item.end === null && heardSeconds !== undefined) {
+          item.end = Math.max(item.start, this.legStart + heardSeconds);
+          this.lastEnd = Math.max(this.lastEnd, item.end);
+        }
+        return [];
+      }
+      case "conversation.item.input_audio_transcription.failed":
+        this.items.delete(id);
+        return [];
       case "conversation.item.input_audio_transcription.delta": {
         const item = this.item(id);
         item.text += typeof event.delta === "string" ? event.delta : "";

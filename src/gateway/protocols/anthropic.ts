@@ -1,7 +1,7 @@
 import { authorizationToken, type GatewayErrorCode, headerValue, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type Units, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
 import { contentChars, jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField, withModel } from "./json-body.js";
-import { SseLines } from "./sse.js";
+import { sseDataMeter } from "./sse.js";
 
 /** The API version sent when the caller's SDK sent none. */
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -74,42 +74,35 @@ const jsonMeter = (): Meter => jsonAnswerMeter((body) => anthropicUsageUnits(par
  * message_delta, the output is the number of content deltas seen.
  */
 function sseMeter(state: MessagesState): Meter {
-  const lines = new SseLines();
   const units: Units = {};
   let deltas = 0;
   let sawOutput = false;
-  let first = false;
-  return {
-    chunk(chunk) {
-      let firstHere = false;
-      for (const line of lines.push(chunk)) {
-        if (!line.startsWith("data:")) continue;
-        if (line.includes('"content_block_delta"')) {
-          deltas++;
-          if (!first) first = firstHere = true;
-          continue;
-        }
-        if (!line.includes('"usage"')) continue;
-        try {
-          const ev = JSON.parse(line.slice(5)) as { type?: string; message?: { usage?: unknown }; usage?: unknown };
-          if (ev.type === "message_start") anthropicUsageUnits(ev.message?.usage, units);
-          else if (ev.type === "message_delta") {
-            anthropicUsageUnits(ev.usage, units);
-            sawOutput = true;
-          }
-        } catch {
-          // the upstream's malformed line: the estimate stands
-        }
+  return sseDataMeter(
+    (line) => {
+      if (line.includes('"content_block_delta"')) {
+        deltas++;
+        return true;
       }
-      return firstHere;
+      if (!line.includes('"usage"')) return false;
+      try {
+        const ev = JSON.parse(line.slice(5)) as { type?: string; message?: { usage?: unknown }; usage?: unknown };
+        if (ev.type === "message_start") anthropicUsageUnits(ev.message?.usage, units);
+        else if (ev.type === "message_delta") {
+          anthropicUsageUnits(ev.usage, units);
+          sawOutput = true;
+        }
+      } catch {
+        // the upstream's malformed line: the estimate stands
+      }
+      return false;
     },
-    units() {
+    () => {
       const out = { ...units };
       if (!sawOutput) out.outputTokens = deltas;
       out.inputTokens ??= promptTokensEstimate(state.promptChars);
       return out;
     },
-  };
+  );
 }
 
 const anthropicAuth = (t: UpstreamTarget): Record<string, string> => ({ "x-api-key": t.apiKey });

@@ -14,7 +14,7 @@ import {
 import { forwardQuery } from "../ws/ws-route.js";
 import { jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField } from "./json-body.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
-import { SseLines } from "./sse.js";
+import { sseTokenMeter, type TokenStream } from "./sse.js";
 
 /**
  * /gemini: Google's Gemini API (generativelanguage), as @google/genai calls it with
@@ -85,36 +85,11 @@ const jsonMeter = (): Meter => jsonAnswerMeter((body) => geminiUsageUnits(parsed
  * usageMetadata holds the totals. The first token is the first chunk with candidate text. Cut off
  * before any usage, the output is the number of text chunks and the input the contents' characters / 4.
  */
-function sseMeter(state: GeminiState): Meter {
-  const lines = new SseLines();
-  let usage: Units | null = null;
-  let deltas = 0;
-  let first = false;
-  return {
-    chunk(chunk) {
-      let firstHere = false;
-      for (const line of lines.push(chunk)) {
-        if (!line.startsWith("data:")) continue;
-        if (line.includes('"text"')) {
-          deltas++;
-          if (!first) first = firstHere = true;
-        }
-        if (line.includes('"usageMetadata"')) {
-          try {
-            usage = geminiUsageUnits((JSON.parse(line.slice(5)) as { usageMetadata?: unknown }).usageMetadata) ?? usage;
-          } catch {
-            // a malformed line is the upstream's problem; the estimate stands
-          }
-        }
-      }
-      return firstHere;
-    },
-    units() {
-      if (usage) return usage;
-      return { inputTokens: promptTokensEstimate(state.promptChars), outputTokens: deltas };
-    },
-  };
-}
+const GEMINI_STREAM: TokenStream = {
+  isDelta: (line) => line.includes('"text"'),
+  carriesUsage: (line) => line.includes('"usageMetadata"'),
+  usage: (event) => geminiUsageUnits((event as { usageMetadata?: unknown }).usageMetadata),
+};
 
 function generateRoute(version: "v1" | "v1beta", voxgateId: boolean): ProxyRoute {
   return {
@@ -142,7 +117,7 @@ function generateRoute(version: "v1" | "v1beta", voxgateId: boolean): ProxyRoute
         body: inbound.body,
       };
     },
-    meter: (call) => (call.stream ? sseMeter(call.state as GeminiState) : jsonMeter()),
+    meter: (call) => (call.stream ? sseTokenMeter(GEMINI_STREAM, (call.state as GeminiState).promptChars) : jsonMeter()),
   };
 }
 

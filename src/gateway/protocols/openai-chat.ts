@@ -1,7 +1,7 @@
 import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
 import { contentChars, jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField, valueAfterKey, withModel } from "./json-body.js";
-import { SseLines } from "./sse.js";
+import { sseTokenMeter, type TokenStream } from "./sse.js";
 
 /** What parse keeps for the upstream request and the meter of a chat completion. */
 interface ChatState {
@@ -100,36 +100,11 @@ const USAGE_MARK = '"usage":{';
  * first token is the first delta with content or a tool call. Cut off before the usage block, the
  * output is the number of content deltas (one token each) and the input the prompt's characters / 4.
  */
-function sseMeter(state: ChatState): Meter {
-  const lines = new SseLines();
-  let usage: Units | null = null;
-  let deltas = 0;
-  let first = false;
-  return {
-    chunk(chunk) {
-      let firstHere = false;
-      for (const line of lines.push(chunk)) {
-        if (!line.startsWith("data:")) continue;
-        if (line.includes(USAGE_MARK)) {
-          try {
-            usage = openaiUsageUnits((JSON.parse(line.slice(5)) as { usage?: unknown }).usage) ?? usage;
-          } catch {
-            // a malformed line is the upstream's problem; the estimate stands
-          }
-        }
-        if (/"content":"[^"]|"tool_calls":\[/.test(line)) {
-          deltas++;
-          if (!first) first = firstHere = true;
-        }
-      }
-      return firstHere;
-    },
-    units() {
-      if (usage) return usage;
-      return { inputTokens: promptTokensEstimate(state.promptChars), outputTokens: deltas };
-    },
-  };
-}
+const CHAT_STREAM: TokenStream = {
+  isDelta: (line) => /"content":"[^"]|"tool_calls":\[/.test(line),
+  carriesUsage: (line) => line.includes(USAGE_MARK),
+  usage: (event) => openaiUsageUnits((event as { usage?: unknown }).usage),
+};
 
 /** POST /chat/completions, JSON and SSE. */
 export function chatCompletionsRoute(auth: (t: UpstreamTarget) => Record<string, string>): ProxyRoute {
@@ -140,6 +115,6 @@ export function chatCompletionsRoute(auth: (t: UpstreamTarget) => Record<string,
     modality: "llm",
     parse: parseChat,
     upstreamRequest: (inbound, call, target) => chatUpstream(inbound, call, target, auth(target)),
-    meter: (call) => (call.stream ? sseMeter(call.state as ChatState) : jsonMeter()),
+    meter: (call) => (call.stream ? sseTokenMeter(CHAT_STREAM, (call.state as ChatState).promptChars) : jsonMeter()),
   };
 }

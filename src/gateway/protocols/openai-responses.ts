@@ -2,7 +2,7 @@ import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, t
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
 import { jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField, withModel } from "./json-body.js";
 import { usageFromSlice } from "./openai-chat.js";
-import { SseLines } from "./sse.js";
+import { sseTokenMeter, type TokenStream } from "./sse.js";
 
 /**
  * POST /responses: OpenAI's Responses API (the default of the Vercel AI SDK's `openai(model)` and of
@@ -84,35 +84,11 @@ const OUTPUT_DELTA = /"type":"response\.(?:output_text|refusal|function_call_arg
  * output is the number of deltas seen (one token each) and the input the input's characters / 4, as
  * for chat streams.
  */
-function sseMeter(state: ResponsesState): Meter {
-  const lines = new SseLines();
-  let usage: Units | null = null;
-  let deltas = 0;
-  let first = false;
-  return {
-    chunk(chunk) {
-      let firstHere = false;
-      for (const line of lines.push(chunk)) {
-        if (!line.startsWith("data:")) continue;
-        if (OUTPUT_DELTA.test(line)) {
-          deltas++;
-          if (!first) first = firstHere = true;
-        } else if (TERMINAL.test(line)) {
-          try {
-            usage = responsesUsageUnits((JSON.parse(line.slice(5)) as { response?: { usage?: unknown } }).response?.usage) ?? usage;
-          } catch {
-            // a malformed line is the upstream's problem; the estimate stands
-          }
-        }
-      }
-      return firstHere;
-    },
-    units() {
-      if (usage) return usage;
-      return { inputTokens: promptTokensEstimate(state.promptChars), outputTokens: deltas };
-    },
-  };
-}
+const RESPONSES_STREAM: TokenStream = {
+  isDelta: (line) => OUTPUT_DELTA.test(line),
+  carriesUsage: (line) => TERMINAL.test(line),
+  usage: (event) => responsesUsageUnits((event as { response?: { usage?: unknown } }).response?.usage),
+};
 
 export function responsesRoute(auth: (t: UpstreamTarget) => Record<string, string>): ProxyRoute {
   return {
@@ -130,6 +106,6 @@ export function responsesRoute(auth: (t: UpstreamTarget) => Record<string, strin
         body: withModel(inbound.body, state.json, target.modelName, {}),
       };
     },
-    meter: (call) => (call.stream ? sseMeter(call.state as ResponsesState) : jsonMeter()),
+    meter: (call) => (call.stream ? sseTokenMeter(RESPONSES_STREAM, (call.state as ResponsesState).promptChars) : jsonMeter()),
   };
 }

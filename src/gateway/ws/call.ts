@@ -7,11 +7,13 @@ import { upstreamHeaders } from "../header-policy.js";
 import type { LimitGrant } from "../limiter.js";
 import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type UpstreamTarget } from "../protocol.js";
 import { LegSwitch } from "../failover/legs.js";
-import type { Leg } from "../failover/switching-upstream.js";
+import type { Leg, LegBridge } from "../failover/switching-upstream.js";
 import { TtsLegs } from "../failover/tts-legs.js";
+import { voiceMap } from "../failover/voices.js";
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
 import type { StreamMeter } from "./relay.js";
 import type { StreamSession, StreamSpendHook } from "./session.js";
+import { fallbackChain } from "../resolve.js";
 import { type StreamModels, type WsProtocol, type WsRoute, wsUrl } from "./ws-route.js";
 
 export type Refusal = { status: number; code: GatewayErrorCode; message: string; retryAfterSeconds?: number | null };
@@ -38,24 +40,36 @@ export interface OpenedUpstream {
   target: UpstreamTarget;
   attempt: Attempt;
   grant: LimitGrant;
-  /** The target's place in the plan's chain. */
+  /** The target's place in the chain it was opened from. */
   index: number;
+  /** The bridge its socket needs when the target speaks another protocol than the route's (a live failover). */
+  bridge: LegBridge | null;
 }
+
+/** A candidate of a live stream: its target, and the bridge to it when it speaks another protocol than the route's. */
+interface Candidate {
+  target: UpstreamTarget;
+  bridge: LegBridge | null;
+}
+
+/** The plan's chain as candidates: every one speaks the route's protocol. */
+const ownChain = (plan: CallPlan): Candidate[] => plan.chain.map((target) => ({ target, bridge: null }));
 
 /** Tries the plan's candidates in order until one vendor socket opens; failed attempts are recorded. */
 export async function connectChain(
   call: WsCall,
   plan: CallPlan,
-  /** A live failover: candidates after `from` in the chain, each a fallback from `failed`. */
-  after?: { from: number; failed: UpstreamTarget },
+  /** A live failover: the stream's candidates after `from` in `chain`, each a fallback from `failed`. */
+  after?: { from: number; failed: UpstreamTarget; chain: readonly Candidate[] },
 ): Promise<OpenedUpstream | { ok: false; refusal: Refusal }> {
   const { gw, route, inbound } = call;
-  const { ctx, chain } = plan;
+  const { ctx } = plan;
+  const chain = after?.chain ?? ownChain(plan);
   const timeoutMs = Math.min(UPSTREAM_CONNECT_TIMEOUT_MS, gw.config.gateway.first_byte_timeout_ms);
   let firstFailed: UpstreamTarget | null = after?.failed ?? null;
   let last: Refusal = { status: 503, code: "upstream_unavailable", message: "no provider could take the call" };
   for (let i = after ? after.from + 1 : 0; i < chain.length; i++) {
-    const target = chain[i] as UpstreamTarget;
+    const { target, bridge } = chain[i] as Candidate;
     if (i < chain.length - 1 && gw.cooldowns.cooling(target.providerId)) continue;
     const limit = await gw.limiter.acquire(target.providerId);
     if (!limit.ok) {
@@ -67,8 +81,9 @@ export async function connectChain(
     if (after) attempt.metadata = { stream_id: call.requestId };
     let upstream: WebSocket;
     try {
-      const up = route.upstream(inbound, target);
-      const headers = upstreamHeaders(call.wsp.protocol.id, up.headers, call.wsp.protocol.upstreamAuth(target));
+      const up: ReturnType<WsRoute["upstream"]> = bridge ? bridge.upstream(target) : route.upstream(inbound, target, voiceMap(gw.config));
+      const protocol = bridge ? bridge.protocol : call.wsp.protocol;
+      const headers = upstreamHeaders(protocol.id, up.headers, protocol.upstreamAuth(target));
       const base = up.baseUrl ?? target.baseUrl;
       upstream = await connectUpstream({ url: wsUrl(base, up.path), headers, protocols: up.protocols ?? [], timeoutMs, lookup: gw.upstreams.lookupFor(base) });
     } catch (err) {
@@ -88,7 +103,7 @@ export async function connectChain(
       attempt.status = "fallback";
       attempt.fallbackFrom = firstFailed.modelId;
     }
-    return { ok: true, upstream, target, attempt, grant: limit.grant, index: i };
+    return { ok: true, upstream, target, attempt, grant: limit.grant, index: i, bridge };
   }
   return { ok: false, refusal: last };
 }
@@ -96,8 +111,8 @@ export async function connectChain(
 /**
  * Relays an accepted session to its open vendor socket, with the route's meter and model gate (and
  * its budget hook). A live STT route with candidates left in the chain relays through a LegSwitch:
- * the stream fails over mid-call (src/gateway/failover/legs.ts); a context-based TTS route through
- * TtsLegs: a generation the vendor fails before its first audio is retried on the next candidate
+ * the stream fails over mid-call (src/gateway/failover/legs.ts); a TTS route through TtsLegs: a
+ * generation the vendor fails before its first audio is retried on the next candidate
  * (src/gateway/failover/tts-legs.ts).
  */
 export function relayCall(
@@ -128,11 +143,14 @@ export function relayCall(
 /** The leg switch of a live STT stream, or null when it cannot fail over (no candidate left, audio not raw). */
 function liveLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter): LegSwitch | null {
   const { gw, route, inbound } = call;
-  if (!route.failover || opened.index >= plan.chain.length - 1) return null;
+  if (!route.failover) return null;
+  const chain = liveChain(call, plan);
+  const at = chain.findIndex((c) => c.target.modelId === opened.target.modelId);
+  if (at < 0 || at >= chain.length - 1) return null;
   const wire = route.failover(inbound);
   if (!wire) return null;
   const limits = gw.streams.limits;
-  const { first, next } = legOpener(call, plan, opened, upstream, meter);
+  const { first, next } = legOpener(call, plan, { ...opened, index: at }, upstream, meter, chain);
   return new LegSwitch({
     first,
     wire,
@@ -142,14 +160,33 @@ function liveLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream
   });
 }
 
+/**
+ * A live STT stream's candidates in fallbacks.stt order: the plan's chain, with the candidates of
+ * other protocols placed among them where the route has a bridge that translates this stream (a
+ * Deepgram client's linear16 to an OpenAI realtime transcription model); others are skipped.
+ */
+function liveChain(call: WsCall, plan: CallPlan): Candidate[] {
+  const { gw, route, inbound, wsp } = call;
+  const own = wsp.protocol.providerTypes;
+  const bridges = route.crossFailover?.(inbound) ?? [];
+  if (bridges.length === 0) return ownChain(plan);
+  const primary = plan.chain[0] as UpstreamTarget;
+  const speaks = { modality: route.modality, providerTypes: [...own, ...bridges.flatMap((b) => b.providerTypes)] };
+  return [primary, ...fallbackChain(gw.table, speaks, primary)].map((target) => ({
+    target,
+    bridge: own.includes(target.providerType) ? null : (bridges.find((b) => b.providerTypes.includes(target.providerType)) ?? null),
+  }));
+}
+
 /** The leg switch of a TTS stream whose generations are retried on the next candidate, or null (no candidate left). */
 function ttsLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter): TtsLegs | null {
-  const { route } = call;
+  const { gw, route } = call;
   if (!route.ttsFailover || opened.index >= plan.chain.length - 1) return null;
   const { first, next } = legOpener(call, plan, opened, upstream, meter);
   return new TtsLegs({
     first,
-    wire: route.ttsFailover(),
+    wire: route.ttsFailover(voiceMap(gw.config)),
+    stallMs: gw.streams.limits.vendorStallMs,
     next,
   });
 }
@@ -173,6 +210,7 @@ export function streamModels(call: WsCall, session: StreamSession, current: Upst
       if (answer !== null) session.sendToClient(answer);
       recordRefused(call, named, message);
     },
+    voice: (requested) => voiceMap(call.gw.config).on(requested, current.providerId),
   };
 }
 
@@ -199,7 +237,7 @@ function refusalOf(err: UpstreamConnectError, target: UpstreamTarget): Refusal {
  * A stream's first leg and how the next is opened at a seam (both leg switches): the failed vendor
  * cools down, so new streams (and this one's next seam) go elsewhere first; the chain goes on after it.
  */
-function legOpener(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter) {
+function legOpener(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter, chain: readonly Candidate[] = ownChain(plan)) {
   const { gw, route, inbound, wsp } = call;
   const routeLabel = `${wsp.protocol.prefix}${route.path}`;
   const index = new Map<Leg, number>();
@@ -207,10 +245,12 @@ function legOpener(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstrea
   index.set(first, opened.index);
   const next = async (failed: Leg): Promise<Leg | null> => {
     gw.cooldowns.fail(failed.target.providerId, null);
-    const o = await connectChain(call, plan, { from: index.get(failed) ?? opened.index, failed: failed.target });
+    const o = await connectChain(call, plan, { from: index.get(failed) ?? opened.index, failed: failed.target, chain });
     if (!o.ok) return null;
     gw.streams.countFailover(routeLabel, failed.target.providerId, o.target.providerId);
-    const leg: Leg = { socket: o.upstream, target: o.target, meter: route.meter(inbound, o.target), attempt: o.attempt, release: () => o.grant.release(), offset: 0 };
+    // A vendor of another protocol is reached through its bridge, which speaks the client's protocol.
+    const side = o.bridge ? o.bridge.leg(o.upstream, o.target, { requestId: call.requestId, stallMs: gw.streams.limits.vendorStallMs }) : { socket: o.upstream, meter: route.meter(inbound, o.target) };
+    const leg: Leg = { socket: side.socket, target: o.target, meter: side.meter, attempt: o.attempt, release: () => o.grant.release(), offset: 0 };
     index.set(leg, o.index);
     return leg;
   };

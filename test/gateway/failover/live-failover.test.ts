@@ -1,8 +1,8 @@
-import { DeepgramClient } from "@deepgram/sdk";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DeepgramLiveStub, type LiveLegScript, wordFrame } from "../../support/stubs/deepgram-live.js";
-import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, type RequestRowView, recordedRows } from "../support.js";
+import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY } from "../support.js";
 import { opened, openWs } from "../ws-support.js";
+import { finalWords, legSeconds, sessionRows, sleep, talk } from "./live-support.js";
 
 /**
  * Live STT failover on Deepgram's `listen` WebSocket, driven by @deepgram/sdk's live client against
@@ -42,51 +42,6 @@ beforeEach(() => {
   backup.reset();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The session's rows once its last leg's final row (no checkpoint number) is recorded. */
-async function sessionRows(app: Awaited<ReturnType<typeof gatewayApp>>, session: string, legs: number): Promise<RequestRowView[]> {
-  for (;;) {
-    const rows = (await recordedRows(app)).filter((r) => r.session_id === session);
-    if (rows.filter((r) => r.metadata?.checkpoint === undefined).length >= legs) return rows;
-    await sleep(20);
-  }
-}
-
-const legSeconds = (rows: RequestRowView[], model: string) => rows.filter((r) => r.model_id === model).reduce((a, r) => a + Number(r.audio_seconds ?? 0), 0);
-
-/**
- * Streams word frames through the SDK at a steady pace (at least WORDS, and on until the backup vendor
- * has been reached, so the seam falls inside the call whatever the machine's speed), then CloseStream.
- */
-async function talk(base: string, session: string, untilBackup = true) {
-  const dg = new DeepgramClient({ apiKey: OPERATOR_KEY, baseUrl: `${base.replace("http://", "ws://")}/p/calls/s/${session}/deepgram` });
-  const socket = await dg.listen.v1.connect({ model: "deepgram/nova-3", encoding: "linear16", sample_rate: 16000, interim_results: "true" });
-  const finals: string[] = [];
-  const starts: number[] = [];
-  let opens = 0;
-  const closes: number[] = [];
-  socket.on("open", () => opens++);
-  socket.on("message", (m) => {
-    if (m.type !== "Results" || !m.is_final) return;
-    finals.push(m.channel.alternatives[0]?.transcript ?? "");
-    starts.push(m.start);
-  });
-  socket.on("close", (e: { code: number }) => closes.push(e.code));
-  socket.connect();
-  await socket.waitForOpen();
-  let sent = 0;
-  while (sent < WORDS || (untilBackup && backup.connections.length === 0)) {
-    socket.sendMedia(wordFrame(sent++));
-    await sleep(25);
-  }
-  socket.sendCloseStream({ type: "CloseStream" });
-  // The vendor's normal close after CloseStream ends it (the SDK redials only after other codes).
-  while (closes.length === 0) await sleep(10);
-  return { finals, starts, opens, closes, words: Array.from({ length: sent }, (_, i) => `w${i}`).join(" ") };
-}
-
-
 describe("live STT failover (Deepgram listen)", () => {
   const cases: Array<[string, LiveLegScript, RegExp, boolean?]> = [
     ["the vendor's connection drops", { how: "drop", afterFrames: 5 }, /upstream connection lost/],
@@ -102,10 +57,10 @@ describe("live STT failover (Deepgram listen)", () => {
       const app = await gatewayApp(YAML(script.how === "stall" ? 300 : 2_000));
       try {
         const session = `call-${script.how}-${script.afterFrames}`;
-        const seen = await talk(app.base, session, untilBackup);
+        const seen = await talk(app.base, session, { words: WORDS, reached: () => !untilBackup || backup.connections.length > 0 });
         expect(seen.opens).toBe(1);
         expect(seen.closes).toEqual([1000]);
-        expect(seen.finals.join(" ").split(/\s+/).filter(Boolean).join(" ")).toBe(seen.words);
+        expect(finalWords(seen.finals)).toBe(seen.words);
         // The finals stay in order on the client's timeline across the seam.
         expect([...seen.starts].sort((a, b) => a - b)).toEqual(seen.starts);
         expect(primary.connections).toHaveLength(1);

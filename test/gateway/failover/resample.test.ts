@@ -52,6 +52,28 @@ describe("PcmResampler", () => {
     );
   });
 
+  it("flush() completes the output to the input's duration at the new rate, whatever the chunking", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom([8_000, 24_000], [16_000, 24_000], [24_000, 16_000], [44_100, 24_000]),
+        fc.array(fc.integer({ min: 1, max: 4_000 }), { minLength: 1, maxLength: 12 }),
+        ([from, to], cuts) => {
+          const r = new PcmResampler(from as number, to as number);
+          let inSamples = 0;
+          let outBytes = 0;
+          for (const c of cuts) {
+            outBytes += r.push(sine(300, from as number, c / (from as number))).length;
+            inSamples += c;
+          }
+          outBytes += r.flush().length;
+          expect(outBytes / 2).toBe(Math.ceil((inSamples * (to as number)) / (from as number)));
+        },
+      ),
+      { numRuns: 200 },
+    );
+    expect(new PcmResampler(16_000, 24_000).flush().length).toBe(0);
+  });
+
   it("passes equal rates through and refuses a non-positive rate", () => {
     const input = sine(200, 24_000, 0.01);
     expect(new PcmResampler(24_000, 24_000).push(input).equals(input)).toBe(true);

@@ -51,6 +51,19 @@ describe("failover transcripts", () => {
     expect(t.translate("not an event")).toEqual([]);
   });
 
+  it("ends an item committed without speech events where the leg's audio had reached", () => {
+    const t = new OpenAiToDeepgram(2, "vg_1", "gpt-4o-transcribe");
+    t.translate({ type: "input_audio_buffer.speech_started", item_id: "a", audio_start_ms: 0 });
+    t.translate({ type: "input_audio_buffer.speech_stopped", item_id: "a", audio_end_ms: 400 });
+    // A VAD item keeps the end its speech_stopped gave; the client's commit ends at what was heard.
+    t.translate({ type: "input_audio_buffer.committed", item_id: "a" }, 0.9);
+    expect(deepgramResultSpan(t.translate({ type: "conversation.item.input_audio_transcription.completed", item_id: "a", transcript: "one" })[0])).toEqual({ start: 2, end: 2.4, isFinal: true });
+    t.translate({ type: "input_audio_buffer.committed", item_id: "b" }, 0.7);
+    expect(deepgramResultSpan(t.translate({ type: "conversation.item.input_audio_transcription.completed", item_id: "b", transcript: "two" })[0])).toEqual({ start: 2.4, end: 2.7, isFinal: true });
+    t.translate({ type: "input_audio_buffer.committed", item_id: "c" }, 0.8);
+    expect(t.translate({ type: "conversation.item.input_audio_transcription.failed", item_id: "c" })).toEqual([]);
+  });
+
   it("translates Deepgram finals to OpenAI completed items and skips interims and silence", () => {
     const t = new DeepgramToOpenAi("vg");
     expect(t.translate(dg("maybe", 0, 1, false))).toEqual([]);
