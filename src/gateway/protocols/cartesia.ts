@@ -185,9 +185,10 @@ function vendorSideError(msg: Record<string, unknown> | null): boolean {
 
 /**
  * Cartesia's tts/websocket across a failover seam (src/gateway/failover/tts-legs.ts): generations are
- * `context_id`s, due as soon as requested; server frames `chunk` (audio), `done`, `error` (a 5xx or
- * 429 fails the leg; another status ends that generation as the vendor said); `model_id` is each
- * leg's own vendor name, the voice id as `voices:` names it for each leg's provider.
+ * `context_id`s, due at their last piece of text (`continue` not true) or a flush; server frames
+ * `chunk` (audio), `done`, `error` (a 5xx or 429 fails the leg; another status ends that generation
+ * as the vendor said); `model_id` is each leg's own vendor name, the voice id as `voices:` names it
+ * for each leg's provider.
  */
 export function cartesiaTtsWire(voices: VoiceMap): TtsWire {
   return {
@@ -196,7 +197,8 @@ export function cartesiaTtsWire(voices: VoiceMap): TtsWire {
       const msg = jsonObject(frame.toString("utf8"));
       if (!msg || typeof msg.context_id !== "string") return null;
       if (msg.cancel === true) return { context: msg.context_id, cancel: true, due: false };
-      return typeof msg.transcript === "string" ? { context: msg.context_id, cancel: false, due: true } : null;
+      // A continued context (`continue: true`) may be buffered by the vendor until more text or its end: due at its last piece (or a flush).
+      return typeof msg.transcript === "string" ? { context: msg.context_id, cancel: false, due: msg.continue !== true || msg.flush === true } : null;
     },
     answer(frame, isBinary) {
       if (isBinary) return null;

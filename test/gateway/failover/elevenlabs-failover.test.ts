@@ -106,3 +106,57 @@ describe("ElevenLabs multi-stream-input: generation failover", () => {
     }
   });
 });
+
+/**
+ * stream-input: one unnamed context for the whole connection, so only a failure before the stream's
+ * first audio is retried unseen; after it, the vendor's failure is the client's in-band error and the
+ * rest of the stream goes on, on the backup (sent the opener first).
+ */
+describe("ElevenLabs stream-input: failover", () => {
+  /** Each text flushed in turn (the next once its audio came), then the end of stream: what the client got, in order. */
+  async function streamInput(app: Awaited<ReturnType<typeof gatewayApp>>, session: string): Promise<string[]> {
+    const url = `${app.base.replace("http://", "ws://")}/p/voice/s/${session}/elevenlabs/v1/text-to-speech/narrator/stream-input?model_id=${MODEL}`;
+    const s = opened(await openWs(url, { headers: { "xi-api-key": OPERATOR_KEY } }));
+    const got = () => s.received.map((r) => JSON.parse(String(r)) as Message).map((m) => (m.error ? `error: ${m.error} ${m.message}` : m.isFinal ? "final" : m.audio ? "audio" : "other"));
+    s.ws.send(JSON.stringify({ text: " ", voice_settings: { stability: 0.5, similarity_boost: 0.8 } }));
+    for (const text of TEXTS) {
+      const audio = got().filter((k) => k === "audio").length;
+      s.ws.send(JSON.stringify({ text, flush: true }));
+      while (got().filter((k) => k === "audio").length === audio) await new Promise((r) => setTimeout(r, 5));
+    }
+    s.ws.send(JSON.stringify({ text: "" }));
+    expect((await s.closed).code).toBe(1000);
+    return got();
+  }
+
+  it("a failure before the stream's first audio is retried on the backup, unseen by the client", async () => {
+    const app = await gatewayApp(YAML());
+    try {
+      primary.legs = [{ how: "error", at: 0 }];
+      const session = "el-input-before";
+      expect(await streamInput(app, session)).toEqual(["audio", "audio", "audio", "final"]);
+      expect(backup.seen[0]?.path).toBe("/v1/text-to-speech/voice-b/stream-input");
+      expect(texts(backup.seen[0]?.frames ?? [])).toEqual([" ", TEXTS[0], TEXTS[1], TEXTS[2], ""]);
+      const all = TEXTS.reduce((a, t) => a + chars(t), 0);
+      await expectFailedOver(app, session, { first: MODEL, second: BACKUP_MODEL, how: "error", firstCharacters: 0, secondCharacters: all, route: /stream-input/ });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("a failure after its first audio is an in-band error; the next texts go to the backup after the opener", async () => {
+    const app = await gatewayApp(YAML());
+    try {
+      primary.legs = [{ how: "drop", at: 1, afterAudio: true }];
+      const session = "el-input-after";
+      // The failed text's own audio, then the error in ElevenLabs' shape; the next text voiced by the backup.
+      expect(await streamInput(app, session)).toEqual(["audio", "audio", "error: upstream_unavailable the vendor failed mid-generation: upstream connection lost mid-stream", "audio", "final"]);
+      expect(texts(backup.seen[0]?.frames ?? [])).toEqual([" ", TEXTS[2], ""]);
+      const rows = await legRows(app, session, [MODEL, BACKUP_MODEL]);
+      expect(rows.find((r) => r.model_id === MODEL)).toMatchObject({ status: "error", characters: chars(TEXTS[0] as string) + chars(TEXTS[1] as string) });
+      expect(rows.find((r) => r.model_id === BACKUP_MODEL)).toMatchObject({ status: "fallback", fallback_from: MODEL, characters: chars(TEXTS[2] as string) });
+    } finally {
+      await app.close();
+    }
+  });
+});
