@@ -1,4 +1,7 @@
 import type { Context } from "hono";
+import type { KeyGate } from "../auth/gate.js";
+import type { ReadStore } from "../db/client.js";
+import type { ConfigStore } from "../manage/registry.js";
 import { z } from "zod";
 import { authEnabled, UNAUTHENTICATED } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
@@ -13,7 +16,6 @@ import { sessionTenantQuery } from "../sessions/params.js";
 import { callDetail, callListQuery, listCalls } from "./calls.js";
 import { dashboardLogsQuery, requestLogDetail } from "./log-detail.js";
 import { modalityLatency } from "./modality-latency.js";
-import type { DashboardRouteDeps } from "./routes.js";
 import {
   CallDetailSchema,
   CallRowSchema,
@@ -37,6 +39,9 @@ const tag = "dashboard";
  * Dashboard reads the web app needs beyond the public API (docs/api/dashboard.md): whoami, cost and latency series, log
  * status filter and detail, calls with legs, models with source. Read scope, tenant from the key.
  */
+/** What the dashboard's API routes read: the registry, the read database and the static keys. */
+export type DashboardRouteDeps = ConfigStore & ReadStore & Pick<KeyGate, "staticKeys">;
+
 export function dashboardExtraRoutes(deps: DashboardRouteDeps) {
   const r = contractRouter();
   const db = (_c: Context<AppEnv>) => deps.readDatabase.db;

@@ -1,7 +1,4 @@
 import { existsSync, readFileSync } from "node:fs";
-import type { KeyGate } from "../auth/gate.js";
-import type { ReadStore } from "../db/client.js";
-import type { ConfigStore } from "../manage/registry.js";
 import { fileURLToPath } from "node:url";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono, type MiddlewareHandler } from "hono";
@@ -14,7 +11,7 @@ import { overview } from "../reports/overview.js";
 import { costsQuery, latencyQuery, projectQuery } from "../reports/query.js";
 import { gateOtherMethods } from "../reports/routes.js";
 import { LatencyReportSchema, OverviewSchema } from "../reports/schemas.js";
-import { dashboardExtraRoutes } from "./api-routes.js";
+import { type DashboardRouteDeps, dashboardExtraRoutes } from "./api-routes.js";
 import { type DashboardCostReport, DashboardCostReportSchema } from "./schemas.js";
 
 /** GET /api/costs: the /v1/costs report without project and requests; by_project only unfiltered (type from schemas.ts). */
@@ -31,7 +28,7 @@ export const DASHBOARD_TAG = "dashboard";
  * registry (yaml + the primary: the web app reads back what it just saved); whoami also needs to know
  * whether auth is on.
  */
-export type DashboardRouteDeps = ConfigStore & ReadStore & Pick<KeyGate, "staticKeys">;
+export type { DashboardRouteDeps };
 
 export function dashboardApiRoutes(deps: DashboardRouteDeps) {
   const r = contractRouter();

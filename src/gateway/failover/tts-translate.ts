@@ -2,8 +2,7 @@ import { EventEmitter } from "node:events";
 import { WebSocket } from "ws";
 import { TtsContextLedger } from "../audio/tts-contexts.js";
 import { isRecord, jsonObject } from "../audio/stt-units.js";
-import type { UpstreamTarget } from "../protocol.js";
-import { cartesiaWsError } from "../protocols/cartesia.js";
+import type { GatewayErrorCode, UpstreamTarget } from "../protocol.js";
 import { ELEVENLABS_CLIENT_ERRORS, elevenlabsProtocol } from "../protocols/elevenlabs.js";
 import { asBuffer } from "../ws/relay.js";
 import type { LatestRequest, TtsLegMeter } from "./tts-legs.js";
@@ -40,7 +39,10 @@ function voiceOf(msg: Record<string, unknown>): string | null {
  * ElevenLabs provider's, and its output raw pcm_s16le at a rate ElevenLabs offers. Otherwise the
  * candidate is skipped. The other direction and other pairs are not translated.
  */
-export function cartesiaToElevenLabsBridge(voices: VoiceMap, latest: () => LatestRequest | null): LegBridge {
+/** Cartesia's in-band error message; passed in by the Cartesia protocol, which owns its shape. */
+export type CartesiaError = (frame: string | null, code: GatewayErrorCode, message: string) => string;
+
+export function cartesiaToElevenLabsBridge(voices: VoiceMap, latest: () => LatestRequest | null, clientError: CartesiaError): LegBridge {
   const chosen = new WeakMap<UpstreamTarget, Speech>();
   return {
     providerTypes: ["elevenlabs"],
@@ -59,7 +61,7 @@ export function cartesiaToElevenLabsBridge(voices: VoiceMap, latest: () => Lates
     leg(socket, target) {
       const speech = chosen.get(target);
       if (!speech) throw new Error("ElevenLabs leg opened without its upstream()");
-      const leg = new CartesiaOverElevenLabs(socket, target, speech);
+      const leg = new CartesiaOverElevenLabs(socket, target, speech, clientError);
       return { socket: leg, meter: leg.meter };
     },
   };
@@ -85,6 +87,7 @@ class CartesiaOverElevenLabs extends EventEmitter implements LegSocket {
     private readonly ws: WebSocket,
     target: UpstreamTarget,
     private readonly speech: Speech,
+    private readonly clientError: CartesiaError,
   ) {
     super();
     this.billed = new TtsContextLedger("elevenlabs", target);
@@ -150,7 +153,7 @@ class CartesiaOverElevenLabs extends EventEmitter implements LegSocket {
     if (typeof msg.transcript !== "string") return;
     const voice = voiceOf(msg);
     if ((voice !== null && voice !== this.speech.voice) || (msg.output_format !== undefined && pcmRate(msg) !== this.speech.rate)) {
-      this.toClient(cartesiaWsError(JSON.stringify({ context_id: context }), "invalid_request", `this stream's ElevenLabs fallback speaks voice ${this.speech.voice} as pcm_s16le at ${this.speech.rate} Hz only`));
+      this.toClient(this.clientError(JSON.stringify({ context_id: context }), "invalid_request", `this stream's ElevenLabs fallback speaks voice ${this.speech.voice} as pcm_s16le at ${this.speech.rate} Hz only`));
       return;
     }
     // A new ElevenLabs context starts with a single space (it synthesizes nothing).

@@ -108,7 +108,7 @@ const websocketRoute: WsRoute = {
   meter: (_inbound, target) => new TtsContextLedger("cartesia", target),
   clientText: (target, models, meter) => generationGate(target, models, meter as TtsContextLedger),
   ttsFailover: cartesiaTtsWire,
-  ttsCrossFailover: (voices, latest) => [cartesiaToElevenLabsBridge(voices, latest)],
+  ttsCrossFailover: (voices, latest) => [cartesiaToElevenLabsBridge(voices, latest, cartesiaWsError)],
   inBand: {
     named: (frame) => {
       if (!frame.includes('"model_id"')) return null;
