@@ -11,7 +11,7 @@ import { sql } from "drizzle-orm";
 import pg from "pg";
 import { type Database, openDatabase } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
-import { ensureDayPartitions } from "../src/db/partitions.js";
+import { createPartitionSql, dayStart, PARTITIONED_TABLES } from "../src/db/partitions.js";
 import { nextMonthMs } from "../src/rollups/buckets.js";
 import { FLEET_INDEX_GRAINS } from "../src/rollups/fleet-index.js";
 import { rebuildRollups } from "../src/rollups/rebuild.js";
@@ -20,8 +20,19 @@ export const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATA
 const DAY_MS = 86_400_000;
 export const SPAN_DAYS = 365;
 const CHUNK_ROWS = 250_000;
-/** Rollup slices rebuilt at once: the machine this runs on has two cores. */
-const ROLLUP_WORKERS = 2;
+/** Request chunks inserted, indexes built and rollup slices rebuilt at once: the machine this runs on has two cores. */
+const SEED_WORKERS = 2;
+/** Runs fn over items, SEED_WORKERS at a time (each on its own pooled connection). */
+async function eachAtOnce<T>(items: readonly T[], fn: (item: T) => Promise<unknown>): Promise<void> {
+  const queue = [...items];
+  const worker = async () => {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
+  };
+  await Promise.all(Array.from({ length: SEED_WORKERS }, worker));
+}
+
+/** Analyzed before the rollups are rebuilt (they read these), not again after. */
+const ANALYZED_FIRST = ["requests", "sessions", "calls", "turns"];
 
 export interface BenchDatabase {
   url: string;
@@ -56,32 +67,35 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
 // these dimensions and the span, whatever the row count.
 const MODELS_SQL = `(ARRAY['openai/gpt-4.1-mini','anthropic/claude-haiku','deepgram/nova-3','openai/whisper-1','elevenlabs/eleven_flash_v2_5','cartesia/sonic'])`;
 
-// Secondary indexes are built once after the bulk load (what a restore does), not row by row.
-const REQUEST_INDEXES = ["requests_ts_idx", "requests_tenant_ts_idx", "requests_project_ts_idx", "requests_session_idx"];
-let savedIndexDefs: string[] = [];
-
-async function dropRequestIndexes(db: Database["db"]) {
-  const defs = (await db.execute(
-    sql`SELECT indexdef FROM pg_indexes WHERE tablename = 'requests' AND indexname IN (${sql.join(REQUEST_INDEXES.map((n) => sql`${n}`), sql`, `)})`,
-  )) as unknown as { rows: { indexdef: string }[] };
-  savedIndexDefs = defs.rows.map((r) => r.indexdef);
-  for (const n of REQUEST_INDEXES) await db.execute(sql.raw(`DROP INDEX IF EXISTS ${n}`));
-}
-
-async function restoreRequestIndexes(db: Database["db"]) {
-  // pg_indexes spells a partitioned table's index `ON ONLY`, which builds an invalid parent index and
-  // none on the partitions: rebuilt without ONLY, it recurses into every partition (what the migration made).
-  for (const d of savedIndexDefs) await db.execute(sql.raw(d.replace(" ON ONLY ", " ON ")));
-}
-
-/** Drops the tables' non-unique indexes; returns their definitions to build them again. */
-export async function dropSecondaryIndexes(db: Database["db"], tables: string[]): Promise<string[]> {
+/**
+ * Drops the tables' non-unique indexes (a bulk load builds them once after, as a restore does, not
+ * row by row); returns their definitions to build them again. pg_indexes spells a partitioned table's
+ * index `ON ONLY`, which would build an invalid parent index and none on the partitions: the
+ * definitions returned leave ONLY out, so each recurses into every partition (what the migration made).
+ */
+export async function dropSecondaryIndexes(db: Database["db"], tables: readonly string[]): Promise<string[]> {
   const rows = (await db.execute(
     sql`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = ANY(${`{${tables.join(",")}}`}::text[])
           AND indexdef NOT LIKE 'CREATE UNIQUE INDEX%'`,
   )) as unknown as { rows: { indexname: string; indexdef: string }[] };
   for (const r of rows.rows) await db.execute(sql.raw(`DROP INDEX ${r.indexname}`));
-  return rows.rows.map((r) => r.indexdef);
+  return rows.rows.map((r) => r.indexdef.replace(" ON ONLY ", " ON "));
+}
+
+/**
+ * The span's day partitions of every partitioned table, as a server that ran all year has them, one
+ * statement per table (createPartitionSql per day in a DO block): 1,830 partitions one short
+ * transaction each (ensureDayPartitions, the server's way for a few days ahead) took 80 s.
+ */
+async function createSpanPartitions(db: Database["db"], from: number, to: number): Promise<number> {
+  let n = 0;
+  for (const t of PARTITIONED_TABLES) {
+    const ddl: string[] = [];
+    for (let day = dayStart(from); day <= dayStart(to); day += DAY_MS) ddl.push(`EXECUTE $ddl$${createPartitionSql(t, day)}$ddl$;`);
+    await db.execute(sql.raw(`DO $do$BEGIN ${ddl.join(" ")} END$do$`));
+    n += ddl.length;
+  }
+  return n;
 }
 
 /** Optional shape of the generated traffic (bench/agents.ts): agent-attributed rows and extra data folded by the rollups. */
@@ -97,17 +111,28 @@ export async function generateBenchData(database: Database, rows: number, now: D
   const agents = Math.max(0, Math.floor(opts.agents ?? 0));
   const db = database.db;
   const bar = log ? new SingleBar({ format: "  requests [{bar}] {percentage}% {value}/{total} rows {duration}s" }) : null;
-  bar?.start(rows, 0);
   const end = now.getTime();
+  let t = Date.now();
+  const lap = (what: string) => {
+    const at = Date.now();
+    if (log) console.log(`  ${what} in ${((at - t) / 1000).toFixed(1)} s`);
+    t = at;
+  };
+  // Secondary indexes are built once after the bulk load (what a restore does), not row by row; the
+  // day partitions made meanwhile get them then (the definitions recurse).
+  const secondaryIndexes = await dropSecondaryIndexes(db, PARTITIONED_TABLES.map((p) => p.table));
   // The span's day partitions exist before its rows arrive, as they do on a server that ran all year
   // (it creates them ahead): rows of the past year would otherwise all land in the default partition.
-  const made = await ensureDayPartitions(db, new Date(end - SPAN_DAYS * DAY_MS), now);
-  if (made.skipped.length > 0) throw new Error(`day partitions not created: ${made.skipped[0]?.reason}`);
-  await dropRequestIndexes(db);
-  for (let done = 0; done < rows; done += CHUNK_ROWS) {
+  lap(`${await createSpanPartitions(db, end - SPAN_DAYS * DAY_MS, end)} day partitions created`);
+  bar?.start(rows, 0);
+  let inserted = 0;
+  const chunks: number[] = [];
+  for (let done = 0; done < rows; done += CHUNK_ROWS) chunks.push(done);
+  const insertChunk = async (done: number) => {
     const n = Math.min(CHUNK_ROWS, rows - done);
     // Each chunk fills its own slice of the span (oldest first), sorted: rows land on disk in time
     // order as real traffic does (an hour's rows share pages), and timestamps stay uniform over the year.
+    // Two chunks at once fill different slices (a boundary day at most in common): no lock between them.
     const sliceMs = (SPAN_DAYS * DAY_MS * n) / rows;
     const sliceStart = end - SPAN_DAYS * DAY_MS + (SPAN_DAYS * DAY_MS * done) / rows;
     await db.execute(sql`INSERT INTO requests (id, ts, tenant_id, project, modality, model_id, provider, status,
@@ -127,26 +152,22 @@ export async function generateBenchData(database: Database, rows: number, now: D
           300 * exp(0.4 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())) AS ttfb
         FROM generate_series(1, ${n})
       ) g ORDER BY ts`);
-    bar?.update(done + n);
-  }
-  bar?.stop();
-  if (log) console.log(`  requests inserted in ${((Date.now() - end) / 1000).toFixed(1)} s`);
-  let t = Date.now();
-  const lap = (what: string) => {
-    const now = Date.now();
-    if (log) console.log(`  ${what} in ${((now - t) / 1000).toFixed(1)} s`);
-    t = now;
+    inserted += n;
+    bar?.update(inserted);
   };
+  await eachAtOnce(chunks, insertChunk);
+  bar?.stop();
+  lap("requests inserted");
   // The derived data is read from and written to requests in bulk: before its indexes exist.
   if (opts.beforeRollups) {
     await opts.beforeRollups(db);
     lap("beforeRollups");
   }
-  await restoreRequestIndexes(db);
-  lap("request indexes rebuilt");
+  await eachAtOnce(secondaryIndexes, (def) => db.execute(sql.raw(def)));
+  lap("secondary indexes of the partitioned tables rebuilt");
   // Statistics before the rollups read the fresh tables (autovacuum has not seen them yet): without
   // them the rebuild's joins are planned for empty tables.
-  await db.execute(sql`ANALYZE requests, sessions, calls, turns`);
+  await db.execute(sql.raw(`ANALYZE ${ANALYZED_FIRST.join(", ")}`));
   lap("ANALYZE before rollups");
   const from = Math.floor((end - SPAN_DAYS * DAY_MS) / DAY_MS) * DAY_MS;
   const to = Math.ceil(end / DAY_MS) * DAY_MS + DAY_MS;
@@ -159,19 +180,21 @@ export async function generateBenchData(database: Database, rows: number, now: D
   const rbar = log ? new SingleBar({ format: "  rollups  [{bar}] {percentage}% {value}/{total} slices {duration}s" }) : null;
   rbar?.start(slices.length, 0);
   let built = 0;
-  const queue = [...slices];
-  const worker = async () => {
-    for (let s = queue.shift(); s; s = queue.shift()) {
-      await rebuildRollups(db, new Date(s[0]), new Date(s[1]));
-      rbar?.update(++built);
-    }
-  };
-  await Promise.all(Array.from({ length: ROLLUP_WORKERS }, worker));
+  await eachAtOnce(slices, async ([a, b]) => {
+    await rebuildRollups(db, new Date(a), new Date(b));
+    rbar?.update(++built);
+  });
   rbar?.stop();
   lap("rollups rebuilt");
   for (const def of rollupIndexes) await db.execute(sql.raw(def));
   lap("per-agent rollup indexes rebuilt");
-  await db.execute(sql`ANALYZE`);
+  // Every other table (rollups, fleet and billing tables); the raw ones above have not changed since
+  // (each partition of a year of days analyzed again was 40% of a 1M-row seed).
+  const rest = (await db.execute(
+    sql`SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relname <> ALL(${`{${ANALYZED_FIRST.join(",")}}`}::text[])`,
+  )) as unknown as { rows: { relname: string }[] };
+  await db.execute(sql.raw(`ANALYZE ${rest.rows.map((r) => `"${r.relname}"`).join(", ")}`));
   lap("ANALYZE");
 }
 
@@ -207,7 +230,7 @@ async function main() {
   const [rows] = parseRowsArg(process.argv, [1_000_000]);
   const bench = await createBenchDatabase();
   const t0 = Date.now();
-  await generateBenchData(bench.database, rows ?? 1_000_000, new Date());
+  await seedBenchData(bench, rows ?? 1_000_000, new Date());
   console.log(`generated ${rows} rows + rollups in ${((Date.now() - t0) / 1000).toFixed(1)} s into ${bench.url}`);
   if (process.argv.includes("--keep")) await bench.database.close();
   else await bench.drop();

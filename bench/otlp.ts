@@ -1,16 +1,22 @@
 /**
  * bench:otlp: OTLP trace export end to end against `/v1/ingest` in the same run. A `voxgate serve`
  * child (from the TypeScript source through tsx, so it is the code of this tree) on a fresh Postgres
- * database; 4 clients post, for BENCH_SECONDS each (default 10):
+ * database; 4 clients post, for BENCH_SECONDS each (default 10), in BENCH_ROUNDS rounds (default 3):
  *   - baseline: /v1/ingest batches of 500 request records (JSON);
  *   - OTLP: protobuf batches of 512 spans as a BatchSpanProcessor sends them (the real SDK's spans and
  *     the real serializer), each batch complete LiveKit voice turns (user_turn, user_speaking,
  *     eou_detection, agent_turn, llm_node, llm_request, llm_request_run, tts_node, tts_request,
  *     tts_request_run, agent_speaking, function_tool) under agent_session spans naming the session.
  * Prints spans/s, mapped records/s (3 per turn: STT, LLM, TTS; plus the turn) and the ratio of mapped
- * records/s to ingest records/s (target >= 0.5).
+ * records/s to ingest records/s (target >= 0.5), per round and the median.
  *
- *   npm run bench:otlp   (env: BENCH_SECONDS=10, TEST_DATABASE_URL for the admin connection)
+ * With BENCH_BASE_TREE=<dir> (a checkout of another commit: `git worktree add --detach <dir> <commit>`
+ * and a node_modules link; its src/ runs through tsx as this tree's does), a second server from
+ * <dir>/src/cli/main.ts on its own fresh database, in the same interleaved rounds (A/B in one run).
+ * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is passed to this tree's server.
+ *
+ *   npm run bench:otlp   (env: BENCH_SECONDS=10, BENCH_ROUNDS=3, BENCH_BASE_TREE, BENCH_SERVER_NODE_ARGS,
+ *                         TEST_DATABASE_URL for the admin connection)
  */
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -23,6 +29,8 @@ import { Pool } from "undici";
 import { createBenchDatabase, fmt, startServer } from "./support.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const BASE_TREE = process.env.BENCH_BASE_TREE;
 const CLIENTS = 4;
 const INGEST_BATCH = 500;
 const SPANS_PER_BATCH = 512;
@@ -140,39 +148,87 @@ async function loop(pool: Pool, seconds: number, next: () => { path: string; bod
   return { perSecond: units / ((performance.now() - started) / 1000), failures };
 }
 
-async function main() {
-  const load = execSync("uptime").toString().trim();
-  // Batches built before the clock starts: the client's span building is not the server's cost.
-  const prebuilt = Array.from({ length: 400 }, otlpBatch);
-  const { spans: spansPerBatch, turns: turnsPerBatch } = prebuilt[0] as { spans: number; turns: number };
-  const db = await createBenchDatabase("otlp");
-  const entry = ["--import", import.meta.resolve("tsx"), fileURLToPath(new URL("../src/cli/main.ts", import.meta.url))];
-  const server = await startServer({ DATABASE_URL: db.url, VOXGATE_API_KEY: KEY }, entry);
+/** A server under test, with its own database and its own cursor over the prebuilt batches (each sent once). */
+interface Target {
+  name: string;
+  pool: Pool;
+  stop: () => Promise<void>;
+  next: number;
+  ingest: number[];
+  otlp: number[];
+  failures: number;
+}
+
+async function target(name: string, tag: string, nodeArgs: string[], main: string): Promise<Target> {
+  const db = await createBenchDatabase(tag);
+  const server = await startServer({ DATABASE_URL: db.url, VOXGATE_API_KEY: KEY }, [...nodeArgs, "--import", import.meta.resolve("tsx"), main]);
   const pool = new Pool(server.baseUrl, { connections: CLIENTS });
+  return {
+    name,
+    pool,
+    async stop() {
+      await pool.close();
+      await server.stop();
+      await db.drop();
+    },
+    next: 0,
+    ingest: [],
+    otlp: [],
+    failures: 0,
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+async function main() {
+  const load = () => execSync("uptime").toString().trim();
+  console.log(`load at start: ${load()}`);
+  // Batches built before the clock starts: the client's span building is not the server's cost.
+  // Enough that no server gets one twice (a re-send is a cheaper duplicate).
+  const prebuilt = Array.from({ length: Number(process.env.BENCH_OTLP_BATCHES ?? 1500) }, otlpBatch);
+  const { spans: spansPerBatch, turns: turnsPerBatch } = prebuilt[0] as { spans: number; turns: number };
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const targets = [await target("this tree", "otlp", nodeArgs, fileURLToPath(new URL("../src/cli/main.ts", import.meta.url)))];
+  if (BASE_TREE) targets.push(await target(`base ${BASE_TREE}`, "otlpbase", [], `${BASE_TREE}/src/cli/main.ts`));
+  const ingestLeg = () => ({ path: "/v1/ingest", body: ingestBatch(), type: "application/json", units: INGEST_BATCH });
+  const otlpLeg = (t: Target) => () => {
+    const b = prebuilt[t.next++ % prebuilt.length] as { body: Uint8Array; turns: number; spans: number };
+    return { path: "/v1/otlp/v1/traces", body: b.body, type: "application/x-protobuf", units: b.turns };
+  };
   try {
-    // Warm-up of both paths, then measured rounds in turn.
-    await loop(pool, 2, () => ({ path: "/v1/ingest", body: ingestBatch(), type: "application/json", units: INGEST_BATCH }));
-    let i = 0;
-    const nextOtlp = () => {
-      const b = prebuilt[i++ % prebuilt.length] as { body: Uint8Array; turns: number; spans: number };
-      return { path: "/v1/otlp/v1/traces", body: b.body, type: "application/x-protobuf", units: b.turns };
-    };
-    await loop(pool, 2, nextOtlp);
-    const ingest = await loop(pool, SECONDS, () => ({ path: "/v1/ingest", body: ingestBatch(), type: "application/json", units: INGEST_BATCH }));
-    const before = i;
-    const otlp = await loop(pool, SECONDS, nextOtlp);
-    if (i - before > prebuilt.length) console.warn(`note: ${i - before} batches sent, ${prebuilt.length} prebuilt: later ones were re-sends (duplicates)`);
-    const turnsPerSecond = otlp.perSecond;
-    const spansPerSecond = (turnsPerSecond / turnsPerBatch) * spansPerBatch;
-    const recordsPerSecond = turnsPerSecond * 3;
-    console.log(`load: ${load}`);
-    console.log(`/v1/ingest            ${fmt(ingest.perSecond, 0)} records/s (batches of ${INGEST_BATCH}, ${CLIENTS} clients, ${ingest.failures} failures)`);
-    console.log(`/v1/otlp/v1/traces    ${fmt(spansPerSecond, 0)} spans/s, ${fmt(recordsPerSecond, 0)} mapped records/s + ${fmt(turnsPerSecond, 0)} turns/s (batches of ${spansPerBatch} spans, ${otlp.failures} failures)`);
-    console.log(`ratio (mapped records/s to ingest records/s, same run): ${(recordsPerSecond / ingest.perSecond).toFixed(2)}x (target >= 0.5)`);
+    // Warm-up of both paths on every server, then measured rounds, the servers' legs interleaved.
+    for (const t of targets) {
+      await loop(t.pool, 2, ingestLeg);
+      await loop(t.pool, 2, otlpLeg(t));
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? targets : [...targets].reverse();
+      for (const t of order) {
+        const ingest = await loop(t.pool, SECONDS, ingestLeg);
+        const otlp = await loop(t.pool, SECONDS, otlpLeg(t));
+        t.ingest.push(ingest.perSecond);
+        t.otlp.push(otlp.perSecond * 3); // mapped records/s: 3 per turn
+        t.failures += ingest.failures + otlp.failures;
+        const ratio = (otlp.perSecond * 3) / ingest.perSecond;
+        console.log(
+          `round ${round + 1} ${t.name}: /v1/ingest ${fmt(ingest.perSecond, 0)} records/s; OTLP ${fmt((otlp.perSecond / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(otlp.perSecond * 3, 0)} mapped records/s + ${fmt(otlp.perSecond, 0)} turns/s; ratio ${ratio.toFixed(2)}x  (${load()})`,
+        );
+      }
+    }
+    for (const t of targets) {
+      if (t.next > prebuilt.length) console.warn(`note: ${t.name} was sent ${t.next} batches, ${prebuilt.length} prebuilt: later ones were re-sends (duplicates)`);
+      const records = median(t.otlp);
+      console.log(
+        `${t.name}: median /v1/ingest ${fmt(median(t.ingest), 0)} records/s; OTLP ${fmt((records / 3 / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(records, 0)} mapped records/s (batches of ${spansPerBatch} spans, ${CLIENTS} clients, ${t.failures} failures); ratio of medians ${(records / median(t.ingest)).toFixed(2)}x (target >= 0.5)`,
+      );
+    }
+    if (targets.length === 2) {
+      const [a, b] = targets as [Target, Target];
+      console.log(`OTLP mapped records/s, this tree / base: ${(median(a.otlp) / median(b.otlp)).toFixed(2)}x (per round: ${a.otlp.map((x, i) => (x / (b.otlp[i] ?? Number.NaN)).toFixed(2)).join(" / ")})`);
+    }
+    console.log(`load at end: ${load()}`);
   } finally {
-    await pool.close();
-    await server.stop();
-    await db.drop();
+    for (const t of targets) await t.stop();
   }
 }
 

@@ -18,7 +18,7 @@ const streamsSchema = z.looseObject({
   reserve_seconds: z.number().positive().default(15),
   /** A `block` budget's stream holds this many characters (TTS) ahead, one increment at a time. */
   reserve_characters: z.number().int().positive().default(1000),
-  /** Live STT failover: no vendor frame for this long while client audio keeps arriving is a failed vendor. */
+  /** Failover: no vendor frame for this long while client audio keeps arriving (STT), or a generation waits for its first audio (TTS), is a failed vendor. */
   stall_ms: z.number().int().positive().default(2_000),
   /** Live STT failover: seconds of the client's latest audio kept to replay to the next vendor. */
   replay_seconds: z.number().positive().max(60).default(5),
@@ -195,6 +195,12 @@ export const configSchema = z.strictObject({
       tts: z.array(z.string()).default([]),
     })
     .default({ stt: [], llm: [], tts: [] }),
+  /**
+   * TTS voices by the id a client asks for: per provider id, the voice that provider speaks for it
+   * (docs/api/gateway-audio.md, "Voices across providers"). A provider without an entry gets the
+   * requested id unchanged.
+   */
+  voices: z.record(z.string().min(1), z.record(z.string().min(1), z.string().min(1).max(200))).default({}),
   rate_limiting: z
     .record(
       z.string(),

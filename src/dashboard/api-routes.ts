@@ -1,7 +1,6 @@
 import type { Context } from "hono";
-import type { ConfigStore } from "../manage/registry.js";
 import { z } from "zod";
-import { authEnabled, type KeyGate, UNAUTHENTICATED } from "../auth/gate.js";
+import { authEnabled, UNAUTHENTICATED } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
 import { ApiError } from "../http/errors.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
@@ -14,6 +13,7 @@ import { sessionTenantQuery } from "../sessions/params.js";
 import { callDetail, callListQuery, listCalls } from "./calls.js";
 import { dashboardLogsQuery, requestLogDetail } from "./log-detail.js";
 import { modalityLatency } from "./modality-latency.js";
+import type { DashboardRouteDeps } from "./routes.js";
 import {
   CallDetailSchema,
   CallRowSchema,
@@ -37,9 +37,9 @@ const tag = "dashboard";
  * Dashboard reads the web app needs beyond the public API (docs/api/dashboard.md): whoami, cost and latency series, log
  * status filter and detail, calls with legs, models with source. Read scope, tenant from the key.
  */
-export function dashboardExtraRoutes(deps: ConfigStore & Pick<KeyGate, "staticKeys">) {
+export function dashboardExtraRoutes(deps: DashboardRouteDeps) {
   const r = contractRouter();
-  const db = (_c: Context<AppEnv>) => deps.database.db;
+  const db = (_c: Context<AppEnv>) => deps.readDatabase.db;
 
   // Any valid key may ask what it can do (an ingest-only key learns it cannot read). No key at all
   // is an anonymous 200 (authenticated: false: the web app's sign-in screen, without a failed

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { KeyGate } from "../auth/gate.js";
+import type { ReadStore } from "../db/client.js";
 import type { ConfigStore } from "../manage/registry.js";
 import { fileURLToPath } from "node:url";
 import { serveStatic } from "@hono/node-server/serve-static";
@@ -25,8 +26,12 @@ export const DASHBOARD_TAG = "dashboard";
  * The dashboard API under /api (read by the web app): thin adapters over the same report functions
  * as /v1 (one query path), read scope, tenant from the key.
  */
-/** The dashboard's reads: the store and the registry (yaml + database); whoami also needs to know whether auth is on. */
-export type DashboardRouteDeps = ConfigStore & Pick<KeyGate, "staticKeys">;
+/**
+ * The dashboard's reads: reports from the read database (a replica when DATABASE_READ_URL is set), the
+ * registry (yaml + the primary: the web app reads back what it just saved); whoami also needs to know
+ * whether auth is on.
+ */
+export type DashboardRouteDeps = ConfigStore & ReadStore & Pick<KeyGate, "staticKeys">;
 
 export function dashboardApiRoutes(deps: DashboardRouteDeps) {
   const r = contractRouter();
@@ -46,7 +51,7 @@ export function dashboardApiRoutes(deps: DashboardRouteDeps) {
       responses: { 200: { description: "the cost report", schema: DashboardCostReportSchema } },
     },
     async (c, { query: q }) => {
-      const report = await costReport(deps.database.db, { ...q, tenantId: c.var.auth.tenantId });
+      const report = await costReport(deps.readDatabase.db, { ...q, tenantId: c.var.auth.tenantId });
       const { period, total, by_provider, by_model, by_project } = report;
       // by_project only without a project filter (docs/api/dashboard.md).
       const body: DashboardCostReport = q.project === null ? { period, total, by_provider, by_model, by_project } : { period, total, by_provider, by_model };
@@ -66,7 +71,7 @@ export function dashboardApiRoutes(deps: DashboardRouteDeps) {
       queryMessage: "invalid query",
       responses: { 200: { description: "the latency report", schema: LatencyReportSchema } },
     },
-    async (c, { query }) => c.json(await latencyReport(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    async (c, { query }) => c.json(await latencyReport(deps.readDatabase.db, { ...query, tenantId: c.var.auth.tenantId })),
   );
 
   // /api/logs (with its status filter and detail) and the other reads the web app needs.
@@ -86,7 +91,7 @@ export function dashboardApiRoutes(deps: DashboardRouteDeps) {
     },
     async (c, { query }) => {
       const providers = await listEffectiveProviders(deps);
-      return c.json(await overview(deps.database.db, { ...query, tenantId: c.var.auth.tenantId, providers }));
+      return c.json(await overview(deps.readDatabase.db, { ...query, tenantId: c.var.auth.tenantId, providers }));
     },
   );
   return r;

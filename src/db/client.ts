@@ -38,6 +38,15 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * Where the read routes query: a read replica (DATABASE_READ_URL, opened by src/server.ts) or the
+ * primary itself; src/compose.ts makes that one choice. Writes, and reads that write caches (the
+ * fleet index's checkpoints), stay on the primary `database`.
+ */
+export interface ReadStore {
+  readDatabase: Pick<Database, "db">;
+}
+
 export type DatabaseTarget = { url: string } | { path: string };
 
 export const DEFAULT_DB_PATH = "./.voxgate/db";

@@ -70,6 +70,11 @@ export async function listDayPartitions(db: Db): Promise<DayPartition[]> {
   return out.sort((a, b) => a.table.localeCompare(b.table) || (a.dayMs ?? -1) - (b.dayMs ?? -1));
 }
 
+/** The DDL of one day partition (idempotent): what the server runs ahead, and a bulk load runs for a span at once. */
+export function createPartitionSql(t: PartitionedTable, dayMs: number): string {
+  return `CREATE TABLE IF NOT EXISTS "${partitionName(t.table, dayMs)}" PARTITION OF "${t.table}" FOR VALUES FROM (${boundSql(t.unit, dayMs)}) TO (${boundSql(t.unit, dayMs + DAY_MS)})`;
+}
+
 export interface EnsureResult {
   created: string[];
   /** Days left to the default partition: it holds rows of that day already, or the lock was busy. */
@@ -93,11 +98,7 @@ export async function ensureDayPartitions(db: Db, from: Date, to: Date, lockTime
       try {
         await db.transaction(async (tx) => {
           await tx.execute(sql.raw(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockTimeoutMs))}`));
-          await tx.execute(
-            sql.raw(
-              `CREATE TABLE IF NOT EXISTS "${name}" PARTITION OF "${t.table}" FOR VALUES FROM (${boundSql(t.unit, day)}) TO (${boundSql(t.unit, day + DAY_MS)})`,
-            ),
-          );
+          await tx.execute(sql.raw(createPartitionSql(t, day)));
         });
         result.created.push(name);
       } catch (err) {

@@ -19,7 +19,7 @@ import { StreamRegistry, streamLimits } from "./ws/streams.js";
 /** What the gateway is built from; the composition root (src/compose.ts) chooses each one. */
 export interface GatewayDeps {
   /** The sections it reads: gateway.*, serve.body_limit_bytes, rate_limiting. */
-  config: Pick<Config, "gateway" | "serve" | "rate_limiting">;
+  config: Pick<Config, "gateway" | "serve" | "rate_limiting" | "voices">;
   log: Logger;
   /** The one key verifier (auth/gate.ts), bound to this process's keys. */
   authenticate: (token: string | null) => Promise<AuthContext>;

@@ -1,12 +1,12 @@
 import { and, isNotNull, ne } from "drizzle-orm";
 import type { RateCardStore } from "../billing/rate-card-store.js";
 import type { Config } from "../config/schema.js";
-import type { Database, Db } from "../db/client.js";
+import type { Database } from "../db/client.js";
 import { projects } from "../db/schema/index.js";
 import type { RequestRow } from "../db/schema/requests.js";
 import type { Catalog, RateCard } from "../billing/rate.js";
 import { type RecordCheck, toRequestRow, type TypedRecord, typedRequestRow } from "./records.js";
-import type { RequestStore } from "./store-requests.js";
+import type { RequestStore, Within } from "./store-requests.js";
 
 /** At most this many skip reasons are listed in one answer (the count is always exact). */
 export const MAX_LISTED_SKIPS = 100;
@@ -48,7 +48,7 @@ export function ingestRequests(deps: IngestDeps, tenantId: string | null, batch:
  * as TypedRecord skip the wire-format parse; each value's rule, the horizon, the foreign-project
  * check, rating and the store are the same as ingestRequests'.
  */
-export function ingestRecords(deps: IngestDeps, tenantId: string | null, records: readonly TypedRecord[], within?: (tx: Db) => Promise<void>): Promise<IngestResult> {
+export function ingestRecords(deps: IngestDeps, tenantId: string | null, records: readonly TypedRecord[], within?: Within): Promise<IngestResult> {
   return ingest(deps, tenantId, records, typedRequestRow, (r) => (typeof r.id === "string" ? r.id.slice(0, 64) : null), within);
 }
 
@@ -60,7 +60,7 @@ async function ingest<T>(
   batch: readonly T[],
   toRow: ToRow<T>,
   idOf: (input: T) => string | null,
-  within?: (tx: Db) => Promise<void>,
+  within?: Within,
 ): Promise<IngestResult> {
   const { card, catalog } = deps.rateCard.snapshot();
   const notBefore = tenantId === null ? null : Date.now() - deps.config.cost_tracking.backdate_horizon_days * 86_400_000;

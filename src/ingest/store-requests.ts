@@ -5,6 +5,7 @@ import { type RequestRow, requests } from "../db/schema/requests.js";
 import { hasServerDefault, literalDefaults, recordsetType, storedColumns } from "../db/table-columns.js";
 import { withRetry } from "../db/errors.js";
 import type { FoldPart, NamedSql, RequestProjection } from "../rollups/projection.js";
+import type { TurnFold } from "../rollups/agent-acc.js";
 
 /**
  * Columns written by ingest, in the order of the table (src/db/schema/requests.ts): all of them but
@@ -129,10 +130,14 @@ export interface RequestStore {
    * inserted. Rows are sorted by id so concurrent overlapping batches take row locks in the same
    * order (no deadlock); deadlocks that still happen are retried. `within` writes the caller's other
    * rows of the same batch (the OTLP receiver's turns and spans) in the same transaction, right after
-   * the insert statement (after the session rows' locks, before the projections' own steps).
+   * the insert statement (after the session rows' locks, before the projections' own steps); the
+   * turns it attributed to an agent go into the fold statement with the request rows.
    */
-  store(db: Db, tenantId: string | null, rows: RequestRow[], within?: (tx: Db) => Promise<void>): Promise<RequestRow[]>;
+  store(db: Db, tenantId: string | null, rows: RequestRow[], within?: Within): Promise<RequestRow[]>;
 }
+
+/** The caller's own writes in ingest's transaction; returns the turns it attributed, for the fold. */
+export type Within = (tx: Db) => Promise<{ turns: readonly TurnFold[] }>;
 
 /** The store over an ordered list of projections (src/compose.ts wires the list; its order is the lock order). */
 export function createRequestStore(projections: readonly RequestProjection[]): RequestStore {
@@ -155,8 +160,8 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
       return withRetry(() =>
         db.transaction(async (tx) => {
           const insertedIds = rows.length === 0 ? [] : rowsOf<{ id: string; is_probe: boolean }>(await insertRequests(tx, values));
-          if (within) await within(tx);
-          if (insertedIds.length === 0) return [];
+          const turns = within ? (await within(tx)).turns : [];
+          if (insertedIds.length === 0 && turns.length === 0) return [];
           const probe = new Map(insertedIds.map((r) => [r.id, r.is_probe]));
           const inserted: RequestRow[] = [];
           for (const r of sorted) {
@@ -171,7 +176,7 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
             const foldValues: Record<string, string> = {};
             const after: ((tx: Db) => Promise<void>)[] = [];
             for (const f of folds) {
-              const out = f.rows(inserted);
+              const out = f.rows(inserted, turns);
               Object.assign(foldValues, out.values);
               if (out.after) after.push(out.after);
             }

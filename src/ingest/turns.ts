@@ -4,7 +4,7 @@ import { type Db, queryRows } from "../db/client.js";
 import { epochMs, firstIssue, int32, shortText } from "./fields.js";
 import { allocateSeqs, learnSessionRooms, sessionRooms, UNKNOWN_ROOM } from "./rooms.js";
 import { withRetry } from "../db/errors.js";
-import { attachTurns } from "../rollups/fleet-index.js";
+import { foldTurns, TURN_FOLD_RETURNING, type TurnFold, type TurnFoldRow, turnFolds } from "../rollups/fleet-index.js";
 
 /** One turn of POST /v1/ingest/turns (docs/api/ingest.md); unknown keys ignored. */
 export const turnSchema = z
@@ -103,12 +103,15 @@ export function turnsResult(checked: CheckedTurns, accepted: number): TimelineRe
 }
 
 /**
- * Inserts checked turns inside the caller's transaction (POST /v1/turns' own); returns how many were
- * new. The OTLP receiver numbers its turns before its transaction (numberTurns) and inserts them in
- * it (insertNumberedTurns).
+ * Inserts checked turns inside the caller's transaction (POST /v1/turns' own) and folds those its
+ * session's agent owns into the per-agent rollups; returns how many were new. The OTLP receiver
+ * numbers its turns before its transaction (numberTurns), inserts them in ingest's
+ * (insertNumberedTurns) and hands the folds to ingest's fold statement.
  */
 export async function insertTurns(tx: Db, tenantId: string | null, unique: Turn[]): Promise<number> {
-  return insertNumberedTurns(tx, tenantId, await numberTurns(tx, tenantId, unique));
+  const { accepted, folds } = await insertNumberedTurns(tx, tenantId, await numberTurns(tx, tenantId, unique));
+  await foldTurns(tx, folds);
+  return accepted;
 }
 
 /** Checked turns with their room and seq, ready to insert. */
@@ -169,26 +172,30 @@ export async function numberTurns(db: Db, tenantId: string | null, unique: Turn[
   return { rows, named };
 }
 
-/** Inserts numbered turns in the caller's transaction; returns how many were new. */
-export async function insertNumberedTurns(tx: Db, tenantId: string | null, numbered: NumberedTurns): Promise<number> {
-  if (numbered.rows.length === 0) return 0;
+/**
+ * Inserts numbered turns in the caller's transaction: how many were new, and the folds of those whose
+ * session names its agent (stamped on the turn as it is inserted; the others are attributed when the
+ * session learns its agent: attachTurns). The caller folds them into the per-agent rollups.
+ */
+export async function insertNumberedTurns(tx: Db, tenantId: string | null, numbered: NumberedTurns): Promise<{ accepted: number; folds: TurnFold[] }> {
+  if (numbered.rows.length === 0) return { accepted: 0, folds: [] };
   // Sessions first (in id order), as ingest locks them, before turns and per-agent rollups:
   // updating a session after those could deadlock with a batch that holds the session. The new
   // turns carry their room already; this names the room of the session's earlier rows.
   await learnSessionRooms(tx, tenantId, numbered.named);
-  const inserted = await queryRows<{ id: number }>(
-    tx,
-    sql`INSERT INTO turns (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
-          caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms)
-        SELECT tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
-          caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms
-        FROM json_populate_recordset(NULL::turns, ${JSON.stringify(numbered.rows)}::json)
-        ON CONFLICT (session_id, turn_index, caller_speak_start_ms, tenant_id) DO NOTHING
-        RETURNING id`,
-  );
   // Turns of a session that names its agent count toward that agent (GET /api/agents).
-  await attachTurns(tx, tenantId, { turnIds: inserted.map((r) => Number(r.id)) });
-  return inserted.length;
+  const inserted = await queryRows<TurnFoldRow>(
+    tx,
+    sql`INSERT INTO turns AS t (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
+          caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms, agent_id)
+        SELECT v.tenant_id, v.session_id, v.room_name, v.turn_index, v.seq, v.caller_speak_start_ms,
+          v.caller_speak_end_ms, v.agent_speak_start_ms, v.agent_speak_end_ms, v.response_speed_ms, s.agent_id
+        FROM json_populate_recordset(NULL::turns, ${JSON.stringify(numbered.rows)}::json) AS v
+        LEFT JOIN sessions s ON s.id = v.session_id AND s.tenant_id IS NOT DISTINCT FROM v.tenant_id
+        ON CONFLICT (session_id, turn_index, caller_speak_start_ms, tenant_id) DO NOTHING
+        RETURNING ${TURN_FOLD_RETURNING}`,
+  );
+  return { accepted: inserted.length, folds: turnFolds(inserted) };
 }
 
 /** session_id → room_name for rows that name their room (the last naming row wins). */

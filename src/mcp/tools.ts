@@ -15,6 +15,7 @@ import { costsQuery, latencyQuery, logsQuery } from "../reports/query.js";
 import type { VirtualKeyVerifier } from "../auth/virtual-keys.js";
 import type { Logger } from "../logging.js";
 import type { ConfigStore } from "../manage/registry.js";
+import type { ReadStore } from "../db/client.js";
 import { roomLatencyRecord, sessionDetail, sessionPage } from "../sessions/answers.js";
 import { roomLatencyQuery, sessionListQuery } from "../sessions/params.js";
 
@@ -50,10 +51,11 @@ const asQuery = <S extends z.ZodType>(schema: S) =>
   );
 
 const id = (what: string) => z.string().min(1).max(512).describe(what);
-/** What the tools read between them: the registry's store, the billing deps, the vk_ verifier, the start time. */
-export type McpDeps = ConfigStore & BillingDeps & { virtualKeys: VirtualKeyVerifier; log: Logger; startedAt: number };
+/** What the tools read between them: the registry's store, the read database, the billing deps, the vk_ verifier, the start time. */
+export type McpDeps = ConfigStore & ReadStore & BillingDeps & { virtualKeys: VirtualKeyVerifier; log: Logger; startedAt: number };
 
-const db = (s: McpDeps) => s.database.db;
+/** The report tools read where their routes do: the read database (the fleet index writes its caches: the primary). */
+const db = (s: McpDeps) => s.readDatabase.db;
 
 function tool<S extends z.ZodType>(spec: {
   name: string;
@@ -131,7 +133,7 @@ export const TOOLS: readonly ToolSpec[] = [
     description: "The fleet index: per-agent cost, p95 latency, errors and probe traffic over a period, one page.",
     scope: "read",
     input: asQuery(fleetIndexQuery),
-    run: (s, a, q) => fleetIndex(db(s), { ...q, tenantId: a.tenantId }),
+    run: (s, a, q) => fleetIndex(s.database.db, { ...q, tenantId: a.tenantId }),
   }),
   tool({
     name: "get_billing_usage",

@@ -1,6 +1,6 @@
 import type { TenantScope } from "../auth/context.js";
 import type { AuthFailures } from "../auth/failures.js";
-import type { Database } from "../db/client.js";
+import type { ReadStore } from "../db/client.js";
 import { type ConfigStore, listEffectiveProviders } from "../manage/registry.js";
 import { costReport } from "../reports/costs.js";
 import { latencySketches } from "../reports/latency.js";
@@ -20,11 +20,9 @@ const sorted = <T>(o: Record<string, T>) => Object.entries(o).sort(([a], [b]) =>
  * /v1/latency (period today), plus uptime, configured providers and the newest gated diagnostics run.
  */
 /** What /v1/metrics reads besides the store: start time, refused credentials and the gateway recorder's queue. */
-export interface MetricsSources extends ConfigStore {
+export interface MetricsSources extends ConfigStore, ReadStore {
   startedAt: number;
   authFailures: Pick<AuthFailures, "counts">;
-  /** Where the read routes query: a read replica (DATABASE_READ_URL) or the primary itself. */
-  readDatabase: Pick<Database, "db">;
   /** The raw tables' rows, bytes and oldest rows (cached by the root: a catalog walk per partition). */
   tableSizes: () => Promise<TableSizes>;
   gateway: {

@@ -215,6 +215,42 @@ export function mapTrace(input: TraceInput): { records: OtlpRecord[]; turns: Otl
   return { records, turns };
 }
 
+/** Spans turn pairing reads from earlier batches (turnsOf, committedSpeech), with the closing spans. */
+const PAIRING_SPANS = new Set(["user_turn", "user_speaking", "agent_turn", "agent_speaking", ...CLOSING_SPANS]);
+/** Request spans and their runs: a wrapper (`llm_request → llm_request_run → llm_request`) is told by the spans below it. */
+const REQUEST_SPANS = new Set(["llm_request", "llm_request_run", "tts_request", "tts_request_run"]);
+
+/**
+ * Of a mapped trace's new spans, the ones a later batch's mapping reads, to be kept in otlp_spans: the
+ * spans turn pairing reads (user and agent turns, their speech, the closing spans), and request spans
+ * a wrapper still to come may sit above (their chain of request spans ends at a parent not yet
+ * received). Nothing else is read back: a span's record reads its descendants, which end before it
+ * (so are in the same or an earlier batch), and its tts_node ancestor, which ends after it. Once the
+ * agent_session span is in, every span of the session is (it ends after all of them): only the
+ * closing spans are kept, so a re-sent or late span sees the trace closed.
+ */
+export function spansToKeep(stored: readonly Span[], fresh: readonly FreshSpan[]): FreshSpan[] {
+  const over = stored.some((s) => s.name === "agent_session") || fresh.some((s) => s.name === "agent_session");
+  if (over) return fresh.filter((s) => CLOSING_SPANS.has(s.name));
+  const byId = new Map<string, Span>();
+  for (const s of stored) byId.set(s.spanId, s);
+  for (const s of fresh) byId.set(s.spanId, s);
+  return fresh.filter((s) => PAIRING_SPANS.has(s.name) || (REQUEST_SPANS.has(s.name) && mayBeWrapped(byId, s)));
+}
+
+/** Whether a request span's chain of request-span parents ends at a parent not received yet (which may be a wrapper). */
+function mayBeWrapped(byId: ReadonlyMap<string, Span>, span: Span): boolean {
+  let cur = span;
+  for (let hops = 0; hops < 64; hops++) {
+    if (cur.parentSpanId === null) return false;
+    const parent = byId.get(cur.parentSpanId);
+    if (!parent) return true;
+    if (!REQUEST_SPANS.has(parent.name)) return false;
+    cur = parent;
+  }
+  return true;
+}
+
 function recordOf(input: TraceInput, tree: Tree, span: FreshSpan): OtlpRecord | null {
   const a = span.attributes;
   const base = (modality: OtlpRecord["modality"], model: { model_id: string; provider: string }): OtlpRecord => ({

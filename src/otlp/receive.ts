@@ -1,6 +1,17 @@
 import { type IngestDeps, ingestRecords } from "../ingest/ingest-requests.js";
 import { checkTurns, insertNumberedTurns, numberTurns, turnsResult } from "../ingest/turns.js";
-import { CLOSING_SPANS, type FreshSpan, identityOf, MAPPED_SPANS, mapTrace, namesSession, type OtlpRecord, type OtlpTurn, type TraceIdentity } from "./map.js";
+import {
+  CLOSING_SPANS,
+  type FreshSpan,
+  identityOf,
+  MAPPED_SPANS,
+  mapTrace,
+  namesSession,
+  type OtlpRecord,
+  type OtlpTurn,
+  spansToKeep,
+  type TraceIdentity,
+} from "./map.js";
 import type { Attrs, DecodedRequest } from "./spans.js";
 import { fixTraceIdentities, loadTraceState, pruneTraceState, saveSpans } from "./store.js";
 import { resolveSttModels, type SttModelConfig } from "./stt-model.js";
@@ -196,13 +207,20 @@ async function writeBatch(
   const records: OtlpRecord[] = [];
   const turns: OtlpTurn[] = [];
   const keep: FreshSpan[] = [];
+  // Mapped traces with spans that waited for their session (stored unmapped): they are mapped now.
+  const waited = new Set<string>();
   for (const [traceId, t] of byTrace) {
     const earlier = stored.spans.get(traceId) ?? [];
     const storedIds = new Set(earlier.map((s) => s.spanId));
     const novel = t.fresh.filter((s) => !storedIds.has(s.spanId)); // a re-sent span is stored already
-    keep.push(...novel);
     const identity = ready.get(traceId);
-    if (!identity) continue;
+    if (!identity) {
+      keep.push(...novel); // every span waits for the session
+      continue;
+    }
+    // Only what a later batch reads back (spansToKeep): the INSERT of every span cost ~15-30 ms an export.
+    keep.push(...spansToKeep(earlier, novel));
+    if (earlier.some((s) => !s.mapped)) waited.add(traceId);
     const mapped = mapTrace({
       tenantId,
       identity,
@@ -221,10 +239,14 @@ async function writeBatch(
   let turnsAccepted = 0;
   const mappedTraces = new Set(ready.keys());
   const ingested = await ingestRecords(services, tenantId, records, async (tx) => {
-    // Spans first: their rows are this export's traces' alone (claimed above); the turns' attach
-    // then takes the agent's hot rollup rows, held to COMMIT, as late as ingest's own steps do.
-    await saveSpans(tx, tenantId, keep, mappedTraces);
-    turnsAccepted = await insertNumberedTurns(tx, tenantId, numbered);
+    // The spans' rows are this export's traces' alone (claimed above). The turns are attributed to
+    // their session's agent as they are inserted and folded into the agent's rollups by ingest's one
+    // fold statement, with the records: the agent's hot rollup rows are locked only from there to
+    // COMMIT, as for /v1/ingest (folding them here held them through every later statement).
+    await saveSpans(tx, tenantId, keep, mappedTraces, waited);
+    const inserted = await insertNumberedTurns(tx, tenantId, numbered);
+    turnsAccepted = inserted.accepted;
+    return { turns: inserted.folds };
   });
   const timeline = turns.length > 0 ? turnsResult(checkedTurns, turnsAccepted) : null;
   if (++state.batches % PRUNE_EVERY === 0) await pruneTraceState(db);

@@ -100,10 +100,17 @@ export async function fixTraceIdentities(db: Db, tenantId: string | null, wanted
 }
 
 /**
- * Keeps the batch's spans (re-sent spans are no-ops) and marks every span of `mappedTraces` as
- * mapped, the ones that waited for their session included.
+ * Keeps the batch's spans to keep (re-sent spans are no-ops), marked mapped when their trace is in
+ * `mappedTraces`, and marks the stored spans of `waitedTraces` (mapped now, after waiting for their
+ * session) as mapped.
  */
-export async function saveSpans(db: Db, tenantId: string | null, spans: readonly FreshSpan[], mappedTraces: ReadonlySet<string>): Promise<void> {
+export async function saveSpans(
+  db: Db,
+  tenantId: string | null,
+  spans: readonly FreshSpan[],
+  mappedTraces: ReadonlySet<string>,
+  waitedTraces: ReadonlySet<string>,
+): Promise<void> {
   if (spans.length > 0) {
     // In (trace, span) order, so two exports that both carry a re-sent span lock its key alike.
     const sorted = [...spans].sort((a, b) => (a.traceId < b.traceId ? -1 : a.traceId > b.traceId ? 1 : a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0));
@@ -133,10 +140,10 @@ export async function saveSpans(db: Db, tenantId: string | null, spans: readonly
           ON CONFLICT ON CONSTRAINT otlp_spans_span_tenant_uq DO NOTHING`,
     );
   }
-  if (mappedTraces.size > 0) {
+  if (waitedTraces.size > 0) {
     await db.execute(
       sql`UPDATE otlp_spans SET mapped = true
-          WHERE trace_id = ANY(${textArray([...mappedTraces])})
+          WHERE trace_id = ANY(${textArray([...waitedTraces].sort())})
             AND tenant_id IS NOT DISTINCT FROM ${tenantId}::text AND NOT mapped`,
     );
   }

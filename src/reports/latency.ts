@@ -1,10 +1,10 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { storedSamples } from "../rollups/sketch-json.js";
-import { addSample, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
+import { sketchBucketSql, storedSamples } from "../rollups/sketch-json.js";
+import { EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
 import type { LatencyReport, ModelLatency } from "./schemas.js";
 import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
-import { type Period, windowSegments } from "./window.js";
+import { type Period, type Segment, windowSegments } from "./window.js";
 
 /** The answer of GET /v1/latency: its types are the schema's (src/reports/schemas.ts). */
 export type { LatencyReport, ModelLatency } from "./schemas.js";
@@ -17,6 +17,7 @@ interface ModelSketches {
   latency: LatencySketch;
 }
 
+/** One part of a model's sketches: the rollup rows' sums, or the raw edge rows' (one row each per model). */
 interface ModelTotalsRow {
   model_id: string;
   modality: string;
@@ -32,92 +33,108 @@ interface ModelTotalsRow {
   lmin: number | null;
   lmax: number | null;
   lz: number | null;
-  /** Every rollup sketch's raw samples (one array per sketch) when all kept them and the total is within the bound. */
+  /** The part's raw samples (one array per stored sketch) when the model's whole window holds at most EXACT_SAMPLE_LIMIT; else NULL. */
   tsamples: unknown[] | null;
   lsamples: unknown[] | null;
 }
 
 interface BucketRow {
   model_id: string;
-  which: "t" | "l";
   k: string;
   n: number;
 }
 
-interface RawRow {
-  model_id: string;
-  modality: string;
-  provider: string;
-  ttfb_ms: number | null;
-  total_latency_ms: number | null;
+const LIMIT = sql.raw(String(EXACT_SAMPLE_LIMIT));
+
+/** The two sketches of a model: the rollup columns (count, sketch) and the raw column of each. */
+const SKETCHES = { t: { count: "tn", hist: "th", raw: "ttfb_ms" }, l: { count: "ln", hist: "lh", raw: "total_latency_ms" } } as const;
+type Which = keyof typeof SKETCHES;
+
+/**
+ * The window's sources as CTEs: `r`, the rollup rows (with their sample counts as plain columns),
+ * `x`, the raw edge rows, and `n`, each model's sample count over the whole window, which says
+ * whether its sketches can be exact (raw samples are read only then).
+ */
+function windowCtes(rollupSegs: Segment[], rawSegs: Segment[], scope: ReportScope): SQL {
+  const none = sql`SELECT NULL WHERE false`;
+  const r = segmentsUnion(
+    rollupSegs,
+    scope,
+    { rollup: sql`model_id, modality, provider, requests, ttfb_count AS tn, latency_count AS ln, ttfb_hist AS th, latency_hist AS lh`, raw: none },
+    { excludeProbe: true, allProjects: true },
+  );
+  const x = segmentsUnion(rawSegs, scope, { rollup: none, raw: sql`model_id, modality, provider, ttfb_ms, total_latency_ms` }, { excludeProbe: true });
+  const empty = (cols: string) => sql.raw(`SELECT ${cols} WHERE false`);
+  return sql`WITH r (model_id, modality, provider, requests, tn, ln, th, lh) AS (${rollupSegs.length > 0 ? r : empty("''::text, ''::text, ''::text, 0::bigint, 0, 0, NULL::jsonb, NULL::jsonb")}),
+    x (model_id, modality, provider, ttfb_ms, total_latency_ms) AS (${rawSegs.length > 0 ? x : empty("''::text, ''::text, ''::text, 0::float8, 0::float8")}),
+    n AS (SELECT model_id, sum(tn) AS tn, sum(ln) AS ln FROM (
+      SELECT model_id, tn, ln FROM r UNION ALL SELECT model_id, (ttfb_ms IS NOT NULL)::int, (total_latency_ms IS NOT NULL)::int FROM x) u GROUP BY model_id)`;
 }
 
 /**
- * The raw samples of a group of stored sketches, one JSON array per sketch, when every sketch kept
- * them and their total count is within EXACT_SAMPLE_LIMIT; else NULL (the buckets answer).
+ * Per model: the rollup part (stored sketches' fields read once per sketch with jsonb_to_record) and
+ * the raw part (aggregated here, not shipped row by row), each with its samples only when the model's
+ * window is small enough to be exact: a week's stored samples were aggregated and thrown away.
  */
-function samplesOf(column: "th" | "lh"): SQL {
-  const c = sql.raw(column);
-  return sql`CASE WHEN coalesce(sum((${c}->>'count')::float8), 0) <= ${sql.raw(String(EXACT_SAMPLE_LIMIT))}
-    AND coalesce(bool_and(jsonb_typeof(${c}->'samples') = 'array') FILTER (WHERE ${c} IS NOT NULL), true)
-    THEN coalesce(jsonb_agg(${c}->'samples') FILTER (WHERE ${c} IS NOT NULL), '[]'::jsonb) END`;
+function totalsSql(ctes: SQL): SQL {
+  const rolled = (w: Which) => {
+    const { count, hist } = SKETCHES[w];
+    const c = sql.raw(`r.${hist}`);
+    const small = sql.raw(`n.${count} <= ${EXACT_SAMPLE_LIMIT}`);
+    return sql`sum(r.${sql.raw(count)}) AS ${sql.raw(`${w}c`)}, sum(${sql.raw(w)}.sum) AS ${sql.raw(`${w}s`)}, min(${sql.raw(w)}.min) AS ${sql.raw(`${w}min`)},
+      max(${sql.raw(w)}.max) AS ${sql.raw(`${w}max`)}, sum(${sql.raw(w)}.zeros) AS ${sql.raw(`${w}z`)},
+      CASE WHEN min(n.${sql.raw(count)}) <= ${LIMIT} AND coalesce(bool_and(jsonb_typeof(${c}->'samples') = 'array') FILTER (WHERE ${c} IS NOT NULL AND ${small}), true)
+        THEN coalesce(jsonb_agg(${c}->'samples') FILTER (WHERE ${c} IS NOT NULL AND ${small}), '[]'::jsonb) END AS ${sql.raw(`${w}samples`)}`;
+  };
+  const raw = (w: Which) => {
+    const { count, raw: col } = SKETCHES[w];
+    const v = sql.raw(`x.${col}`);
+    return sql`count(${v}) AS ${sql.raw(`${w}c`)}, sum(${v}) AS ${sql.raw(`${w}s`)}, min(${v}) AS ${sql.raw(`${w}min`)}, max(${v}) AS ${sql.raw(`${w}max`)},
+      count(*) FILTER (WHERE ${v} <= 1e-9) AS ${sql.raw(`${w}z`)},
+      CASE WHEN min(n.${sql.raw(count)}) <= ${LIMIT} THEN jsonb_build_array(coalesce(jsonb_agg(${v}) FILTER (WHERE ${v} IS NOT NULL), '[]'::jsonb)) END AS ${sql.raw(`${w}samples`)}`;
+  };
+  const fields = "sum float8, min float8, max float8, zeros float8";
+  return sql`${ctes}
+    SELECT r.model_id, min(r.modality) AS modality, min(r.provider) AS provider, sum(r.requests) AS requests, ${rolled("t")}, ${rolled("l")}
+      FROM r JOIN n USING (model_id)
+      LEFT JOIN LATERAL jsonb_to_record(r.th) AS t(${sql.raw(fields)}) ON true
+      LEFT JOIN LATERAL jsonb_to_record(r.lh) AS l(${sql.raw(fields)}) ON true
+     GROUP BY r.model_id
+    UNION ALL
+    SELECT x.model_id, min(x.modality), min(x.provider), count(*), ${raw("t")}, ${raw("l")}
+      FROM x JOIN n USING (model_id) GROUP BY x.model_id`;
 }
 
-function bucketSums(db: Db, rolled: SQL, segments: number, which: "t" | "l", column: "th" | "lh"): Promise<BucketRow[]> {
-  if (segments === 0) return Promise.resolve([]);
-  return queryRows<BucketRow>(
-    db,
-    sql`${rolled} SELECT model_id, ${which}::text AS which, b.key AS k, sum(b.value::float8) AS n
-      FROM r, jsonb_each_text(r.${sql.raw(column)}->'buckets') b GROUP BY 1, 2, 3`,
-  );
+/** One sketch's bucket counts per model: the stored sketches' buckets summed, and the raw edge samples' buckets. */
+function bucketsSql(ctes: SQL, w: Which): SQL {
+  const { hist, raw } = SKETCHES[w];
+  const v = sql.raw(`x.${raw}`);
+  return sql`${ctes}
+    SELECT r.model_id, b.key AS k, sum(b.value::float8) AS n FROM r, jsonb_each(r.${sql.raw(hist)}->'buckets') b GROUP BY 1, 2
+    UNION ALL
+    SELECT x.model_id, ${sketchBucketSql(v)}::text, count(*) FROM x WHERE ${v} > 1e-9 GROUP BY 1, 2`;
 }
 
 /**
  * Latency sketches per model over a period, probe traffic excluded: rollup sketches merged for whole
- * buckets, raw samples added for the edge hours. Percentiles come from src/stats/summary.ts.
+ * buckets, the raw edge hours' samples added, all inside Postgres (sums per model and per sketch
+ * bucket), so a week comes back as a few hundred small rows whatever the traffic. Percentiles come
+ * from src/stats/summary.ts.
  */
 export async function latencySketches(db: Db, args: ReportScope & { period: Period; now?: Date }): Promise<Map<string, ModelSketches>> {
   const segments = windowSegments(args.period, args.now ?? new Date());
-  const rollupSegs = segments.filter((s) => s.source !== "raw");
-  const rawSegs = segments.filter((s) => s.source === "raw");
-  const none = sql`SELECT NULL WHERE false`;
-  // Rollup sketches are merged inside Postgres (sums per model and per sketch bucket), so a week of
-  // buckets comes back as a few hundred small rows instead of a thousand JSON documents.
-  const rolled = sql`WITH r AS (${segmentsUnion(
-    rollupSegs,
+  const ctes = windowCtes(
+    segments.filter((s) => s.source !== "raw"),
+    segments.filter((s) => s.source === "raw"),
     args,
-    { rollup: sql`model_id, modality, provider, requests, ttfb_hist AS th, latency_hist AS lh`, raw: none },
-    { excludeProbe: true, allProjects: true },
-  )})`;
-  const f = (col: string, field: string) => sql.raw(`(${col}->>'${field}')::float8`);
-  const [totals, ttfbBuckets, latencyBuckets, raw] = await Promise.all([
-    rollupSegs.length === 0
-      ? []
-      : queryRows<ModelTotalsRow>(
-          db,
-          sql`${rolled} SELECT model_id, min(modality) AS modality, min(provider) AS provider, sum(requests) AS requests,
-            sum(${f("th", "count")}) AS tc, sum(${f("th", "sum")}) AS ts, min(${f("th", "min")}) AS tmin, max(${f("th", "max")}) AS tmax,
-            sum(${f("th", "zeros")}) AS tz, sum(${f("lh", "count")}) AS lc, sum(${f("lh", "sum")}) AS ls, min(${f("lh", "min")}) AS lmin,
-            max(${f("lh", "max")}) AS lmax, sum(${f("lh", "zeros")}) AS lz, ${samplesOf("th")} AS tsamples, ${samplesOf("lh")} AS lsamples
-          FROM r GROUP BY model_id`,
-        ),
-    // TTFB and total-latency buckets as two statements: they run side by side on two connections.
-    bucketSums(db, rolled, rollupSegs.length, "t", "th"),
-    bucketSums(db, rolled, rollupSegs.length, "l", "lh"),
-    queryRows<RawRow>(
-      db,
-      segmentsUnion(rawSegs, args, { rollup: none, raw: sql`model_id, modality, provider, ttfb_ms, total_latency_ms` }, { excludeProbe: true }),
-    ),
+  );
+  // Three statements side by side on the pool's connections: totals, TTFB buckets, total-latency buckets.
+  const [totals, ttfbBuckets, latencyBuckets] = await Promise.all([
+    queryRows<ModelTotalsRow>(db, totalsSql(ctes)),
+    queryRows<BucketRow>(db, bucketsSql(ctes, "t")),
+    queryRows<BucketRow>(db, bucketsSql(ctes, "l")),
   ]);
   const out = new Map<string, ModelSketches>();
-  const entry = (r: { model_id: string; modality: string; provider: string }) => {
-    let e = out.get(r.model_id);
-    if (!e) {
-      e = { modality: r.modality, provider: r.provider, requests: 0, ttfb: emptySketch(), latency: emptySketch() };
-      out.set(r.model_id, e);
-    }
-    return e;
-  };
   const fill = (s: LatencySketch, count: number | null, sum: number | null, min: number | null, max: number | null, zeros: number | null, samples: unknown[] | null) => {
     if (!count) return;
     const raw = samples === null ? null : storedSamples(samples.flat(), Number(count));
@@ -129,23 +146,25 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
     s.zeros += Number(zeros ?? 0);
   };
   for (const r of totals) {
-    const e = entry(r);
+    let e = out.get(r.model_id);
+    if (!e) {
+      e = { modality: r.modality, provider: r.provider, requests: 0, ttfb: emptySketch(), latency: emptySketch() };
+      out.set(r.model_id, e);
+    }
     e.requests += Number(r.requests);
     fill(e.ttfb, r.tc, r.ts, r.tmin, r.tmax, r.tz, r.tsamples);
     fill(e.latency, r.lc, r.ls, r.lmin, r.lmax, r.lz, r.lsamples);
   }
-  for (const b of [...ttfbBuckets, ...latencyBuckets]) {
-    const e = out.get(b.model_id);
-    if (!e) continue;
-    const s = b.which === "t" ? e.ttfb : e.latency;
-    s.buckets[b.k] = (s.buckets[b.k] ?? 0) + Number(b.n);
-  }
-  for (const r of raw) {
-    const e = entry(r);
-    e.requests += 1;
-    if (r.ttfb_ms !== null) addSample(e.ttfb, Number(r.ttfb_ms));
-    if (r.total_latency_ms !== null) addSample(e.latency, Number(r.total_latency_ms));
-  }
+  const addBucketRows = (rows: BucketRow[], pick: (e: ModelSketches) => LatencySketch) => {
+    for (const b of rows) {
+      const e = out.get(b.model_id);
+      if (!e) continue;
+      const s = pick(e);
+      s.buckets[b.k] = (s.buckets[b.k] ?? 0) + Number(b.n);
+    }
+  };
+  addBucketRows(ttfbBuckets, (e) => e.ttfb);
+  addBucketRows(latencyBuckets, (e) => e.latency);
   return out;
 }
 

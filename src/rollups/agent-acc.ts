@@ -20,3 +20,12 @@ export interface AgentAcc {
   probeTurns: number;
   response: LatencySketch;
 }
+
+/** A turn as the per-agent rollups see it: its start (epoch ms), owner, response speed and probe flag. */
+export interface TurnFold {
+  startMs: number;
+  tenantId: string | null;
+  agentId: string;
+  responseSpeedMs: number | null;
+  isProbe: boolean;
+}

@@ -1,6 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { EXACT_SAMPLE_LIMIT, SKETCH_RELATIVE_ACCURACY } from "../stats/summary.js";
+import { EXACT_SAMPLE_LIMIT } from "../stats/summary.js";
+import { sketchBucketSql } from "./sketch-json.js";
 import { monthStartMs, nextMonthMs } from "./buckets.js";
 import { FLEET_INDEX_GRAINS, FLEET_MODALITIES, TURN_PROBE } from "./fleet-index.js";
 
@@ -14,7 +15,6 @@ import { FLEET_INDEX_GRAINS, FLEET_MODALITIES, TURN_PROBE } from "./fleet-index.
 
 type FleetGrain = (typeof FLEET_INDEX_GRAINS)[number];
 
-const LN_GAMMA = sql.raw(String(Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY))));
 const MODALITY_LIST = sql.raw(FLEET_MODALITIES.map((m) => `'${m}'`).join(", "));
 
 /** The sketch columns' sources: TTFB per modality, then the turns' response speed. */
@@ -51,7 +51,7 @@ function rebuildGrainSql(grain: FleetGrain, from: number, to: number): SQL {
         SELECT bucket, tk, agent_id, 'response', response_speed_ms::float8 FROM t WHERE NOT is_probe AND response_speed_ms IS NOT NULL
       ), kb AS (
         -- Per log bucket (k NULL: the zeros), its count, sum, min, max and raw values as JSON text.
-        SELECT bucket, tk, agent_id, m, CASE WHEN v > 1e-9 THEN ceil(ln(v) / ${LN_GAMMA}::float8)::int END AS k,
+        SELECT bucket, tk, agent_id, m, CASE WHEN v > 1e-9 THEN ${sketchBucketSql(sql`v`)} END AS k,
                count(*) AS n, sum(v) AS s, min(v) AS lo, max(v) AS hi, string_agg(v::text, ',') AS vs
           FROM v GROUP BY bucket, tk, agent_id, m, k
       ), hk AS (

@@ -5,11 +5,11 @@ import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stat
 import type { RequestRow } from "../db/schema/requests.js";
 import { DAY_MS, HOUR_MS, monthStartMs } from "./buckets.js";
 import { adjustCheckpointMoney, foldIntoCheckpoints } from "./fleet-checkpoints.js";
-import { type AgentAcc, FLEET_MODALITIES, type FleetModality } from "./agent-acc.js";
+import { type AgentAcc, FLEET_MODALITIES, type FleetModality, type TurnFold } from "./agent-acc.js";
 import { mergeSketchSql } from "./sketch-json.js";
 import type { RequestProjection } from "./projection.js";
 
-export { type AgentAcc, FLEET_MODALITIES, type FleetModality } from "./agent-acc.js";
+export { type AgentAcc, FLEET_MODALITIES, type FleetModality, type TurnFold } from "./agent-acc.js";
 
 /**
  * The per-agent rollups of GET /api/agents (src/db/schema/fleet-index-agent-rollups.ts), kept on the
@@ -33,16 +33,6 @@ export const FLEET_INDEX_GRAINS = [
   { table: "fleet_index_agent_rollups_daily", unit: "day", sketches: true, bucketOf: (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS },
   { table: "fleet_index_agent_rollups_monthly", unit: "month", sketches: false, bucketOf: monthStartMs },
 ] as const satisfies readonly { table: string; unit: string; sketches: boolean; bucketOf: BucketOf }[];
-
-
-/** A turn as the rollups see it: its start (epoch ms), owner, response speed and probe flag. */
-export interface TurnFold {
-  startMs: number;
-  tenantId: string | null;
-  agentId: string;
-  responseSpeedMs: number | null;
-  isProbe: boolean;
-}
 
 /** A text[] from one JSON parameter (a JS array would be spread into one parameter per element). */
 export function textArray(values: string[]): SQL {
@@ -213,16 +203,18 @@ async function write(tx: Db, fill: (b: AgentRollupBatch) => void): Promise<Agent
 }
 
 /**
- * The rows of the per-agent upserts (fleetIndexProjection's fold) for a batch of stored request rows (exactly those inserted),
- * as JSON by table name (an empty array when no row names an agent), and the hour grain's
- * accumulators, which fleetIndexProjection folds into the fleet-index checkpoints (foldIntoCheckpoints).
+ * The rows of the per-agent upserts (fleetIndexProjection's fold) for a batch of stored request rows (exactly those inserted)
+ * and of turns attributed in the same transaction, as JSON by table name (an empty array when none
+ * names an agent), and the hour grain's accumulators, which fleetIndexProjection folds into the
+ * fleet-index checkpoints (foldIntoCheckpoints).
  */
-export function fleetIndexRequestRows(rows: RequestRow[]): { rowsByTable: Record<string, string>; byHour: AgentAcc[] } {
+export function fleetIndexRequestRows(rows: RequestRow[], turns: readonly TurnFold[] = []): { rowsByTable: Record<string, string>; byHour: AgentAcc[] } {
   let byHour: AgentAcc[] = [];
   const rowsByTable: Record<string, string> = {};
   for (const grain of FLEET_INDEX_GRAINS) {
     const batch = new AgentRollupBatch(grain.bucketOf);
     for (const r of rows) if (r.agent_id !== null && r.agent_id !== undefined) batch.addRequest(r);
+    for (const t of turns) batch.addTurn(t);
     const accs = batch.sorted();
     if (grain.unit === "hour") byHour = accs;
     rowsByTable[grain.table] = rowsJson(accs, grain.sketches);
@@ -234,20 +226,22 @@ export function fleetIndexRequestRows(rows: RequestRow[]): { rowsByTable: Record
  * The fleet index projection (src/rollups/projection.ts). After the insert: turns that arrived before
  * their session named its agent now count toward it (attachTurns, sessions in id order). In the fold
  * statement, first (re-rating's adjustRollupMoney moves money in the same table order): the per-agent
- * rollups, hour, day, month, keys sorted. After it: rows dated before today may be inside a built
- * fleet-index checkpoint, which moves too (usually none; the checkpoints' advisory lock, shared).
+ * rollups, hour, day, month, keys sorted, of the request rows and of the turns the batch attributed
+ * (the OTLP receiver's: one upsert per grain, the agent's rows locked only from here to COMMIT).
+ * After it: rows dated before today may be inside a built fleet-index checkpoint, which moves too
+ * (usually none; the checkpoints' advisory lock, shared).
  */
 export const fleetIndexProjection: RequestProjection = {
   name: "fleet index",
   async afterInsert(tx, tenantId, inserted) {
     const agentSessions = new Set<string>();
     for (const r of inserted) if (r.agent_id && r.session_id) agentSessions.add(r.session_id);
-    await attachTurns(tx, tenantId, { sessionIds: [...agentSessions].sort() });
+    await attachTurns(tx, tenantId, [...agentSessions].sort());
   },
   fold: {
     upserts: () => FLEET_INDEX_GRAINS.map((grain) => ({ name: grain.table, sql: upsertSql(grain.table, grain.sketches, sql.placeholder(grain.table)) })),
-    rows(rows) {
-      const { rowsByTable, byHour } = fleetIndexRequestRows(rows);
+    rows(rows, turns) {
+      const { rowsByTable, byHour } = fleetIndexRequestRows(rows, turns);
       return { values: rowsByTable, after: (tx) => foldIntoCheckpoints(tx, byHour) };
     },
   },
@@ -260,42 +254,58 @@ export const fleetIndexProjection: RequestProjection = {
 export const TURN_PROBE = sql.raw(`(EXISTS (SELECT 1 FROM calls c WHERE t.room_name IS NOT NULL AND c.room_name = t.room_name AND c.is_probe
   AND (c.tenant_id IS NULL OR c.tenant_id = t.tenant_id)))`);
 
-interface TurnRow {
+/** What TURN_FOLD_RETURNING returns per turn (agent_id null: its session names no agent yet). */
+export interface TurnFoldRow {
   start_ms: string | number;
   tenant_id: string | null;
-  agent_id: string;
+  agent_id: string | null;
   response_speed_ms: number | null;
   is_probe: boolean;
 }
 
-const toFold = (r: TurnRow): TurnFold => ({
-  startMs: Number(r.start_ms),
-  tenantId: r.tenant_id,
-  agentId: r.agent_id,
-  responseSpeedMs: r.response_speed_ms === null ? null : Number(r.response_speed_ms),
-  isProbe: r.is_probe,
-});
+/** What a statement inserting or attributing turns (alias `t`) returns for their folds (turnFolds reads it). */
+export const TURN_FOLD_RETURNING = sql`t.caller_speak_start_ms AS start_ms, t.tenant_id, t.agent_id, t.response_speed_ms, ${TURN_PROBE} AS is_probe`;
+
+/** The folds of the returned turns that have an agent. */
+export function turnFolds(rows: readonly TurnFoldRow[]): TurnFold[] {
+  const out: TurnFold[] = [];
+  for (const r of rows) {
+    if (r.agent_id === null) continue;
+    out.push({
+      startMs: Number(r.start_ms),
+      tenantId: r.tenant_id,
+      agentId: r.agent_id,
+      responseSpeedMs: r.response_speed_ms === null ? null : Number(r.response_speed_ms),
+      isProbe: r.is_probe,
+    });
+  }
+  return out;
+}
 
 /**
- * Attributes turns to their session's agent and folds them in, once: turns.agent_id is stamped in
- * the same statement, and only turns without one are taken. Called by turn ingest (the new turns) and
- * by request ingest (turns that arrived before their session named its agent).
+ * Turns that arrived before their session named its agent: attributed to the agent and folded in,
+ * once (turns.agent_id is stamped in the same statement, and only turns without one are taken).
+ * Request ingest calls it for the sessions of its rows; new turns are attributed as they are
+ * inserted (src/ingest/turns.ts).
  */
-export async function attachTurns(tx: Db, tenantId: string | null, which: { turnIds: number[] } | { sessionIds: string[] }): Promise<void> {
-  const target =
-    "turnIds" in which ? sql`t.id = ANY(${`{${which.turnIds.join(",")}}`}::bigint[])` : sql`t.session_id = ANY(${textArray(which.sessionIds)})`;
-  if (("turnIds" in which ? which.turnIds.length : which.sessionIds.length) === 0) return;
-  const rows = await queryRows<TurnRow>(
+export async function attachTurns(tx: Db, tenantId: string | null, sessionIds: string[]): Promise<void> {
+  if (sessionIds.length === 0) return;
+  const rows = await queryRows<TurnFoldRow>(
     tx,
     sql`UPDATE turns t SET agent_id = s.agent_id
           FROM sessions s
-         WHERE ${target} AND t.tenant_id IS NOT DISTINCT FROM ${tenantId}::text AND t.agent_id IS NULL
+         WHERE t.session_id = ANY(${textArray(sessionIds)}) AND t.tenant_id IS NOT DISTINCT FROM ${tenantId}::text AND t.agent_id IS NULL
            AND s.id = t.session_id AND s.tenant_id IS NOT DISTINCT FROM t.tenant_id AND s.agent_id IS NOT NULL
-     RETURNING t.caller_speak_start_ms AS start_ms, t.tenant_id, t.agent_id, t.response_speed_ms, ${TURN_PROBE} AS is_probe`,
+     RETURNING ${TURN_FOLD_RETURNING}`,
   );
-  if (rows.length === 0) return;
+  await foldTurns(tx, turnFolds(rows));
+}
+
+/** Folds attributed turns into the per-agent rollups (hour, day, month) and the checkpoints they fall in. */
+export async function foldTurns(tx: Db, turns: readonly TurnFold[]): Promise<void> {
+  if (turns.length === 0) return;
   const byHour = await write(tx, (batch) => {
-    for (const r of rows) batch.addTurn(toFold(r));
+    for (const t of turns) batch.addTurn(t);
   });
   // Turns dated before a built checkpoint move it too (src/rollups/fleet-checkpoints.ts).
   await foldIntoCheckpoints(tx, byHour);

@@ -1,6 +1,7 @@
 import type { Placeholder, SQL } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import type { RequestRow } from "../db/schema/requests.js";
+import type { TurnFold } from "./agent-acc.js";
 
 /**
  * A table (or family of tables) derived from request rows, kept in ingest's transaction from exactly
@@ -39,7 +40,8 @@ export interface FoldPart {
   upserts(): readonly NamedSql[];
   /**
    * The JSON rows of each upsert (by name) for a batch, rows sorted by key (the projection's own lock
-   * order); `after` runs once the fold statement ran.
+   * order); `after` runs once the fold statement ran. `turns`: turns the batch's caller inserted and
+   * attributed to an agent in the same transaction (the OTLP receiver's), folded by the same upserts.
    */
-  rows(inserted: RequestRow[]): { values: Record<string, string>; after?: (tx: Db) => Promise<void> };
+  rows(inserted: RequestRow[], turns: readonly TurnFold[]): { values: Record<string, string>; after?: (tx: Db) => Promise<void> };
 }

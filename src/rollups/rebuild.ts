@@ -1,13 +1,13 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { EXACT_SAMPLE_LIMIT, SKETCH_RELATIVE_ACCURACY } from "../stats/summary.js";
+import { EXACT_SAMPLE_LIMIT } from "../stats/summary.js";
+import { sketchBucketSql } from "./sketch-json.js";
 import { ALL_PROJECTS, HOUR_MS, ROLLUP_GRAINS, ROLLUP_KEY_COLUMNS } from "./apply.js";
 import { KEY_LIST, keyMatch, rowKeySelect } from "./key-sql.js";
 import { dropCheckpointsAfter } from "./fleet-checkpoints.js";
 import { rebuildFleetIndexRollups } from "./fleet-index-rebuild.js";
 import { rebuildBillingUsage } from "./billing-usage.js";
 
-const LN_GAMMA = Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY));
 /** Raw samples kept in a rebuilt sketch while its count is within the bound, as ingest keeps them. */
 const LIMIT = sql.raw(String(EXACT_SAMPLE_LIMIT));
 const KEY = KEY_LIST;
@@ -27,7 +27,7 @@ export async function rebuildRollups(db: Db, from: Date, to: Date): Promise<void
     const sketch = (col: string) => {
       const c = sql.raw(col);
       return sql`SELECT ${KEY}, jsonb_object_agg(k::text, n) AS buckets FROM (
-          SELECT ${KEY}, ceil(ln(${c}) / ${LN_GAMMA}::float8)::int AS k, count(*) AS n FROM base WHERE ${c} > 1e-9 GROUP BY ${KEY}, k
+          SELECT ${KEY}, ${sketchBucketSql(c)} AS k, count(*) AS n FROM base WHERE ${c} > 1e-9 GROUP BY ${KEY}, k
         ) s GROUP BY ${KEY}`;
     };
     const hist = (prefix: string, sketchCte: string) => {

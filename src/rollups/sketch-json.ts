@@ -1,5 +1,12 @@
 import { type SQL, sql } from "drizzle-orm";
-import { addBuckets, bucketsComplete, bucketsOf, completeBuckets, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/summary.js";
+import { addBuckets, bucketsComplete, bucketsOf, completeBuckets, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch, SKETCH_RELATIVE_ACCURACY } from "../stats/summary.js";
+
+const LN_GAMMA = sql.raw(String(Math.log((1 + SKETCH_RELATIVE_ACCURACY) / (1 - SKETCH_RELATIVE_ACCURACY))));
+
+/** A positive sample's sketch bucket index in SQL: addSample's ceil(ln v / ln γ) (src/stats/summary.ts). */
+export function sketchBucketSql(value: SQL): SQL {
+  return sql`ceil(ln(${value}) / ${LN_GAMMA}::float8)::int`;
+}
 
 /** Where decodeCachedSketch leaves the samples it decoded: a fresh, checked array mergeStoredSketch takes as it is. */
 const DECODED = Symbol("decoded samples");

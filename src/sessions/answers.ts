@@ -1,22 +1,23 @@
 import type { TenantScope } from "../auth/context.js";
 import { DomainError } from "../errors.js";
 import type { Config } from "../config/schema.js";
-import type { Database } from "../db/client.js";
+import type { ReadStore } from "../db/client.js";
 import { encodeCursor, isLookupSafe, roomNotFound, type SessionListQuery, sessionNotFound, sessionTenantQuery } from "./params.js";
 import { findSessions, getSessionDetail, listSessions, sessionRow } from "./queries.js";
 import { roomLatency } from "./room-latency.js";
 
 /**
  * The session reads as plain functions of (services, the caller's tenant, the parsed query): what
- * the /v1/sessions and /v1/rooms routes and the MCP tools answer for the same query.
+ * the /v1/sessions and /v1/rooms routes and the MCP tools answer for the same query. They read the
+ * read database (a replica when DATABASE_READ_URL is set).
  */
-type Deps = { database: Database; config: Pick<Config, "cost_tracking"> };
+type Deps = ReadStore & { config: Pick<Config, "cost_tracking"> };
 
 /** GET /v1/sessions: one keyset page; `next_cursor` is what the route sends as X-Next-Cursor. */
 export async function sessionPage(services: Deps, auth: TenantScope, q: SessionListQuery) {
   // Cost tracking off: nothing is recorded as a session, and the answer is an empty array (docs/api/sessions.md).
   if (!services.config.cost_tracking.enabled) return { sessions: [], next_cursor: null };
-  const page = await listSessions(services.database.db, { ...q, tenantId: auth.tenantId });
+  const page = await listSessions(services.readDatabase.db, { ...q, tenantId: auth.tenantId });
   return { sessions: page.rows.map(sessionRow), next_cursor: page.next ? encodeCursor(page.next) : null };
 }
 
@@ -28,7 +29,7 @@ export async function sessionPage(services: Deps, auth: TenantScope, q: SessionL
 export async function visibleSession(services: Deps, auth: TenantScope, id: string, tenantParam: string | undefined) {
   const tenant = sessionTenantQuery(tenantParam);
   if (!services.config.cost_tracking.enabled || !isLookupSafe(id) || tenant === false) throw sessionNotFound();
-  const rows = await findSessions(services.database.db, { tenantId: auth.tenantId, id, tenant });
+  const rows = await findSessions(services.readDatabase.db, { tenantId: auth.tenantId, id, tenant });
   const [row] = rows;
   if (!row) throw sessionNotFound();
   if (rows.length > 1) {
@@ -40,13 +41,13 @@ export async function visibleSession(services: Deps, auth: TenantScope, id: stri
 
 /** GET /v1/sessions/{session_id}. */
 export async function sessionDetail(services: Deps, auth: TenantScope, id: string, tenantParam: string | undefined) {
-  return getSessionDetail(services.database.db, await visibleSession(services, auth, id, tenantParam));
+  return getSessionDetail(services.readDatabase.db, await visibleSession(services, auth, id, tenantParam));
 }
 
 /** GET /v1/rooms/{room}/latency. */
 export async function roomLatencyRecord(services: Deps, auth: TenantScope, room: string, q: { since_turn?: number; include_probe: boolean }) {
   if (!isLookupSafe(room)) throw roomNotFound();
-  const record = await roomLatency(services.database.db, { tenantId: auth.tenantId, room, sinceTurn: q.since_turn, includeProbe: q.include_probe });
+  const record = await roomLatency(services.readDatabase.db, { tenantId: auth.tenantId, room, sinceTurn: q.since_turn, includeProbe: q.include_probe });
   if (!record) throw roomNotFound();
   return record;
 }

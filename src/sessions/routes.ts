@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { SessionDeadAirSchema, SessionReplaySchema, SessionTranscriptSchema, SessionTurnsSchema } from "../dashboard/schemas.js";
-import type { Database, Db } from "../db/client.js";
+import type { Database, Db, ReadStore } from "../db/client.js";
 import type { Config } from "../config/schema.js";
 import type { AppEnv } from "../http/app-env.js";
 import { contractRouter, defineRoute } from "../http/openapi.js";
@@ -18,8 +18,11 @@ type Ctx = Context<AppEnv>;
  * GET /v1/sessions, /v1/sessions/{id}, /v1/rooms/{room}/latency and the dashboard's session reads. /v1/sessions and /api/sessions answer the same
  * rows. Every route needs read scope and is tenant-scoped by the key (never by a parameter).
  */
-/** What the session reads use: the store, and whether cost tracking (and so session recording) is on. */
-export interface SessionRouteDeps {
+/**
+ * What the session reads use: the read database, whether cost tracking (and so session recording)
+ * is on, and the store (the node routes mounted here).
+ */
+export interface SessionRouteDeps extends ReadStore {
   database: Database;
   config: Pick<Config, "cost_tracking">;
 }
@@ -95,7 +98,7 @@ export function sessionRoutes(deps: SessionRouteDeps) {
   dashboardRead("", "One session with its cost per modality and its providers, as GET /v1/sessions/{session_id}", SessionDetailSchema, detailHandler);
   // Each drill-down's answer type is held to its schema at compile time too.
   const drill = <S extends z.ZodType>(path: string, summary: string, schema: S, read: (d: Db, s: SessionDbRow) => Promise<z.output<S>>) =>
-    dashboardRead(path, summary, schema, async (c) => c.json((await read(deps.database.db, await visibleSession(c))) as object));
+    dashboardRead(path, summary, schema, async (c) => c.json((await read(deps.readDatabase.db, await visibleSession(c))) as object));
   drill("/turns", "The session's turns by turn_index (at most 5000)", SessionTurnsSchema, sessionTurns);
   drill("/dead-air", "The session's dead-air events by start (at most 5000)", SessionDeadAirSchema, sessionDeadAir);
   drill("/transcript", "Who spoke when (no utterance text is stored)", SessionTranscriptSchema, sessionTranscript);

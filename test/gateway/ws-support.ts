@@ -72,3 +72,12 @@ export async function settledStream(app: TestApp, requestId: string): Promise<Re
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** A session's rows once each of `models` has recorded one (the legs of a stream that failed over). */
+export async function legRows(app: TestApp, session: string, models: string[]): Promise<RequestRowView[]> {
+  for (;;) {
+    const rows = (await recordedRows(app)).filter((r) => r.session_id === session);
+    if (models.every((m) => rows.some((r) => r.model_id === m))) return rows;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

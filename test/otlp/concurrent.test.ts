@@ -80,9 +80,18 @@ describe("POST /v1/otlp/v1/traces: overlapping exports at once", () => {
         Array.from({ length: TURNS }, (_, k) => ({ session_id: conv, turn_index: k, caller_speak_start_ms: String(t0 + 10_000 * (k + 1)), response_speed_ms: 600 })),
       ),
     );
-    // The rollups folded every record once.
+    // The rollups folded every record once, and the agent's rollups every turn once (folded by
+    // ingest's fold statement with the records), at each grain.
     const [rollup] = await rows<{ n: number }>(db(), sql`SELECT sum(requests)::int AS n FROM request_rollups`);
     expect(rollup?.n).toBe(SESSIONS * TURNS * 3);
+    for (const table of ["fleet_index_agent_rollups", "fleet_index_agent_rollups_daily", "fleet_index_agent_rollups_monthly"]) {
+      const agent = await rows<{ agent_id: string; requests: number; turns: number }>(
+        db(),
+        sql`SELECT agent_id, sum(requests)::int AS requests, sum(turns)::int AS turns FROM ${sql.raw(table)} GROUP BY agent_id`,
+      );
+      expect(agent).toEqual([{ agent_id: "front-desk", requests: SESSIONS * TURNS * 3, turns: SESSIONS * TURNS }]);
+    }
+    expect(await rows(db(), sql`SELECT 1 FROM turns WHERE agent_id IS DISTINCT FROM 'front-desk'`)).toEqual([]);
     // Every kept span is marked mapped (all sessions are named).
     expect(await rows(db(), sql`SELECT 1 FROM otlp_spans WHERE NOT mapped`)).toEqual([]);
   });

@@ -179,6 +179,47 @@ describe("POST /v1/otlp/v1/traces: LiveKit spans to sessions, turns and records"
     expect(await rows(db(), sql`SELECT turn_index, response_speed_ms FROM turns WHERE session_id = 'RM_node_2'`)).toEqual([{ turn_index: 0, response_speed_ms: 500 }]);
   });
 
+  it("keeps only the spans later batches read: a wrapper ending a batch after its inner request is still skipped", async () => {
+    const script = new SpanScript();
+    const t0 = Date.now() - 45_000;
+    const conv = "RM_node_kept";
+    const s = nodeSession(script, conv, t0);
+    const agentTurn = script.start("agent_turn", t0 + 1700, { "gen_ai.agent.name": "front-desk", "gen_ai.conversation.id": conv }, s.session);
+    const llmNode = script.start("llm_node", t0 + 1710, {}, agentTurn);
+    const outer = script.start("llm_request", t0 + 1710, { "gen_ai.request.model": "FallbackAdapter", "gen_ai.provider.name": "livekit" }, llmNode);
+    const run = script.start("llm_request_run", t0 + 1711, {}, outer);
+    const inner = script.start(
+      "llm_request",
+      t0 + 1712,
+      { "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.conversation.id": conv, "gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 2 },
+      run,
+    );
+    inner.end(t0 + 2000);
+    run.end(t0 + 2001);
+    // First batch: the caller's turn, the inner request and its run; the wrapper is still open.
+    await exportSpans(url(), ACME, script.take());
+    const kept = () => rows<{ name: string }>(db(), sql`SELECT name FROM otlp_spans WHERE trace_id = ${s.session.spanContext().traceId} ORDER BY name`);
+    // The turn's halves pair later; the run's parent (the wrapper) has not come: both request spans stay.
+    expect((await kept()).map((r) => r.name)).toEqual(["llm_request", "llm_request_run", "user_speaking", "user_turn"]);
+
+    outer.end(t0 + 2002);
+    llmNode.end(t0 + 2003);
+    script.start("agent_speaking", t0 + 2100, {}, agentTurn).end(t0 + 4000);
+    agentTurn.end(t0 + 4000);
+    await exportSpans(url(), ACME, script.take());
+    // The wrapper found its inner request among the kept spans: one LLM record, the inner one's.
+    expect(await rows(db(), sql`SELECT model_id FROM requests WHERE session_id = ${conv} AND modality = 'llm'`)).toEqual([{ model_id: "openai/gpt-4o-mini" }]);
+    expect(await rows(db(), sql`SELECT turn_index, response_speed_ms FROM turns WHERE session_id = ${conv}`)).toEqual([{ turn_index: 0, response_speed_ms: 500 }]);
+    // The wrapper (under its llm_node) and the node are not kept; the agent turn and its speech are.
+    expect((await kept()).map((r) => r.name)).toEqual(["agent_speaking", "agent_turn", "llm_request", "llm_request_run", "user_speaking", "user_turn"]);
+
+    // The session span closes the trace: of the last batch only it is kept.
+    s.close();
+    await exportSpans(url(), ACME, script.take());
+    expect((await kept()).map((r) => r.name)).toEqual(["agent_session", "agent_speaking", "agent_turn", "llm_request", "llm_request_run", "user_speaking", "user_turn"]);
+    expect(await rows(db(), sql`SELECT turn_index FROM turns WHERE session_id = ${conv}`)).toEqual([{ turn_index: 0 }]);
+  });
+
   it("maps Python's shape: snake_case metrics in seconds, delays in seconds, the job id as the session (OTLP/JSON)", async () => {
     const script = new SpanScript({ "service.name": "py-agent", "telemetry.sdk.language": "python" });
     const t0 = Date.now() - 40_000;

@@ -1,4 +1,5 @@
 import type { Units } from "../protocol.js";
+import type { TtsLegMeter } from "../failover/tts-legs.js";
 import type { StreamMeter } from "../ws/relay.js";
 import {
   type DeepgramAudioFormat,
@@ -66,18 +67,27 @@ const RESULTS_TYPE = Buffer.from('"Results"');
 const METADATA_TYPE = Buffer.from('"Metadata"');
 const ERROR_TYPE = Buffer.from('"Error"');
 
-/** Deepgram speak WS: `Speak` messages carry the text; binary frames are the audio. */
-export function deepgramSpeakMeter(): StreamMeter {
+/**
+ * Deepgram speak WS: `Speak` messages carry the text; binary frames are the audio. A generation
+ * another vendor serves after a failover (`abandon`) bills nothing here.
+ */
+export function deepgramSpeakMeter(): TtsLegMeter {
   let characters = 0;
+  const count = (frame: Buffer, isBinary: boolean) => {
+    const t = text(frame, isBinary);
+    return t === null ? 0 : deepgramSpeakWsCharacters(t);
+  };
   return {
     client(frame, isBinary) {
-      const t = text(frame, isBinary);
-      const n = t === null ? 0 : deepgramSpeakWsCharacters(t);
+      const n = count(frame, isBinary);
       characters += n;
       return n > 0;
     },
     upstream: (_frame, isBinary) => isBinary,
     units: () => ({ characters }),
+    abandon(_context, frames) {
+      for (const f of frames) characters -= count(f, false);
+    },
   };
 }
 

@@ -39,14 +39,15 @@ export function shortStringField(frame: Buffer, key: Buffer): string | null {
 }
 
 /** Whether `"key":` is followed by a non-empty string (base64 audio holds no quotes: no false match). */
-function stringValueAt(frame: Buffer, key: Buffer): boolean {
+export function stringValueAt(frame: Buffer, key: Buffer): boolean {
   const at = frame.indexOf(key);
   if (at < 0) return false;
   const i = valueAfterKey(frame, at + key.length);
   return i >= 0 && frame[i] === 0x22 && frame[i + 1] !== 0x22;
 }
 
-function trueAt(frame: Buffer, key: Buffer): boolean {
+/** Whether `"key":` is followed by `true`. */
+export function trueAt(frame: Buffer, key: Buffer): boolean {
   const at = frame.indexOf(key);
   if (at < 0) return false;
   const i = valueAfterKey(frame, at + key.length);

@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { EventEmitter } from "node:events";
-import type { WebSocket } from "ws";
 import { deepgramListenMeter } from "../audio/stream-meters.js";
 import { jsonObject } from "../audio/stt-units.js";
 import type { VendorProtocol } from "../protocol.js";
 import { realtimeEventType } from "../protocols/openai-realtime.js";
-import { asBuffer, type StreamMeter } from "../ws/relay.js";
-import type { LegBridge, LegSocket } from "./switching-upstream.js";
+import type { StreamMeter } from "../ws/relay.js";
+import type { LegBridge } from "./switching-upstream.js";
 import { DeepgramToOpenAi } from "./transcripts.js";
+import { TranslatingLeg } from "./translating-leg.js";
 
 /** The OpenAI session's audio as Deepgram is told it: pcm16 mono at 24 kHz is linear16 at 24000. */
 const FORMAT = { encoding: "linear16", sampleRate: 24_000, channels: 1, multichannel: false } as const;
@@ -42,20 +41,11 @@ export function openAiToDeepgramBridge(deepgram: VendorProtocol): LegBridge {
  * as it would an OpenAI vendor's. Session updates have no counterpart (Deepgram's parameters are on
  * its URL); a client closing its socket closes the leg.
  */
-class DeepgramTranscriptionLeg extends EventEmitter implements LegSocket {
+class DeepgramTranscriptionLeg extends TranslatingLeg {
+  /** Deepgram answers every few hundred ms, speech or not: its silence is a stall. */
+  readonly quiet = false;
   private readonly billed = deepgramListenMeter(FORMAT);
   private readonly toOpenAi = new DeepgramToOpenAi(`item_vg${randomUUID().replaceAll("-", "").slice(0, 12)}`);
-
-  constructor(private readonly ws: WebSocket) {
-    super();
-    ws.on("message", (data, isBinary) => {
-      if (!isBinary) this.fromVendor(asBuffer(data));
-    });
-    ws.on("close", (code, reason) => this.emit("close", code, reason));
-    ws.on("error", (err) => {
-      if (this.listenerCount("error") > 0) this.emit("error", err);
-    });
-  }
 
   /** The leg's meter as the switch reads it: OpenAI events out, the Deepgram vendor's bill as units. */
   readonly meter: StreamMeter = {
@@ -64,33 +54,6 @@ class DeepgramTranscriptionLeg extends EventEmitter implements LegSocket {
     units: () => this.billed.units(),
     error: () => this.billed.error?.() ?? null,
   };
-
-  /** Deepgram answers every few hundred ms, speech or not: its silence is a stall. */
-  readonly quiet = false;
-  ping(): void {
-    this.ws.ping();
-  }
-  get readyState(): number {
-    return this.ws.readyState;
-  }
-  get bufferedAmount(): number {
-    return this.ws.bufferedAmount;
-  }
-  get isPaused(): boolean {
-    return this.ws.isPaused;
-  }
-  pause(): void {
-    this.ws.pause();
-  }
-  resume(): void {
-    this.ws.resume();
-  }
-  close(code?: number, reason?: string): void {
-    this.ws.close(code, reason);
-  }
-  terminate(): void {
-    this.ws.terminate();
-  }
 
   /** A client frame of OpenAI's protocol. */
   send(data: Buffer | string, opts: { binary: boolean }): void {
@@ -106,7 +69,7 @@ class DeepgramTranscriptionLeg extends EventEmitter implements LegSocket {
     } else if (type === "input_audio_buffer.commit") this.ws.send(JSON.stringify({ type: "Finalize" }));
   }
 
-  private fromVendor(frame: Buffer): void {
+  protected fromVendor(frame: Buffer): void {
     this.billed.upstream(frame, false);
     const msg = jsonObject(frame.toString("utf8"));
     if (msg?.type === "Error") {
@@ -115,9 +78,5 @@ class DeepgramTranscriptionLeg extends EventEmitter implements LegSocket {
       return;
     }
     for (const event of this.toOpenAi.translate(msg)) this.toClient(event);
-  }
-
-  private toClient(event: object): void {
-    this.emit("message", Buffer.from(JSON.stringify(event)), false);
   }
 }

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import { shortStringField, TtsContextLedger } from "../audio/tts-contexts.js";
 import type { TtsWire } from "../failover/tts-legs.js";
+import type { VoiceMap } from "../failover/voices.js";
 import { jsonObject } from "../audio/stt-units.js";
 import { cartesiaTranscript, characterCount } from "../audio/tts-units.js";
 import {
@@ -105,7 +106,7 @@ const websocketRoute: WsRoute = {
   }),
   meter: (_inbound, target) => new TtsContextLedger("cartesia", target),
   clientText: (target, models, meter) => generationGate(target, models, meter as TtsContextLedger),
-  ttsFailover: () => cartesiaTtsWire,
+  ttsFailover: cartesiaTtsWire,
   inBand: {
     named: (frame) => {
       if (!frame.includes('"model_id"')) return null;
@@ -136,7 +137,8 @@ export function cartesiaWsError(frame: string | null, code: GatewayErrorCode, me
 /**
  * The per-frame model gate of a Cartesia stream: a generation request's model_id resolved once per
  * name (the stream's model, or another of the same provider) and rewritten to the vendor's name; a
- * request without model_id gets the stream's model; an unservable one is refused in-band.
+ * request without model_id gets the stream's model; an unservable one is refused in-band. Its voice
+ * id goes as the `voices:` map names it for the stream's provider.
  */
 function generationGate(stream: UpstreamTarget, models: StreamModels, ledger: TtsContextLedger): (frame: string) => string | null {
   const resolved = new Map<string, ReturnType<StreamModels["resolve"]>>();
@@ -145,8 +147,9 @@ function generationGate(stream: UpstreamTarget, models: StreamModels, ledger: Tt
     if (!hasModel && !frame.includes('"transcript"')) return frame;
     const msg = jsonObject(frame);
     if (!msg || msg.cancel === true) return frame;
+    const voiced = withVoice(msg, (v) => models.voice(v));
     const named = msg.model_id;
-    if (typeof named !== "string") return typeof msg.transcript === "string" ? JSON.stringify({ ...msg, model_id: stream.modelName }) : frame;
+    if (typeof named !== "string") return typeof msg.transcript === "string" ? JSON.stringify({ ...(voiced ?? msg), model_id: stream.modelName }) : frame;
     let r = resolved.get(named);
     if (!r) {
       r = named === stream.modelName || named === stream.modelId ? { ok: true, target: stream } : models.resolve(named);
@@ -158,8 +161,18 @@ function generationGate(stream: UpstreamTarget, models: StreamModels, ledger: Tt
       return null;
     }
     ledger.assignLast(r.target);
-    return named === r.target.modelName ? frame : JSON.stringify({ ...msg, model_id: r.target.modelName });
+    return named === r.target.modelName && voiced === null ? frame : JSON.stringify({ ...(voiced ?? msg), model_id: r.target.modelName });
   };
+}
+
+/** A generation request with its voice id (`voice: {mode: "id", id}`) mapped, or null when the map leaves it as it is. */
+function withVoice(msg: Record<string, unknown>, map: (voice: string) => string): Record<string, unknown> | null {
+  const voice = msg.voice;
+  if (typeof voice !== "object" || voice === null) return null;
+  const id = (voice as Record<string, unknown>).id;
+  if (typeof id !== "string") return null;
+  const mapped = map(id);
+  return mapped === id ? null : { ...msg, voice: { ...voice, id: mapped } };
 }
 
 const KEY = { type: Buffer.from('"type"'), context: Buffer.from('"context_id"') };
@@ -172,32 +185,42 @@ function vendorSideError(msg: Record<string, unknown> | null): boolean {
 
 /**
  * Cartesia's tts/websocket across a failover seam (src/gateway/failover/tts-legs.ts): generations are
- * `context_id`s; server frames `chunk` (audio), `done`, `error` (a 5xx or 429 fails the leg; another
- * status ends that generation as the vendor said); `model_id` is each leg's own vendor name.
+ * `context_id`s, due at their last piece of text (`continue` not true) or a flush; server frames
+ * `chunk` (audio), `done`, `error` (a 5xx or 429 fails the leg; another status ends that generation
+ * as the vendor said); `model_id` is each leg's own vendor name, the voice id as `voices:` names it
+ * for each leg's provider.
  */
-export const cartesiaTtsWire: TtsWire = {
-  request(frame) {
-    if (!frame.includes(KEY.context)) return null;
-    const msg = jsonObject(frame.toString("utf8"));
-    if (!msg || typeof msg.context_id !== "string") return null;
-    if (msg.cancel === true) return { context: msg.context_id, cancel: true };
-    return typeof msg.transcript === "string" ? { context: msg.context_id, cancel: false } : null;
-  },
-  answer(frame) {
-    const type = shortStringField(frame, KEY.type);
-    const context = shortStringField(frame, KEY.context);
-    if (type === "chunk" || type === "timestamps") return { context, kind: "audio" };
-    if (type === "done") return { context, kind: "done" };
-    if (type !== "error") return null;
-    return { context, kind: vendorSideError(jsonObject(frame.toString("utf8"))) ? "failed" : "done" };
-  },
-  retarget(frame, from, to) {
-    if (from.target.modelName === to.target.modelName || !frame.includes('"model_id"')) return frame;
-    const msg = jsonObject(frame.toString("utf8"));
-    if (!msg || msg.model_id !== from.target.modelName) return frame;
-    return Buffer.from(JSON.stringify({ ...msg, model_id: to.target.modelName }));
-  },
-  failure: (context, message) => cartesiaWsError(JSON.stringify({ context_id: context }), "upstream_unavailable", message),
-};
+export function cartesiaTtsWire(voices: VoiceMap): TtsWire {
+  return {
+    request(frame, isBinary) {
+      if (isBinary || !frame.includes(KEY.context)) return null;
+      const msg = jsonObject(frame.toString("utf8"));
+      if (!msg || typeof msg.context_id !== "string") return null;
+      if (msg.cancel === true) return { context: msg.context_id, cancel: true, due: false };
+      // A continued context (`continue: true`) may be buffered by the vendor until more text or its end: due at its last piece (or a flush).
+      return typeof msg.transcript === "string" ? { context: msg.context_id, cancel: false, due: msg.continue !== true || msg.flush === true } : null;
+    },
+    answer(frame, isBinary) {
+      if (isBinary) return null;
+      const type = shortStringField(frame, KEY.type);
+      const context = shortStringField(frame, KEY.context);
+      if (type === "chunk" || type === "timestamps") return { context, kind: "audio" };
+      if (type === "done") return { context, kind: "done" };
+      if (type !== "error") return null;
+      return { context, kind: vendorSideError(jsonObject(frame.toString("utf8"))) ? "failed" : "done" };
+    },
+    retarget(frame, from, to) {
+      const model = from.target.modelName !== to.target.modelName && frame.includes('"model_id"');
+      const voice = !voices.empty && from.target.providerId !== to.target.providerId && frame.includes('"voice"');
+      if (!model && !voice) return frame;
+      const msg = jsonObject(frame.toString("utf8"));
+      if (!msg) return frame;
+      let out = voice ? (withVoice(msg, (v) => voices.moved(v, from.target.providerId, to.target.providerId)) ?? msg) : msg;
+      if (model && msg.model_id === from.target.modelName) out = { ...out, model_id: to.target.modelName };
+      return out === msg ? frame : Buffer.from(JSON.stringify(out));
+    },
+    failure: (context, message) => cartesiaWsError(JSON.stringify({ context_id: context }), "upstream_unavailable", message),
+  };
+}
 
 export const cartesiaWs: WsProtocol = { protocol: cartesiaProtocol, routes: [websocketRoute] };

@@ -1,8 +1,10 @@
 import { deepgramAudioFormat, deepgramPrerecordedSeconds, jsonObject, rawAudioSeconds, wavSeconds } from "../audio/stt-units.js";
 import { deepgramListenMeter, deepgramSpeakMeter } from "../audio/stream-meters.js";
 import { characterCount, deepgramSpeakText } from "../audio/tts-units.js";
+import { shortStringField } from "../audio/tts-contexts.js";
 import { deepgramLiveWire } from "../failover/deepgram-live.js";
 import { deepgramToOpenAiBridge } from "../failover/openai-transcription-leg.js";
+import type { TtsWire } from "../failover/tts-legs.js";
 import {
   authorizationToken,
   forwardableHeaders,
@@ -107,14 +109,18 @@ const listenWs: WsRoute = {
   model: modelQuery,
   upstream: (inbound, target) => ({ path: `/listen${forwardQuery(inbound.query, { model: target.modelName })}`, headers: tokenAuth(target) }),
   meter: (inbound) => deepgramListenMeter(deepgramAudioFormat(inbound.query)),
-  // Deepgram's live error frame (its SDKs raise it as an `error` event before the close).
-  errorFrame: (code, message) => JSON.stringify({ type: "Error", description: message, message: code, variant: "voxgate" }),
+  errorFrame: deepgramWsError,
   failover: (inbound) => deepgramLiveWire(inbound.query),
   crossFailover: (inbound) => {
     const openai = deepgramToOpenAiBridge(inbound.query);
     return openai ? [openai] : [];
   },
 };
+
+/** Deepgram's WebSocket error frame (listen and speak; its SDKs raise it as a message or `error` event). */
+function deepgramWsError(code: string, message: string): string {
+  return JSON.stringify({ type: "Error", description: message, message: code, variant: "voxgate" });
+}
 
 /** WebSocket speak: `Speak` text messages up, binary audio down. */
 const speakWs: WsRoute = {
@@ -123,6 +129,38 @@ const speakWs: WsRoute = {
   model: modelQuery,
   upstream: (inbound, target) => ({ path: `/speak${forwardQuery(inbound.query, { model: target.modelName })}`, headers: tokenAuth(target) }),
   meter: () => deepgramSpeakMeter(),
+  ttsFailover: deepgramSpeakWire,
 };
+
+const TYPE = Buffer.from('"type"');
+
+/**
+ * Deepgram speak across a failover seam (src/gateway/failover/tts-legs.ts). Its messages name no
+ * generation: one is the `Speak` texts up to a `Flush` (or `Close`), numbered here in order, due once
+ * flushed; binary frames are the audio of the oldest flushed one, `Flushed` ends it, `Clear` cancels
+ * all. `{"type":"Error"}` fails the leg. The model (its voice) is on each leg's URL: frames go unchanged.
+ */
+function deepgramSpeakWire(): TtsWire {
+  let n = 0;
+  return {
+    request(frame, isBinary) {
+      if (isBinary) return null;
+      const type = shortStringField(frame, TYPE);
+      if (type === "Speak") return { context: String(n), cancel: false, due: false };
+      if (type === "Flush" || type === "Close") return { context: String(n++), cancel: false, due: true };
+      if (type !== "Clear") return null;
+      n++;
+      return { context: null, cancel: true, due: false };
+    },
+    answer(frame, isBinary, oldest) {
+      if (isBinary) return { context: oldest(), kind: "audio" };
+      const type = shortStringField(frame, TYPE);
+      if (type === "Flushed") return { context: oldest(), kind: "done" };
+      return type === "Error" ? { context: null, kind: "failed" } : null;
+    },
+    retarget: (frame) => frame,
+    failure: (_context, message) => deepgramWsError("upstream_unavailable", message),
+  };
+}
 
 export const deepgramWs: WsProtocol = { protocol: deepgramProtocol, routes: [listenWs, speakWs] };

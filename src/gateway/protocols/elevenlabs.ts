@@ -1,5 +1,7 @@
 import { jsonBoundsProblem } from "../../http/body.js";
-import { TtsContextLedger } from "../audio/tts-contexts.js";
+import { jsonObject } from "../audio/stt-units.js";
+import { shortStringField, stringValueAt, TtsContextLedger, trueAt } from "../audio/tts-contexts.js";
+import type { TtsWire } from "../failover/tts-legs.js";
 import { characterCount, elevenlabsText } from "../audio/tts-units.js";
 import {
   authorizationToken,
@@ -80,7 +82,10 @@ export const elevenlabsProtocol: VendorProtocol = {
   routes: [ttsRoute(""), ttsRoute("/stream"), ttsRoute("/with-timestamps"), ttsRoute("/stream/with-timestamps")],
 };
 
-/** WebSocket multi-stream-input: model on the query (`model_id`), text messages up, `audio` messages down. */
+/**
+ * WebSocket multi-stream-input and stream-input: model on the query (`model_id`), the voice in the
+ * path (as `voices:` maps it for the provider), text messages up, `audio` messages down.
+ */
 function wsRoute(kind: "multi-stream-input" | "stream-input"): WsRoute {
   return {
     path: `/text-to-speech/:voice_id/${kind}`,
@@ -89,12 +94,57 @@ function wsRoute(kind: "multi-stream-input" | "stream-input"): WsRoute {
       voiceId(inbound);
       return modelQuery(inbound, "model_id");
     },
-    upstream: (inbound, target) => ({
-      path: `/text-to-speech/${voiceId(inbound)}/${kind}${forwardQuery(inbound.query, { model_id: target.modelName })}`,
+    upstream: (inbound, target, voices) => ({
+      path: `/text-to-speech/${voices.on(voiceId(inbound), target.providerId)}/${kind}${forwardQuery(inbound.query, { model_id: target.modelName })}`,
       headers: xiAuth(target),
     }),
     meter: (_inbound, target) => new TtsContextLedger("elevenlabs", target),
     clientText: () => stripMessageKeys,
+    ttsFailover: elevenlabsTtsWire,
+  };
+}
+
+const KEY = { context: Buffer.from('"contextId"'), audio: Buffer.from('"audio"'), isFinal: Buffer.from('"isFinal"'), error: Buffer.from('"error"') };
+
+/** ElevenLabs errors refusing the client's own input (or its silence): the next vendor would refuse it too. */
+const CLIENT_ERRORS = new Set(["invalid_input_message", "input_timeout_exceeded", "invalid_request", "max_character_limit_exceeded"]);
+
+/**
+ * ElevenLabs' stream-input and multi-stream-input across a failover seam
+ * (src/gateway/failover/tts-legs.ts). A generation is a context (`context_id` up, `contextId` down;
+ * stream-input's one context is ""); it is due once flushed, closed, or ended (`text: ""`); audio
+ * messages carry a non-empty `audio`, `isFinal` ends it. The connection's first message (the opener
+ * with voice settings) goes first to every later leg. The vendor's `{message, error, code}` fails the
+ * whole stream (it closes 1008 after it): a vendor-side one fails the leg over, one refusing the
+ * client's input passes as it came. Model and voice are on each leg's URL: frames go unchanged.
+ */
+export function elevenlabsTtsWire(): TtsWire {
+  let first = true;
+  return {
+    request(frame, isBinary) {
+      if (isBinary) return null;
+      const setup = first;
+      first = false;
+      const msg = jsonObject(frame.toString("utf8"));
+      if (!msg || msg.close_socket === true) return null;
+      const context = typeof msg.context_id === "string" ? msg.context_id : "";
+      const text = typeof msg.text === "string" ? msg.text : null;
+      const due = msg.flush === true || msg.close_context === true || text === "";
+      if (text === null && !due) return setup ? { context, cancel: false, due, setup } : null;
+      return { context, cancel: false, due, setup };
+    },
+    answer(frame, isBinary) {
+      if (isBinary) return null;
+      const context = shortStringField(frame, KEY.context) ?? "";
+      if (trueAt(frame, KEY.isFinal)) return { context, kind: "done" };
+      if (stringValueAt(frame, KEY.audio)) return { context, kind: "audio" };
+      if (!frame.includes(KEY.error)) return null;
+      const msg = jsonObject(frame.toString("utf8"));
+      if (typeof msg?.error !== "string") return null;
+      return CLIENT_ERRORS.has(msg.error) ? { context: null, kind: "done" } : { context: null, kind: "failed" };
+    },
+    retarget: (frame) => frame,
+    failure: (context, message) => JSON.stringify({ message, error: "upstream_unavailable", code: 1011, ...(context !== "" && { contextId: context }) }),
   };
 }
 

@@ -9,6 +9,7 @@ import { type GatewayErrorCode, type InboundRequest, ProtocolInputError, type Up
 import { LegSwitch } from "../failover/legs.js";
 import type { Leg, LegBridge } from "../failover/switching-upstream.js";
 import { TtsLegs } from "../failover/tts-legs.js";
+import { voiceMap } from "../failover/voices.js";
 import { connectUpstream, UPSTREAM_CONNECT_TIMEOUT_MS, UpstreamConnectError } from "./connect.js";
 import type { StreamMeter } from "./relay.js";
 import type { StreamSession, StreamSpendHook } from "./session.js";
@@ -80,7 +81,7 @@ export async function connectChain(
     if (after) attempt.metadata = { stream_id: call.requestId };
     let upstream: WebSocket;
     try {
-      const up: ReturnType<WsRoute["upstream"]> = bridge ? bridge.upstream(target) : route.upstream(inbound, target);
+      const up: ReturnType<WsRoute["upstream"]> = bridge ? bridge.upstream(target) : route.upstream(inbound, target, voiceMap(gw.config));
       const protocol = bridge ? bridge.protocol : call.wsp.protocol;
       const headers = upstreamHeaders(protocol.id, up.headers, protocol.upstreamAuth(target));
       const base = up.baseUrl ?? target.baseUrl;
@@ -110,8 +111,8 @@ export async function connectChain(
 /**
  * Relays an accepted session to its open vendor socket, with the route's meter and model gate (and
  * its budget hook). A live STT route with candidates left in the chain relays through a LegSwitch:
- * the stream fails over mid-call (src/gateway/failover/legs.ts); a context-based TTS route through
- * TtsLegs: a generation the vendor fails before its first audio is retried on the next candidate
+ * the stream fails over mid-call (src/gateway/failover/legs.ts); a TTS route through TtsLegs: a
+ * generation the vendor fails before its first audio is retried on the next candidate
  * (src/gateway/failover/tts-legs.ts).
  */
 export function relayCall(
@@ -179,12 +180,13 @@ function liveChain(call: WsCall, plan: CallPlan): Candidate[] {
 
 /** The leg switch of a TTS stream whose generations are retried on the next candidate, or null (no candidate left). */
 function ttsLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter): TtsLegs | null {
-  const { route } = call;
+  const { gw, route } = call;
   if (!route.ttsFailover || opened.index >= plan.chain.length - 1) return null;
   const { first, next } = legOpener(call, plan, opened, upstream, meter);
   return new TtsLegs({
     first,
-    wire: route.ttsFailover(),
+    wire: route.ttsFailover(voiceMap(gw.config)),
+    stallMs: gw.streams.limits.vendorStallMs,
     next,
   });
 }
@@ -208,6 +210,7 @@ export function streamModels(call: WsCall, session: StreamSession, current: Upst
       if (answer !== null) session.sendToClient(answer);
       recordRefused(call, named, message);
     },
+    voice: (requested) => voiceMap(call.gw.config).on(requested, current.providerId),
   };
 }
 

@@ -4,6 +4,7 @@ import type { GatewayErrorCode, InboundRequest, UpstreamTarget, VendorProtocol }
 import type { LiveSttWire } from "../failover/deepgram-live.js";
 import type { LegBridge } from "../failover/switching-upstream.js";
 import type { TtsWire } from "../failover/tts-legs.js";
+import type { VoiceMap } from "../failover/voices.js";
 import type { StreamMeter } from "./relay.js";
 
 /**
@@ -24,9 +25,10 @@ export interface WsRoute {
   model(inbound: InboundRequest): string | null;
   /**
    * The upstream socket for one attempt: path (with query) below target.baseUrl (or `baseUrl` when the
-   * vendor streams from another host than its REST API), headers, subprotocols.
+   * vendor streams from another host than its REST API), headers, subprotocols. A voice named on the
+   * URL goes as `voices` maps it for the target's provider.
    */
-  upstream(inbound: InboundRequest, target: UpstreamTarget): { baseUrl?: string; path: string; headers: Record<string, string>; protocols?: string[] };
+  upstream(inbound: InboundRequest, target: UpstreamTarget, voices: VoiceMap): { baseUrl?: string; path: string; headers: Record<string, string>; protocols?: string[] };
   meter(inbound: InboundRequest, target: UpstreamTarget): StreamMeter;
   /**
    * Gates each client text frame on its way upstream (null: frames pass untouched): returns the text
@@ -45,10 +47,10 @@ export interface WsRoute {
    */
   crossFailover?(inbound: InboundRequest): readonly LegBridge[];
   /**
-   * A context-based TTS route whose generations are retried on the next candidate when the vendor
-   * fails one before its first audio (src/gateway/failover/tts-legs.ts).
+   * A TTS route whose generations are retried on the next candidate when the vendor fails one before
+   * its first audio (src/gateway/failover/tts-legs.ts): a new wire for one stream.
    */
-  ttsFailover?(): TtsWire;
+  ttsFailover?(voices: VoiceMap): TtsWire;
   /** The vendor names the model inside messages: the upgrade completes first and the first message picks it. */
   inBand?: InBandModels;
   /**
@@ -74,6 +76,8 @@ export interface StreamModels {
   resolve(named: string): { ok: true; target: UpstreamTarget } | { ok: false; code: GatewayErrorCode; message: string };
   /** Answers a frame in-band with the vendor's error (not forwarded) and records a refused attempt. */
   refuse(frame: string, named: string, code: GatewayErrorCode, message: string): void;
+  /** The voice the stream's provider speaks for one a message names (the `voices:` map). */
+  voice(requested: string): string;
 }
 
 export interface WsProtocol {

@@ -1,9 +1,11 @@
 import { createRequire } from "node:module";
 import type CartesiaClient from "@cartesia/cartesia-js";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { tlsTerminator } from "../../livekit/support.js";
 import { CartesiaStub, type CartesiaLegScript } from "../../support/stubs/cartesia.js";
-import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, type RequestRowView, recordedRows } from "../support.js";
+import { gatewayApp, OPERATOR_KEY } from "../support.js";
+import { legRows } from "../ws-support.js";
+import { expectFailedOver, twoVendors } from "./tts-support.js";
 
 /**
  * TTS generation failover on Cartesia's tts/websocket, driven by @cartesia/cartesia-js tts.websocket()
@@ -16,45 +18,14 @@ import { gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY, type RequestRowView,
 const { Cartesia } = createRequire(import.meta.url)("@cartesia/cartesia-js") as { Cartesia: typeof CartesiaClient };
 const primary = new CartesiaStub();
 const backup = new CartesiaStub();
+const { yaml } = twoVendors("cartesia", "sonic-2", { primary, backup, base: (st) => st.url, clear: (st) => (st.legs = []) });
+// The backup's account knows the requested voice by another id.
+const YAML = () => yaml("voices:\n  voice-1: { cartesia-b: voice-1-on-b }\n");
 
-const YAML = () => `${KEYS_YAML}
-providers:
-  cartesia: { api_key: "${PROVIDER_KEY}", base_url: "${primary.url}" }
-  cartesia-b: { type: cartesia, api_key: "${PROVIDER_KEY}", base_url: "${backup.url}" }
-models:
-  tts:
-    cartesia/sonic-2: { provider: cartesia, model: sonic-2 }
-    cartesia-b/sonic-2: { provider: cartesia-b, model: sonic-2 }
-fallbacks:
-  tts: [cartesia/sonic-2, cartesia-b/sonic-2]
-projects:
-  voice: {}
-`;
-
-beforeAll(async () => {
-  await Promise.all([primary.start(), backup.start()]);
-});
-afterAll(async () => {
-  await Promise.all([primary.stop(), backup.stop()]);
-});
-beforeEach(() => {
-  primary.reset();
-  backup.reset();
-  primary.legs = [];
-  backup.legs = [];
-});
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TEXTS = ["the first sentence", "the second one", "and a third"];
 
 /** The session's rows once both legs' rows are recorded. */
-async function sessionRows(app: Awaited<ReturnType<typeof gatewayApp>>, session: string): Promise<RequestRowView[]> {
-  for (;;) {
-    const rows = (await recordedRows(app)).filter((r) => r.session_id === session);
-    if (rows.some((r) => r.model_id === "cartesia/sonic-2") && rows.some((r) => r.model_id === "cartesia-b/sonic-2")) return rows;
-    await sleep(20);
-  }
-}
+const sessionRows = (app: Awaited<ReturnType<typeof gatewayApp>>, session: string) => legRows(app, session, ["cartesia/sonic-2", "cartesia-b/sonic-2"]);
 
 /** Three generations through the SDK in turn: each one's event types, or its error's message. */
 async function speak(app: Awaited<ReturnType<typeof gatewayApp>>, session: string): Promise<string[]> {
@@ -89,7 +60,7 @@ async function speak(app: Awaited<ReturnType<typeof gatewayApp>>, session: strin
 const chars = (s: string) => [...s].length;
 
 describe("Cartesia tts/websocket: generation failover", () => {
-  for (const how of ["error", "drop", "close"] as const) {
+  for (const how of ["error", "drop", "close", "stall"] as const) {
     it(`a generation the primary fails before its first audio (${how}) is served by the backup, unseen by the SDK`, async () => {
       const app = await gatewayApp(YAML());
       try {
@@ -98,19 +69,13 @@ describe("Cartesia tts/websocket: generation failover", () => {
         expect(await speak(app, session)).toEqual(["chunk,done", "chunk,done", "chunk,done"]);
         // The backup heard the failed generation again and the one after it; the primary served the first only.
         expect(backup.seen).toHaveLength(1);
-        const backupTexts = (backup.seen[0]?.frames ?? []).map((f) => (JSON.parse(String(f)) as { transcript: string; model_id: string }).transcript);
-        expect(backupTexts).toEqual([TEXTS[1], TEXTS[2]]);
-        const rows = await sessionRows(app, session);
-        const failed = rows.filter((r) => r.model_id === "cartesia/sonic-2");
-        expect(failed).toHaveLength(1);
-        expect(failed[0]).toMatchObject({ status: "error", characters: chars(TEXTS[0] as string) });
-        expect(failed[0]?.error_message).toMatch(how === "error" ? /scripted vendor failure/ : /lost mid-stream|closed the stream with 1011/);
-        const retried = rows.filter((r) => r.model_id === "cartesia-b/sonic-2");
-        expect(retried).toHaveLength(1);
-        expect(retried[0]).toMatchObject({ status: "fallback", fallback_from: "cartesia/sonic-2", characters: chars(TEXTS[1] as string) + chars(TEXTS[2] as string) });
-        expect(retried[0]?.metadata?.stream_id).toBe(failed[0]?.id);
-        const metrics = await (await app.call("GET", "/v1/metrics", { key: OPERATOR_KEY })).text();
-        expect(metrics).toContain('voxgate_gateway_stream_failovers_total{route="/cartesia/tts/websocket",from="cartesia",to="cartesia-b"} 1');
+        const backupFrames = (backup.seen[0]?.frames ?? []).map((f) => JSON.parse(String(f)) as { transcript: string; voice: { id: string } });
+        expect(backupFrames.map((f) => f.transcript)).toEqual([TEXTS[1], TEXTS[2]]);
+        // The voices: map names the requested voice as the backup's account knows it; the primary had none for it.
+        expect(backupFrames.map((f) => f.voice.id)).toEqual(["voice-1-on-b", "voice-1-on-b"]);
+        expect((primary.seen[0]?.frames ?? []).map((f) => (JSON.parse(String(f)) as { voice: { id: string } }).voice.id)).toEqual(["voice-1", "voice-1"]);
+        const characters = (i: number) => chars(TEXTS[i] as string);
+        await expectFailedOver(app, session, { first: "cartesia/sonic-2", second: "cartesia-b/sonic-2", how, firstCharacters: characters(0), secondCharacters: characters(1) + characters(2), route: /route="\/cartesia\/tts\/websocket"/ });
       } finally {
         await app.close();
       }

@@ -1,4 +1,5 @@
 import { chunked, type StubTruth, ttsAudioFor } from "./deepgram.js";
+import { failLeg, type TtsLegScript } from "./tts-legs.js";
 import { StubServer } from "./vendor-stub.js";
 
 function parseJson(bytes: Uint8Array | string): Record<string, unknown> | null {
@@ -10,18 +11,8 @@ function parseJson(bytes: Uint8Array | string): Record<string, unknown> | null {
   }
 }
 
-/**
- * How one tts/websocket connection of the scripted Cartesia vendor fails, at its generation request
- * number `at` (0-based): answering it with Cartesia's 500 error (`error`) or a 400 refusing the
- * request (`refuse`: the connection serves on), dropping the TCP
- * connection (`drop`, the client sees 1006) or closing 1011 (`close`); `afterAudio` first sends
- * that generation one audio chunk.
- */
-export interface CartesiaLegScript {
-  how: "error" | "refuse" | "drop" | "close";
-  at: number;
-  afterAudio?: boolean;
-}
+/** A scripted Cartesia tts/websocket connection: a generation is one request with a `transcript`. */
+export type CartesiaLegScript = TtsLegScript;
 
 /**
  * Cartesia: POST /tts/bytes (audio for `transcript`), POST /tts/sse (base64 chunks as events) and WS /tts/websocket (key in the query
@@ -85,11 +76,9 @@ export class CartesiaStub extends StubServer {
             ? ws.send(JSON.stringify({ type: "chunk", data: Buffer.from(ttsAudioFor(msg.transcript)).toString("base64"), done: false, status_code: 206, step_time: 1, context_id: contextId }))
             : Promise.resolve();
           if (script.afterAudio) truth.characters = (truth.characters ?? 0) + [...msg.transcript].length;
-          void audio.then(() => {
-            if (script.how === "error") return ws.send(JSON.stringify({ type: "error", context_id: contextId, status_code: 500, done: true, title: "Internal error", message: "stub: scripted vendor failure" }));
-            if (script.how === "drop") ws.socket.terminate();
-            else ws.close(1011, "internal error");
-          });
+          void audio.then(() =>
+            failLeg(ws, script.how, JSON.stringify({ type: "error", context_id: contextId, status_code: 500, done: true, title: "Internal error", message: "stub: scripted vendor failure" })),
+          );
           return;
         }
         // A transcript containing FAIL is a generation the vendor fails before any audio.

@@ -1,4 +1,5 @@
 import { pseudoAudio } from "./audio.js";
+import { failLeg, type TtsLegScript } from "./tts-legs.js";
 import { StubServer, type StubTruth } from "./vendor-stub.js";
 
 export type { StubTruth };
@@ -26,6 +27,9 @@ export function chunked(bytes: Uint8Array, size = 1024): Uint8Array[] {
  * audio frame, `Metadata` with the duration after `CloseStream`), POST /v1/speak, WS /v1/speak.
  */
 export class DeepgramStub extends StubServer {
+  /** Scripts its speak connections in order (a generation is the text up to a Flush); past the list: normal service. */
+  speakLegs: TtsLegScript[] = [];
+
   constructor() {
     super();
     this.http("POST", "/v1/listen", async ({ req, answer }) => {
@@ -95,7 +99,11 @@ export class DeepgramStub extends StubServer {
       let pending = "";
       const truth: StubTruth = { path: ws.req.path, characters: 0 };
       this.truth.push(truth);
+      const script = this.speakLegs.shift() ?? null;
+      let flushes = 0;
+      let failed = false;
       ws.onMessage((data) => {
+        if (failed) return;
         let msg: { type?: unknown; text?: unknown } = {};
         try {
           msg = JSON.parse(String(data)) as typeof msg;
@@ -108,8 +116,19 @@ export class DeepgramStub extends StubServer {
         }
         if (msg.type === "Flush") {
           const audio = ttsAudioFor(pending);
+          const text = pending;
           pending = "";
-          void ws.send(audio).then(() => ws.send(JSON.stringify({ type: "Flushed", sequence_id: 0 })));
+          // The scripted failure of generation `at` (the text up to a Flush).
+          if (script && flushes++ === script.at) {
+            failed = true;
+            const first = script.afterAudio ? ws.send(audio.subarray(0, 1024)) : Promise.resolve();
+            // A generation the vendor failed before any audio is not billed.
+            if (!script.afterAudio) truth.characters = (truth.characters ?? 0) - [...text].length;
+            const error = JSON.stringify({ type: "Error", description: "stub: scripted vendor failure", message: "NET-0002", variant: "stub" });
+            void first.then(() => failLeg(ws, script.how, error, { code: 1011, reason: "NET-0002" }));
+            return;
+          }
+          void ws.send(audio).then(() => ws.send(JSON.stringify({ type: "Flushed", sequence_id: flushes - 1 })));
         }
         if (msg.type === "Close") ws.close(1000);
       });
