@@ -75,6 +75,8 @@ class OpenAiTranscriptionLeg extends TranslatingLeg {
   private readonly vadItems = new Set<string>();
   /** Committed items still waiting for their transcript. */
   private readonly pending = new Set<string>();
+  /** Items our own commit made (the client's Finalize or CloseStream): answered with their final only. */
+  private readonly finalizing = new Set<string>();
   private awaitingCommit = false;
   private closing = false;
   private finished = false;
@@ -166,16 +168,21 @@ class OpenAiTranscriptionLeg extends TranslatingLeg {
       }
       case "input_audio_buffer.committed":
         this.pending.add(id);
-        if (!this.vadItems.delete(id)) this.awaitingCommit = false;
-        break;
-      case "conversation.item.input_audio_transcription.completed":
-      case "conversation.item.input_audio_transcription.failed":
-        this.pending.delete(id);
+        if (!this.vadItems.delete(id)) {
+          this.awaitingCommit = false;
+          this.finalizing.add(id);
+        }
         break;
     }
     this.billed.upstream(frame, false);
+    // Deepgram answers a Finalize with finals only: a client may stop listening at the first answer after it.
+    const finalOnly = !this.opts.interim || this.finalizing.has(id);
     for (const msg of this.toDeepgram.translate(event, this.sent / OPENAI_BYTES_PER_SECOND)) {
-      if (this.opts.interim || msg.is_final === true) this.toClient(msg);
+      if (!finalOnly || msg.is_final === true) this.toClient(msg);
+    }
+    if (event.type === "conversation.item.input_audio_transcription.completed" || event.type === "conversation.item.input_audio_transcription.failed") {
+      this.pending.delete(id);
+      this.finalizing.delete(id);
     }
     this.finishIfDone();
   }

@@ -119,6 +119,8 @@ export class OpenAITranscriptionLiveStub extends StubServer {
             send({ type: "error", error: { type: "invalid_request_error", code: "input_audio_buffer_commit_empty", message: "buffer too small", param: null } });
             return;
           }
+          // What is left of a word (at least half of it) is heard too, as OpenAI hears the whole buffer.
+          if (pending.length >= WORD_BYTES / 2) turn.push(`w${pending.readInt16LE(Math.floor(pending.length / 4) * 2)}`);
           const itemId = `item_${++item}`;
           send({ type: "input_audio_buffer.committed", item_id: itemId, previous_item_id: null });
           transcribe(itemId, turn, bytes);
