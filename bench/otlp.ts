@@ -26,7 +26,7 @@ import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { Pool } from "undici";
-import { createBenchDatabase, fmt, startServer } from "./support.js";
+import { backendCpu, backendCpuSpent, cpuSecondsOf, createBenchDatabase, fmt, startServer } from "./support.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -131,6 +131,7 @@ function ingestBatch(): string {
 
 async function loop(pool: Pool, seconds: number, next: () => { path: string; body: string | Uint8Array; type: string; units: number }) {
   let units = 0;
+  let batches = 0;
   let failures = 0;
   const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
@@ -140,22 +141,28 @@ async function loop(pool: Pool, seconds: number, next: () => { path: string; bod
         const b = next();
         const res = await pool.request({ path: b.path, method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": b.type }, body: b.body });
         await res.body.dump();
+        batches++;
         if (res.statusCode === 200) units += b.units;
         else failures++;
       }
     }),
   );
-  return { perSecond: units / ((performance.now() - started) / 1000), failures };
+  return { perSecond: units / ((performance.now() - started) / 1000), batches, failures };
 }
 
 /** A server under test, with its own database and its own cursor over the prebuilt batches (each sent once). */
 interface Target {
   name: string;
   pool: Pool;
+  pid: number;
+  dbUrl: string;
   stop: () => Promise<void>;
   next: number;
   ingest: number[];
   otlp: number[];
+  /** CPU ms (user + system) per batch of the server and of its database's Postgres backends, per round. */
+  ingestCpu: number[];
+  otlpCpu: number[];
   failures: number;
 }
 
@@ -166,6 +173,8 @@ async function target(name: string, tag: string, nodeArgs: string[], main: strin
   return {
     name,
     pool,
+    pid: server.child.pid ?? 0,
+    dbUrl: db.url,
     async stop() {
       await pool.close();
       await server.stop();
@@ -174,6 +183,8 @@ async function target(name: string, tag: string, nodeArgs: string[], main: strin
     next: 0,
     ingest: [],
     otlp: [],
+    ingestCpu: [],
+    otlpCpu: [],
     failures: 0,
   };
 }
@@ -204,27 +215,42 @@ async function main() {
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse();
       for (const t of order) {
+        // CPU of the server and of its Postgres backends: on this shared machine a leg's CPU per batch
+        // moves less with the load than its throughput does.
+        const pg0 = await backendCpu(t.dbUrl);
+        const s0 = cpuSecondsOf(t.pid);
         const ingest = await loop(t.pool, SECONDS, ingestLeg);
+        const pg1 = await backendCpu(t.dbUrl);
+        const s1 = cpuSecondsOf(t.pid);
         const otlp = await loop(t.pool, SECONDS, otlpLeg(t));
+        const pg2 = await backendCpu(t.dbUrl);
+        const s2 = cpuSecondsOf(t.pid);
+        const ingestCpu = ((s1 - s0 + backendCpuSpent(pg0, pg1)) * 1000) / ingest.batches;
+        const otlpCpu = ((s2 - s1 + backendCpuSpent(pg1, pg2)) * 1000) / otlp.batches;
         t.ingest.push(ingest.perSecond);
         t.otlp.push(otlp.perSecond * 3); // mapped records/s: 3 per turn
+        t.ingestCpu.push(ingestCpu);
+        t.otlpCpu.push(otlpCpu);
         t.failures += ingest.failures + otlp.failures;
         const ratio = (otlp.perSecond * 3) / ingest.perSecond;
         console.log(
-          `round ${round + 1} ${t.name}: /v1/ingest ${fmt(ingest.perSecond, 0)} records/s; OTLP ${fmt((otlp.perSecond / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(otlp.perSecond * 3, 0)} mapped records/s + ${fmt(otlp.perSecond, 0)} turns/s; ratio ${ratio.toFixed(2)}x  (${load()})`,
+          `round ${round + 1} ${t.name}: /v1/ingest ${fmt(ingest.perSecond, 0)} records/s, CPU (server + Postgres) ${fmt(ingestCpu, 1)} ms/batch; OTLP ${fmt((otlp.perSecond / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(otlp.perSecond * 3, 0)} mapped records/s + ${fmt(otlp.perSecond, 0)} turns/s, CPU ${fmt(otlpCpu, 1)} ms/batch; ratio ${ratio.toFixed(2)}x  (${load()})`,
         );
       }
     }
     for (const t of targets) {
       if (t.next > prebuilt.length) console.warn(`note: ${t.name} was sent ${t.next} batches, ${prebuilt.length} prebuilt: later ones were re-sends (duplicates)`);
       const records = median(t.otlp);
+      // CPU per record: ingest's per record over OTLP's per mapped record (the ratio were CPU the only limit).
+      const cpuRatio = median(t.ingestCpu) / INGEST_BATCH / (median(t.otlpCpu) / (turnsPerBatch * 3));
       console.log(
-        `${t.name}: median /v1/ingest ${fmt(median(t.ingest), 0)} records/s; OTLP ${fmt((records / 3 / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(records, 0)} mapped records/s (batches of ${spansPerBatch} spans, ${CLIENTS} clients, ${t.failures} failures); ratio of medians ${(records / median(t.ingest)).toFixed(2)}x (target >= 0.5)`,
+        `${t.name}: median /v1/ingest ${fmt(median(t.ingest), 0)} records/s (CPU, server + Postgres, ${fmt(median(t.ingestCpu), 1)} ms/batch); OTLP ${fmt((records / 3 / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(records, 0)} mapped records/s (CPU ${fmt(median(t.otlpCpu), 1)} ms/batch of ${spansPerBatch} spans, ${CLIENTS} clients, ${t.failures} failures); ratio of medians ${(records / median(t.ingest)).toFixed(2)}x (target >= 0.5); by CPU per record ${cpuRatio.toFixed(2)}x`,
       );
     }
     if (targets.length === 2) {
       const [a, b] = targets as [Target, Target];
       console.log(`OTLP mapped records/s, this tree / base: ${(median(a.otlp) / median(b.otlp)).toFixed(2)}x (per round: ${a.otlp.map((x, i) => (x / (b.otlp[i] ?? Number.NaN)).toFixed(2)).join(" / ")})`);
+      console.log(`OTLP CPU (server + Postgres) per batch, this tree / base: ${(median(a.otlpCpu) / median(b.otlpCpu)).toFixed(2)}x`);
     }
     console.log(`load at end: ${load()}`);
   } finally {

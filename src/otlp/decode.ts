@@ -1,11 +1,7 @@
 import { DomainError } from "../errors.js";
-import { decodeExportRequest, type PbAnyValue, type PbExportRequest, type PbKeyValue, type PbSpan } from "./proto.js";
+import { READ_ATTRIBUTES } from "./map.js";
+import { MAX_STRING, MAX_VALUE_DEPTH, type PbAnyValue, type PbExportRequest, type PbKeyValue, type PbSpan, readExportRequest, type WireResourceSpans } from "./proto.js";
 import type { Attrs, AttrValue, DecodedRequest, ResourceBatch, Span } from "./spans.js";
-
-/** Attribute values nested deeper than this (arrays in kvlists in arrays…) are kept as null. */
-const MAX_VALUE_DEPTH = 8;
-/** Longest attribute string kept; longer ones (message contents) are cut, mapping never needs them whole. */
-const MAX_STRING = 16 * 1024;
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const SPAN_ID = /^[0-9a-f]{16}$/;
@@ -22,11 +18,13 @@ export function decodeTraces(bytes: Uint8Array, contentType: string): DecodedReq
   const type = contentType.split(";")[0]?.trim().toLowerCase() ?? "";
   let request: PbExportRequest;
   if (type === "application/x-protobuf" || type === "application/protobuf") {
+    let wire: WireResourceSpans[];
     try {
-      request = decodeExportRequest(bytes);
+      wire = readExportRequest(bytes, READ_ATTRIBUTES);
     } catch (err) {
       throw new DomainError("bad_request", `undecodable OTLP protobuf: ${(err as Error).message.slice(0, 200)}`);
     }
+    return checked(wire);
   } else if (type === "application/json") {
     let parsed: unknown;
     try {
@@ -44,27 +42,43 @@ export function decodeTraces(bytes: Uint8Array, contentType: string): DecodedReq
   return normalise(request);
 }
 
+/** OTLP/JSON's request in the protobuf reader's shapes: the attributes read (the same keys), the rest as it came. */
 function normalise(request: PbExportRequest): DecodedRequest {
-  const out: DecodedRequest = { batches: [], rejected: 0, firstRejection: null };
+  const wire: WireResourceSpans[] = [];
   for (const rs of list(request.resourceSpans)) {
     if (!isObject(rs)) continue;
-    const batch: ResourceBatch = { resource: attributes(isObject(rs.resource) ? rs.resource.attributes : undefined), spans: [] };
+    const batch: WireResourceSpans = { resource: attributes(isObject(rs.resource) ? rs.resource.attributes : undefined), spans: [] };
     for (const ss of list(rs.scopeSpans)) {
       if (!isObject(ss)) continue;
       for (const raw of list(ss.spans)) {
-        const span = isObject(raw) ? toSpan(raw as PbSpan) : "not an object";
-        if (typeof span === "string") {
-          out.rejected++;
-          out.firstRejection ??= span;
-        } else batch.spans.push(span);
+        batch.spans.push(isObject(raw) ? { span: raw as PbSpan, attributes: attributes((raw as PbSpan).attributes) } : { span: NOT_AN_OBJECT, attributes: {} });
       }
+    }
+    wire.push(batch);
+  }
+  return checked(wire);
+}
+
+const NOT_AN_OBJECT: PbSpan = {};
+
+/** Each span checked (ids, times) for either encoding: a bad one is rejected alone, with the first reason. */
+function checked(wire: WireResourceSpans[]): DecodedRequest {
+  const out: DecodedRequest = { batches: [], rejected: 0, firstRejection: null };
+  for (const rs of wire) {
+    const batch: ResourceBatch = { resource: rs.resource, spans: [] };
+    for (const raw of rs.spans) {
+      const span = raw.span === NOT_AN_OBJECT ? "not an object" : toSpan(raw.span, raw.attributes);
+      if (typeof span === "string") {
+        out.rejected++;
+        out.firstRejection ??= span;
+      } else batch.spans.push(span);
     }
     if (batch.spans.length > 0) out.batches.push(batch);
   }
   return out;
 }
 
-function toSpan(s: PbSpan): Span | string {
+function toSpan(s: PbSpan, attributes: Attrs): Span | string {
   const traceId = hexId(s.traceId);
   const spanId = hexId(s.spanId);
   if (traceId === null || !TRACE_ID.test(traceId) || traceId === ZERO_TRACE) return "span with an invalid trace id";
@@ -83,7 +97,7 @@ function toSpan(s: PbSpan): Span | string {
     endMs,
     statusCode: code === 1 || code === 2 ? code : 0,
     statusMessage: isObject(s.status) && typeof s.status.message === "string" ? s.status.message.slice(0, 1024) : "",
-    attributes: attributes(s.attributes),
+    attributes,
   };
 }
 
@@ -101,12 +115,13 @@ function nanosToMs(v: unknown): number | null {
   return n / 1e6;
 }
 
+/** The attributes mapping reads (READ_ATTRIBUTES), as the protobuf reader keeps them. */
 function attributes(kvs: unknown): Attrs {
   const out: Attrs = {};
   for (const kv of list(kvs)) {
     if (!isObject(kv)) continue;
     const { key, value } = kv as PbKeyValue;
-    if (typeof key !== "string" || key === "" || key.length > 256) continue;
+    if (typeof key !== "string" || key === "" || key.length > 256 || !READ_ATTRIBUTES.has(key)) continue;
     out[key] = anyValue(value, 0);
   }
   return out;

@@ -1,51 +1,21 @@
 import protobuf from "protobufjs";
+import type { Attrs, AttrValue } from "./spans.js";
+
+type Reader = protobuf.Reader;
+const { Reader } = protobuf;
 
 /*
- * The OTLP trace export messages (opentelemetry-proto v1.x: common/v1/common.proto,
- * resource/v1/resource.proto, trace/v1/trace.proto, collector/trace/v1/trace_service.proto) as a
- * protobufjs JSON descriptor: the field numbers and types of those files, restricted to what the
- * receiver reads. Fields left out (span events and links, schema URLs, trace state, flags) are
- * skipped by the reader by wire type, as any protobuf reader skips unknown fields.
+ * The receiver's protobuf messages. The request (ExportTraceServiceRequest, opentelemetry-proto v1.x:
+ * common/v1/common.proto, resource/v1/resource.proto, trace/v1/trace.proto,
+ * collector/trace/v1/trace_service.proto) is read field by field by readExportRequest below, with
+ * those files' field numbers and wire types; fields it does not name (span events and links, schema
+ * URLs, trace state, flags, the scope) are skipped by wire type, as any protobuf reader skips unknown
+ * fields. The answers are encoded by protobufjs from this JSON descriptor.
  */
-const KeyValue = { fields: { key: { type: "string", id: 1 }, value: { type: "AnyValue", id: 2 } } };
 const descriptor = {
   nested: {
     otlp: {
       nested: {
-        AnyValue: {
-          oneofs: { value: { oneof: ["stringValue", "boolValue", "intValue", "doubleValue", "arrayValue", "kvlistValue", "bytesValue"] } },
-          fields: {
-            stringValue: { type: "string", id: 1 },
-            boolValue: { type: "bool", id: 2 },
-            intValue: { type: "int64", id: 3 },
-            doubleValue: { type: "double", id: 4 },
-            arrayValue: { type: "ArrayValue", id: 5 },
-            kvlistValue: { type: "KeyValueList", id: 6 },
-            bytesValue: { type: "bytes", id: 7 },
-          },
-        },
-        ArrayValue: { fields: { values: { rule: "repeated", type: "AnyValue", id: 1 } } },
-        KeyValueList: { fields: { values: { rule: "repeated", type: "KeyValue", id: 1 } } },
-        KeyValue,
-        Resource: { fields: { attributes: { rule: "repeated", type: "KeyValue", id: 1 } } },
-        InstrumentationScope: { fields: { name: { type: "string", id: 1 }, version: { type: "string", id: 2 } } },
-        Status: { fields: { message: { type: "string", id: 2 }, code: { type: "int32", id: 3 } } },
-        Span: {
-          fields: {
-            traceId: { type: "bytes", id: 1 },
-            spanId: { type: "bytes", id: 2 },
-            parentSpanId: { type: "bytes", id: 4 },
-            name: { type: "string", id: 5 },
-            kind: { type: "int32", id: 6 },
-            startTimeUnixNano: { type: "fixed64", id: 7 },
-            endTimeUnixNano: { type: "fixed64", id: 8 },
-            attributes: { rule: "repeated", type: "KeyValue", id: 9 },
-            status: { type: "Status", id: 15 },
-          },
-        },
-        ScopeSpans: { fields: { scope: { type: "InstrumentationScope", id: 1 }, spans: { rule: "repeated", type: "Span", id: 2 } } },
-        ResourceSpans: { fields: { resource: { type: "Resource", id: 1 }, scopeSpans: { rule: "repeated", type: "ScopeSpans", id: 2 } } },
-        ExportTraceServiceRequest: { fields: { resourceSpans: { rule: "repeated", type: "ResourceSpans", id: 1 } } },
         ExportTracePartialSuccess: { fields: { rejectedSpans: { type: "int64", id: 1 }, errorMessage: { type: "string", id: 2 } } },
         ExportTraceServiceResponse: { fields: { partialSuccess: { type: "ExportTracePartialSuccess", id: 1 } } },
         // google.rpc.Status (google/rpc/status.proto), without its details: the body of every 4xx/5xx.
@@ -56,7 +26,6 @@ const descriptor = {
 };
 
 const root = protobuf.Root.fromJSON(descriptor);
-export const ExportTraceServiceRequest = root.lookupType("otlp.ExportTraceServiceRequest");
 export const ExportTraceServiceResponse = root.lookupType("otlp.ExportTraceServiceResponse");
 const RpcStatus = root.lookupType("otlp.RpcStatus");
 
@@ -71,7 +40,7 @@ export function decodeRpcStatus(bytes: Uint8Array): { code: number; message: str
   return { code: o.code, message: o.message };
 }
 
-/** Plain shapes of the decoded messages (protobufjs' toObject with longs as numbers, bytes as buffers). */
+/** Plain shapes of the request's messages: OTLP/JSON's as parsed, and the protobuf reader's spans (ids as bytes, times as numbers). */
 export interface PbAnyValue {
   stringValue?: string;
   boolValue?: boolean;
@@ -104,13 +73,195 @@ export interface PbExportRequest {
   resourceSpans?: PbResourceSpans[];
 }
 
+/** A span as read off the wire (ids as bytes, times in ns), before decode.ts checks it, with the attributes asked for. */
+export interface WireSpan {
+  span: PbSpan;
+  attributes: Attrs;
+}
+
+/** One ResourceSpans: the resource's attributes asked for and its spans (of every scope). */
+export interface WireResourceSpans {
+  resource: Attrs;
+  spans: WireSpan[];
+}
+
 /**
- * Decodes an ExportTraceServiceRequest. protobufjs checks every length against the bytes left
- * (a truncated or lying length throws "index out of range"), so the caller turns any throw into a 400.
+ * Reads an ExportTraceServiceRequest (field numbers of opentelemetry-proto, as the descriptor above)
+ * straight into the receiver's shapes with protobufjs' Reader: no message objects, no toObject copy,
+ * times as plain numbers, and only the attributes in `keys` decoded (the others, message contents
+ * among them, are skipped unread). Every read is bounds-checked by the Reader, and every nested
+ * message's length against the bytes left, so a truncated or lying body throws (the caller answers
+ * 400). Fields of another wire type than the proto's are skipped as unknown ones.
  */
-export function decodeExportRequest(bytes: Uint8Array): PbExportRequest {
-  const message = ExportTraceServiceRequest.decode(bytes);
-  return ExportTraceServiceRequest.toObject(message, { longs: Number, defaults: false, arrays: true }) as PbExportRequest;
+export function readExportRequest(bytes: Uint8Array, keys: ReadonlySet<string>): WireResourceSpans[] {
+  // A Buffer gets protobufjs' BufferReader (strings through Buffer#utf8Slice).
+  const r = Reader.create(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  const out: WireResourceSpans[] = [];
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    if (tag === LEN(1)) out.push(readResourceSpans(r, nestedEnd(r), keys));
+    else r.skipType(tag & 7);
+  }
+  return out;
+}
+
+/** The tag of a length-delimited field; VARINT / I64 tags of the others. */
+const LEN = (field: number) => (field << 3) | 2;
+const VARINT = (field: number) => field << 3;
+const I64 = (field: number) => (field << 3) | 1;
+
+/** Where the nested message starting here ends; a length past the body throws. */
+function nestedEnd(r: Reader): number {
+  const end = r.uint32() + r.pos;
+  if (end > r.len) throw new RangeError(`length past the end at offset ${r.pos}`);
+  return end;
+}
+
+/** A nested message's fields must end exactly at its length. */
+function ended(r: Reader, end: number): void {
+  if (r.pos !== end) throw new RangeError(`field past its message's end at offset ${r.pos}`);
+}
+
+function readResourceSpans(r: Reader, end: number, keys: ReadonlySet<string>): WireResourceSpans {
+  const out: WireResourceSpans = { resource: {}, spans: [] };
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === LEN(1)) {
+      // Resource: its attributes (field 1); the dropped count is skipped.
+      const resourceEnd = nestedEnd(r);
+      out.resource = {};
+      while (r.pos < resourceEnd) {
+        const t = r.uint32();
+        if (t === LEN(1)) readKeyValue(r, nestedEnd(r), keys, out.resource);
+        else r.skipType(t & 7);
+      }
+      ended(r, resourceEnd);
+    } else if (tag === LEN(2)) {
+      // ScopeSpans: its spans (field 2); the scope and schema URL are skipped.
+      const scopeEnd = nestedEnd(r);
+      while (r.pos < scopeEnd) {
+        const t = r.uint32();
+        if (t === LEN(2)) out.spans.push(readSpan(r, nestedEnd(r), keys));
+        else r.skipType(t & 7);
+      }
+      ended(r, scopeEnd);
+    } else r.skipType(tag & 7);
+  }
+  ended(r, end);
+  return out;
+}
+
+function readSpan(r: Reader, end: number, keys: ReadonlySet<string>): WireSpan {
+  const span: PbSpan = {};
+  const attributes: Attrs = {};
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === LEN(1)) span.traceId = r.bytes();
+    else if (tag === LEN(2)) span.spanId = r.bytes();
+    else if (tag === LEN(4)) span.parentSpanId = r.bytes();
+    else if (tag === LEN(5)) span.name = r.string();
+    else if (tag === I64(7)) span.startTimeUnixNano = fixed64(r);
+    else if (tag === I64(8)) span.endTimeUnixNano = fixed64(r);
+    else if (tag === LEN(9)) readKeyValue(r, nestedEnd(r), keys, attributes);
+    else if (tag === LEN(15)) {
+      const statusEnd = nestedEnd(r);
+      const status: { message?: string; code?: number } = {};
+      while (r.pos < statusEnd) {
+        const t = r.uint32();
+        if (t === LEN(2)) status.message = r.string();
+        else if (t === VARINT(3)) status.code = r.int32();
+        else r.skipType(t & 7);
+      }
+      ended(r, statusEnd);
+      span.status = status;
+    } else r.skipType(tag & 7);
+  }
+  ended(r, end);
+  return { span, attributes };
+}
+
+/** An unsigned 64-bit little-endian integer as a double (nanosecond times: exact to ~256 ns). */
+function fixed64(r: Reader): number {
+  const lo = r.fixed32();
+  return r.fixed32() * 4294967296 + lo;
+}
+
+/** A KeyValue into `into` when its key is asked for; the value is read only then (it may come before the key). */
+function readKeyValue(r: Reader, end: number, keys: ReadonlySet<string>, into: Record<string, AttrValue>, depth = 0): void {
+  let key: string | null = null;
+  let valueAt = -1;
+  let valueEnd = -1;
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === LEN(1)) key = r.string();
+    else if (tag === LEN(2)) {
+      valueEnd = nestedEnd(r);
+      valueAt = r.pos;
+      r.pos = valueEnd;
+    } else r.skipType(tag & 7);
+  }
+  ended(r, end);
+  if (key === null || key === "" || key.length > 256 || (depth === 0 && !keys.has(key))) return;
+  if (valueAt < 0) {
+    into[key] = null;
+    return;
+  }
+  r.pos = valueAt;
+  into[key] = readAnyValue(r, valueEnd, depth, keys);
+  r.pos = end;
+}
+
+/** Attribute values nested deeper than this (arrays in kvlists in arrays…) are kept as null, unread. */
+export const MAX_VALUE_DEPTH = 8;
+/** Longest attribute string kept; longer ones are cut, mapping never needs them whole. */
+export const MAX_STRING = 16 * 1024;
+
+function readAnyValue(r: Reader, end: number, depth: number, keys: ReadonlySet<string>): AttrValue {
+  if (depth > MAX_VALUE_DEPTH) {
+    r.pos = end;
+    return null;
+  }
+  let value: AttrValue = null;
+  while (r.pos < end) {
+    const tag = r.uint32();
+    if (tag === LEN(1)) {
+      const v = r.string();
+      value = v.length > MAX_STRING ? v.slice(0, MAX_STRING) : v;
+    } else if (tag === VARINT(2)) value = r.bool();
+    else if (tag === VARINT(3)) {
+      const n = r.int64() as unknown as number | { toNumber(): number };
+      value = typeof n === "number" ? n : n.toNumber();
+    } else if (tag === I64(4)) {
+      const n = r.double();
+      value = Number.isFinite(n) ? n : null;
+    } else if (tag === LEN(5)) {
+      const arrayEnd = nestedEnd(r);
+      const list: AttrValue[] = [];
+      while (r.pos < arrayEnd) {
+        const t = r.uint32();
+        if (t === LEN(1)) {
+          list.push(readAnyValue(r, nestedEnd(r), depth + 1, keys));
+        } else r.skipType(t & 7);
+      }
+      ended(r, arrayEnd);
+      value = list;
+    } else if (tag === LEN(6)) {
+      const kvEnd = nestedEnd(r);
+      const o: { [key: string]: AttrValue } = {};
+      while (r.pos < kvEnd) {
+        const t = r.uint32();
+        if (t === LEN(1)) readKeyValue(r, nestedEnd(r), keys, o, depth + 1);
+        else r.skipType(t & 7);
+      }
+      ended(r, kvEnd);
+      value = o;
+    } else if (tag === LEN(7)) {
+      r.skip(r.uint32());
+      value = null; // bytes: nothing maps them
+    } else r.skipType(tag & 7);
+  }
+  ended(r, end);
+  return value;
 }
 
 /** The answer body, protobuf-encoded (partial_success only when something was rejected). */

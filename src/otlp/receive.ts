@@ -106,7 +106,12 @@ export async function receiveTraces(
         trace = { fresh: [], resource: batch.resource };
         byTrace.set(span.traceId, trace);
       }
-      trace.fresh.push({ ...span, project, python });
+      // The decoded span is this export's own: it takes its resource's project and runtime in place
+      // (a copy of each of 500 spans showed in the receiver's CPU profile).
+      const fresh = span as FreshSpan;
+      fresh.project = project;
+      fresh.python = python;
+      trace.fresh.push(fresh);
     }
   }
   state.spansReceived += received;

@@ -21,35 +21,41 @@ export async function loadTraceState(
 ): Promise<{ identities: Map<string, TraceIdentity>; spans: Map<string, StoredSpan[]> }> {
   // `= ANY(array)`, not `IN (SELECT json_array_elements_text(…))`: the semi-join plan scanned the
   // whole table as it grew (bench:otlp, 75-400 ms per batch); the array probes the unique index.
+  // One statement (one round trip, one pooled connection): the trace rows (kind 't', the identity
+  // columns) and the span rows (kind 's') in one result.
   const ids = textArray(traceIds);
-  const [traceRows, spanRows] = await Promise.all([
-    queryRows<{ trace_id: string; session_id: string; room_name: string | null; agent_id: string | null }>(
-      db,
-      sql`SELECT trace_id, session_id, room_name, agent_id FROM otlp_traces
-          WHERE trace_id = ANY(${ids}) AND tenant_id IS NOT DISTINCT FROM ${tenantId}::text`,
-    ),
-    queryRows<{
-      trace_id: string;
-      span_id: string;
-      parent_span_id: string | null;
-      name: string;
-      start_ms: number;
-      end_ms: number;
-      status_code: number;
-      status_message: string | null;
-      attributes: Attrs;
-      project: string | null;
-      python: boolean;
-      mapped: boolean;
-      received_ms: number;
-    }>(
-      db,
-      sql`SELECT trace_id, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project,
-            python, mapped, (extract(epoch FROM created_at) * 1000)::float8 AS received_ms
-          FROM otlp_spans
-          WHERE trace_id = ANY(${ids}) AND tenant_id IS NOT DISTINCT FROM ${tenantId}::text`,
-    ),
-  ]);
+  const tenant = sql`tenant_id IS NOT DISTINCT FROM ${tenantId}::text`;
+  const rows = await queryRows<{
+    kind: "t" | "s";
+    trace_id: string;
+    session_id: string;
+    room_name: string | null;
+    agent_id: string | null;
+    span_id: string;
+    parent_span_id: string | null;
+    name: string;
+    start_ms: number;
+    end_ms: number;
+    status_code: number;
+    status_message: string | null;
+    attributes: Attrs;
+    project: string | null;
+    python: boolean;
+    mapped: boolean;
+    received_ms: number;
+  }>(
+    db,
+    sql`SELECT 't' AS kind, trace_id, session_id, room_name, agent_id, NULL::text AS span_id, NULL::text AS parent_span_id, NULL::text AS name,
+            NULL::float8 AS start_ms, NULL::float8 AS end_ms, NULL::int AS status_code, NULL::text AS status_message, NULL::jsonb AS attributes,
+            NULL::text AS project, NULL::boolean AS python, NULL::boolean AS mapped, NULL::float8 AS received_ms
+          FROM otlp_traces WHERE trace_id = ANY(${ids}) AND ${tenant}
+        UNION ALL
+        SELECT 's', trace_id, NULL, NULL, NULL, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project,
+            python, mapped, (extract(epoch FROM created_at) * 1000)::float8
+          FROM otlp_spans WHERE trace_id = ANY(${ids}) AND ${tenant}`,
+  );
+  const traceRows = rows.filter((r) => r.kind === "t");
+  const spanRows = rows.filter((r) => r.kind === "s");
   const identities = new Map(traceRows.map((r) => [r.trace_id, { sessionId: r.session_id, roomName: r.room_name, agentId: r.agent_id }]));
   const spans = new Map<string, StoredSpan[]>();
   for (const r of spanRows) {

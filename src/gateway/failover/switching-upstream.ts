@@ -45,7 +45,8 @@ export interface LegBridge {
   providerTypes: readonly ProviderType[];
   /** The vendor's protocol: its upstream auth and header policy. */
   protocol: VendorProtocol;
-  upstream(target: UpstreamTarget): { path: string; headers: Record<string, string> };
+  /** The vendor's path and headers, or null when this candidate cannot serve the stream as it stands (it is skipped). */
+  upstream(target: UpstreamTarget): { path: string; headers: Record<string, string> } | null;
   /** The opened vendor socket as a leg of the client's protocol (`requestId`: the stream's, for its messages). */
   leg(socket: WebSocket, target: UpstreamTarget, requestId: string): { socket: LegSocket; meter: StreamMeter };
 }

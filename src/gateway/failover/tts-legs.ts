@@ -36,6 +36,12 @@ export interface TtsWire {
   failure(context: string, message: string): string;
 }
 
+/** The stream's latest generation request as it was sent, and the provider it was sent to. */
+export interface LatestRequest {
+  frame: Buffer;
+  provider: string;
+}
+
 /** The meter of a TTS leg: a generation retried elsewhere is unbilled there (it had no audio from this vendor). */
 export interface TtsLegMeter extends StreamMeter {
   abandon(context: string, frames: readonly Buffer[]): void;
@@ -90,6 +96,7 @@ export class TtsLegs extends SwitchingUpstream {
   /** The failing vendor's error frames for other generations while the next leg opens. */
   private lateFailures: Buffer[] = [];
   private lastAnswer = false;
+  private latest: LatestRequest | null = null;
   private lastVendorAt = performance.now();
   /** No candidate was left at a seam: a stall no longer fails the leg (nothing could replace it). */
   private exhausted = false;
@@ -119,6 +126,11 @@ export class TtsLegs extends SwitchingUpstream {
     unbillLast: () => (this.leg.meter as unknown as { unbillLast?(): void }).unbillLast?.(),
   };
 
+  /** The stream's latest generation request (a cross-vendor candidate takes its voice and format from it). */
+  latestRequest(): LatestRequest | null {
+    return this.latest;
+  }
+
   send(data: Buffer | string, opts: { binary: boolean }): void {
     const frame = typeof data === "string" ? Buffer.from(data) : data;
     // While the next leg opens, frames wait (unmetered: relay() read them as no work) and go to it after the retries.
@@ -138,6 +150,7 @@ export class TtsLegs extends SwitchingUpstream {
       if (r.context === null) this.inFlight.clear();
       else this.inFlight.delete(r.context);
     } else if (r && r.context !== null) {
+      this.latest = { frame, provider: leg.target.providerId };
       const g = this.inFlight.get(r.context) ?? { frames: [], audio: false, dueAt: null };
       if (g.frames.length === 0) this.inFlight.set(r.context, g);
       g.frames.push(frame);

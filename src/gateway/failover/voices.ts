@@ -32,6 +32,14 @@ export class VoiceMap {
   moved(voice: string, from: string, to: string): string {
     return this.on(this.requestedOf.get(from)?.get(voice) ?? voice, to);
   }
+
+  /**
+   * A voice as it was sent to provider `from`, as provider `to` names it, only where the map has an
+   * entry for `to`: another vendor's provider has no voice of the same id (a cross-vendor candidate).
+   */
+  mapped(voice: string, from: string, to: string): string | null {
+    return this.voices[this.requestedOf.get(from)?.get(voice) ?? voice]?.[to] ?? null;
+  }
 }
 
 const cache = new WeakMap<Config["voices"], VoiceMap>();

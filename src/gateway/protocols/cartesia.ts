@@ -1,6 +1,7 @@
 import { STATUS_CODES } from "node:http";
 import { shortStringField, TtsContextLedger } from "../audio/tts-contexts.js";
 import type { TtsWire } from "../failover/tts-legs.js";
+import { cartesiaToElevenLabsBridge } from "../failover/tts-translate.js";
 import type { VoiceMap } from "../failover/voices.js";
 import { jsonObject } from "../audio/stt-units.js";
 import { cartesiaTranscript, characterCount } from "../audio/tts-units.js";
@@ -107,6 +108,7 @@ const websocketRoute: WsRoute = {
   meter: (_inbound, target) => new TtsContextLedger("cartesia", target),
   clientText: (target, models, meter) => generationGate(target, models, meter as TtsContextLedger),
   ttsFailover: cartesiaTtsWire,
+  ttsCrossFailover: (voices, latest) => [cartesiaToElevenLabsBridge(voices, latest)],
   inBand: {
     named: (frame) => {
       if (!frame.includes('"model_id"')) return null;

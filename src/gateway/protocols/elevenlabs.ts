@@ -107,7 +107,7 @@ function wsRoute(kind: "multi-stream-input" | "stream-input"): WsRoute {
 const KEY = { context: Buffer.from('"contextId"'), audio: Buffer.from('"audio"'), isFinal: Buffer.from('"isFinal"'), error: Buffer.from('"error"') };
 
 /** ElevenLabs errors refusing the client's own input (or its silence): the next vendor would refuse it too. */
-const CLIENT_ERRORS = new Set(["invalid_input_message", "input_timeout_exceeded", "invalid_request", "max_character_limit_exceeded"]);
+export const ELEVENLABS_CLIENT_ERRORS: ReadonlySet<string> = new Set(["invalid_input_message", "input_timeout_exceeded", "invalid_request", "max_character_limit_exceeded"]);
 
 /**
  * ElevenLabs' stream-input and multi-stream-input across a failover seam
@@ -141,7 +141,7 @@ export function elevenlabsTtsWire(): TtsWire {
       if (!frame.includes(KEY.error)) return null;
       const msg = jsonObject(frame.toString("utf8"));
       if (typeof msg?.error !== "string") return null;
-      return CLIENT_ERRORS.has(msg.error) ? { context: null, kind: "done" } : { context: null, kind: "failed" };
+      return ELEVENLABS_CLIENT_ERRORS.has(msg.error) ? { context: null, kind: "done" } : { context: null, kind: "failed" };
     },
     retarget: (frame) => frame,
     failure: (context, message) => JSON.stringify({ message, error: "upstream_unavailable", code: 1011, ...(context !== "" && { contextId: context }) }),

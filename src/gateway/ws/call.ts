@@ -81,7 +81,12 @@ export async function connectChain(
     if (after) attempt.metadata = { stream_id: call.requestId };
     let upstream: WebSocket;
     try {
-      const up: ReturnType<WsRoute["upstream"]> = bridge ? bridge.upstream(target) : route.upstream(inbound, target, voiceMap(gw.config));
+      const up: ReturnType<WsRoute["upstream"]> | null = bridge ? bridge.upstream(target) : route.upstream(inbound, target, voiceMap(gw.config));
+      if (up === null) {
+        // A candidate of another protocol that cannot translate this stream: skipped, nothing recorded.
+        limit.grant.release();
+        continue;
+      }
       const protocol = bridge ? bridge.protocol : call.wsp.protocol;
       const headers = upstreamHeaders(protocol.id, up.headers, protocol.upstreamAuth(target));
       const base = up.baseUrl ?? target.baseUrl;
@@ -166,9 +171,13 @@ function liveLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream
  * Deepgram client's linear16 to an OpenAI realtime transcription model); others are skipped.
  */
 function liveChain(call: WsCall, plan: CallPlan): Candidate[] {
-  const { gw, route, inbound, wsp } = call;
+  return chainWith(call, plan, call.route.crossFailover?.(call.inbound) ?? []);
+}
+
+/** The plan's chain with the candidates of other protocols that `bridges` reach, in their fallbacks order. */
+function chainWith(call: WsCall, plan: CallPlan, bridges: readonly LegBridge[]): Candidate[] {
+  const { gw, route, wsp } = call;
   const own = wsp.protocol.providerTypes;
-  const bridges = route.crossFailover?.(inbound) ?? [];
   if (bridges.length === 0) return ownChain(plan);
   const primary = plan.chain[0] as UpstreamTarget;
   const speaks = { modality: route.modality, providerTypes: [...own, ...bridges.flatMap((b) => b.providerTypes)] };
@@ -178,17 +187,22 @@ function liveChain(call: WsCall, plan: CallPlan): Candidate[] {
   }));
 }
 
-/** The leg switch of a TTS stream whose generations are retried on the next candidate, or null (no candidate left). */
+/**
+ * The leg switch of a TTS stream whose generations are retried on the next candidate, or null (no
+ * candidate left). Candidates of another vendor are reached through the route's bridges, which read
+ * the stream's latest generation request (its voice and output format) at the seam.
+ */
 function ttsLegs(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstream: WebSocket, meter: StreamMeter): TtsLegs | null {
   const { gw, route } = call;
-  if (!route.ttsFailover || opened.index >= plan.chain.length - 1) return null;
-  const { first, next } = legOpener(call, plan, opened, upstream, meter);
-  return new TtsLegs({
-    first,
-    wire: route.ttsFailover(voiceMap(gw.config)),
-    stallMs: gw.streams.limits.vendorStallMs,
-    next,
-  });
+  if (!route.ttsFailover) return null;
+  const voices = voiceMap(gw.config);
+  let legs: TtsLegs | null = null;
+  const chain = chainWith(call, plan, route.ttsCrossFailover?.(voices, () => legs?.latestRequest() ?? null) ?? []);
+  const at = chain.findIndex((c) => c.target.modelId === opened.target.modelId);
+  if (at < 0 || at >= chain.length - 1) return null;
+  const { first, next } = legOpener(call, plan, { ...opened, index: at }, upstream, meter, chain);
+  legs = new TtsLegs({ first, wire: route.ttsFailover(voices), stallMs: gw.streams.limits.vendorStallMs, next });
+  return legs;
 }
 
 /** Model questions of a running stream: resolve a model named in a message, refuse one in-band. */

@@ -3,7 +3,7 @@ import type { Modality } from "../../config/schema.js";
 import type { GatewayErrorCode, InboundRequest, UpstreamTarget, VendorProtocol } from "../protocol.js";
 import type { LiveSttWire } from "../failover/deepgram-live.js";
 import type { LegBridge } from "../failover/switching-upstream.js";
-import type { TtsWire } from "../failover/tts-legs.js";
+import type { LatestRequest, TtsWire } from "../failover/tts-legs.js";
 import type { VoiceMap } from "../failover/voices.js";
 import type { StreamMeter } from "./relay.js";
 
@@ -51,6 +51,11 @@ export interface WsRoute {
    * its first audio (src/gateway/failover/tts-legs.ts): a new wire for one stream.
    */
   ttsFailover?(voices: VoiceMap): TtsWire;
+  /**
+   * TTS: vendors of other protocols a generation can be retried on, where `voices:` maps its voice
+   * (src/gateway/failover/tts-translate.ts); `latest` is the stream's latest generation request.
+   */
+  ttsCrossFailover?(voices: VoiceMap, latest: () => LatestRequest | null): readonly LegBridge[];
   /** The vendor names the model inside messages: the upgrade completes first and the first message picks it. */
   inBand?: InBandModels;
   /**

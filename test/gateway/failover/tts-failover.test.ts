@@ -1,11 +1,8 @@
-import { createRequire } from "node:module";
-import type CartesiaClient from "@cartesia/cartesia-js";
 import { describe, expect, it } from "vitest";
-import { tlsTerminator } from "../../livekit/support.js";
 import { CartesiaStub, type CartesiaLegScript } from "../../support/stubs/cartesia.js";
-import { gatewayApp, OPERATOR_KEY } from "../support.js";
+import { gatewayApp } from "../support.js";
 import { legRows } from "../ws-support.js";
-import { expectFailedOver, twoVendors } from "./tts-support.js";
+import { expectFailedOver, twoVendors, withCartesiaSocket } from "./tts-support.js";
 
 /**
  * TTS generation failover on Cartesia's tts/websocket, driven by @cartesia/cartesia-js tts.websocket()
@@ -14,8 +11,6 @@ import { expectFailedOver, twoVendors } from "./tts-support.js";
  * backup without the SDK noticing; one it fails after audio fails in-band and the stream goes on; the
  * next generation goes to the backup.
  */
-// The SDK's ESM build looks for `ws` with require(): it is used through its CommonJS entry (as in ws-sdks.test.ts).
-const { Cartesia } = createRequire(import.meta.url)("@cartesia/cartesia-js") as { Cartesia: typeof CartesiaClient };
 const primary = new CartesiaStub();
 const backup = new CartesiaStub();
 const { yaml } = twoVendors("cartesia", "sonic-2", { primary, backup, base: (st) => st.url, clear: (st) => (st.legs = []) });
@@ -28,12 +23,8 @@ const TEXTS = ["the first sentence", "the second one", "and a third"];
 const sessionRows = (app: Awaited<ReturnType<typeof gatewayApp>>, session: string) => legRows(app, session, ["cartesia/sonic-2", "cartesia-b/sonic-2"]);
 
 /** Three generations through the SDK in turn: each one's event types, or its error's message. */
-async function speak(app: Awaited<ReturnType<typeof gatewayApp>>, session: string): Promise<string[]> {
-  const tls = await tlsTerminator(Number(new URL(app.base).port));
-  try {
-    const client = new Cartesia({ apiKey: OPERATOR_KEY, baseURL: `https://127.0.0.1:${tls.port}/p/voice/s/${session}/cartesia` });
-    const ws = await client.tts.websocket({ ca: tls.ca });
-    ws.on("error", () => {});
+function speak(app: Awaited<ReturnType<typeof gatewayApp>>, session: string): Promise<string[]> {
+  return withCartesiaSocket(app, session, async (ws) => {
     const out: string[] = [];
     for (const transcript of TEXTS) {
       const types: string[] = [];
@@ -50,11 +41,8 @@ async function speak(app: Awaited<ReturnType<typeof gatewayApp>>, session: strin
         out.push(`error: ${(err as Error).message}`);
       }
     }
-    ws.close();
     return out;
-  } finally {
-    await tls.close();
-  }
+  });
 }
 
 const chars = (s: string) => [...s].length;

@@ -1,8 +1,32 @@
+import { createRequire } from "node:module";
+import type CartesiaClient from "@cartesia/cartesia-js";
 import { afterAll, beforeAll, beforeEach, expect } from "vitest";
+import { tlsTerminator } from "../../livekit/support.js";
 import type { TtsLegScript } from "../../support/stubs/tts-legs.js";
 import type { StubServer } from "../../support/stubs/vendor-stub.js";
 import { type gatewayApp, KEYS_YAML, OPERATOR_KEY, PROVIDER_KEY } from "../support.js";
 import { legRows } from "../ws-support.js";
+
+// The SDK's ESM build looks for `ws` with require(): it is used through its CommonJS entry (as in ws-sdks.test.ts).
+const { Cartesia } = createRequire(import.meta.url)("@cartesia/cartesia-js") as { Cartesia: typeof CartesiaClient };
+type CartesiaSocket = Awaited<ReturnType<CartesiaClient["tts"]["websocket"]>>;
+
+/** `use` on a @cartesia/cartesia-js tts.websocket() to the gateway's Cartesia route in session `session` (wss only: through a TLS terminator). */
+export async function withCartesiaSocket<T>(app: Awaited<ReturnType<typeof gatewayApp>>, session: string, use: (ws: CartesiaSocket) => Promise<T>): Promise<T> {
+  const tls = await tlsTerminator(Number(new URL(app.base).port));
+  try {
+    const client = new Cartesia({ apiKey: OPERATOR_KEY, baseURL: `https://127.0.0.1:${tls.port}/p/voice/s/${session}/cartesia` });
+    const ws = await client.tts.websocket({ ca: tls.ca });
+    ws.on("error", () => {});
+    try {
+      return await use(ws);
+    } finally {
+      ws.close();
+    }
+  } finally {
+    await tls.close();
+  }
+}
 
 /** The TTS failover tests' stall window: short, so a silent vendor is failed over within the test. */
 export const STALL_MS = 300;
