@@ -1,24 +1,41 @@
 /**
  * bench:startup — time from spawning `voxgate serve` to a healthy /health, on PGlite (fresh and
  * existing data directory) and on Postgres, plus idle RSS. Baseline in the same run: a bare
- * `node -e` HTTP server answering /health (the floor any Node service pays).
- * Targets: under 1.5 s and under 120 MB.
+ * `node -e` HTTP server answering /health (the floor any Node service pays), started in every round
+ * next to the servers measured, each ratio taken within its round and the median reported.
+ * Targets (docs/PERFORMANCE.md): under 6 × the bare server and under 120 MB idle (Postgres).
+ *
+ * With BENCH_BASE_DIST=<dir> (another commit, built: `git archive <commit> | tar -x -C <dir>`, link
+ * node_modules, `npx tsc -p tsconfig.build.json`) a second Voxgate from <dir>/dist/cli/main.js is
+ * started in the same rounds (A/B in one run, the order switched every other round), on its own
+ * database and data directory. On 2 shared cores the bare server's time alone moves ×3 between runs
+ * minutes apart: a change of ~50 ms shows only against a peer measured in the same rounds.
+ *
+ *   npm run bench:startup   (env: BENCH_RUNS=5, BENCH_BASE_DIST=<dir>, BENCH_PGLITE=0 to skip PGlite)
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createBenchDatabase, fmt, type BenchServer, startServer } from "./support.js";
+import { cliEntry, createBenchDatabase, fmt, freePort, startServer } from "./support.js";
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const BASE_DIST = process.env.BENCH_BASE_DIST;
+const PGLITE = process.env.BENCH_PGLITE !== "0";
+/** How long a started server idles before its RSS is read. */
+const IDLE_MS = 1500;
+
+interface Peer {
+  name: string;
+  entry: string[];
+}
+
+const PEERS: Peer[] = [{ name: "this build", entry: cliEntry() }, ...(BASE_DIST ? [{ name: "base build", entry: [join(BASE_DIST, "dist/cli/main.js")] }] : [])];
 
 async function bareNodeMs(): Promise<number> {
-  const port = 40000 + Math.floor(Math.random() * 10000);
+  const port = await freePort();
   const t0 = performance.now();
-  const child = spawn(process.execPath, [
-    "-e",
-    `require("node:http").createServer((q,s)=>s.end("ok")).listen(${port},"127.0.0.1")`,
-  ]);
+  const child = spawn(process.execPath, ["-e", `require("node:http").createServer((q,s)=>s.end("ok")).listen(${port},"127.0.0.1")`]);
   for (;;) {
     try {
       if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) break;
@@ -26,39 +43,74 @@ async function bareNodeMs(): Promise<number> {
     await new Promise((r) => setTimeout(r, 10));
   }
   const ms = performance.now() - t0;
-  child.kill();
+  await new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.kill();
+  });
   return ms;
 }
 
-async function measure(label: string, env: () => Record<string, string | undefined>, baseline: number) {
-  const times: number[] = [];
-  let rss = 0;
-  for (let i = 0; i < RUNS; i++) {
-    const s: BenchServer = await startServer(env());
-    times.push(s.startupMs);
-    await new Promise((r) => setTimeout(r, 1500));
-    rss = Math.max(rss, s.rssBytes());
-    await s.stop();
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+
+/** One server start: ms to a healthy /health and the RSS after IDLE_MS. */
+async function start(peer: Peer, env: Record<string, string | undefined>): Promise<{ ms: number; rss: number }> {
+  const s = await startServer(env, peer.entry);
+  await new Promise((r) => setTimeout(r, IDLE_MS));
+  const rss = s.rssBytes();
+  await s.stop();
+  return { ms: s.startupMs, rss };
+}
+
+/**
+ * `runs` rounds, each: the bare server, then every peer (reversed every other round); per peer the
+ * median start time, the median of its ratios to the same round's bare server, the largest idle RSS
+ * and, with a base build, the median of this build ÷ the base build's time within each round.
+ */
+async function measure(label: string, runs: number, env: (peer: Peer, peerIndex: number, round: number) => Record<string, string | undefined>): Promise<void> {
+  const bare: number[] = [];
+  const rows = PEERS.map(() => ({ ms: [] as number[], ratio: [] as number[], rss: 0 }));
+  const ab: number[] = [];
+  for (let round = 0; round < runs; round++) {
+    const b = await bareNodeMs();
+    bare.push(b);
+    const order = PEERS.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    const ms: number[] = [];
+    for (const i of order) {
+      const peer = PEERS[i] as Peer;
+      const r = await start(peer, env(peer, i, round));
+      const row = rows[i] as (typeof rows)[number];
+      row.ms.push(r.ms);
+      row.ratio.push(r.ms / b);
+      row.rss = Math.max(row.rss, r.rss);
+      ms[i] = r.ms;
+    }
+    if (PEERS.length > 1) ab.push((ms[0] as number) / (ms[1] as number));
   }
-  const median = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)] ?? 0;
-  console.log(
-    `  ${label.padEnd(26)} ${fmt(median, 0)} ms median of ${RUNS} (${fmt(median / baseline, 1)} × bare node)  idle RSS ${fmt(rss / 1048576, 0)} MB`,
-  );
+  console.log(`  ${label}  (bare node ${fmt(median(bare), 0)} ms median, rounds ${bare.map((x) => fmt(x, 0)).join(" / ")})`);
+  PEERS.forEach((peer, i) => {
+    const row = rows[i] as (typeof rows)[number];
+    console.log(
+      `    ${peer.name.padEnd(11)} ${fmt(median(row.ms), 0).padStart(6)} ms median of ${runs} = ${fmt(median(row.ratio), 1)} × bare node (rounds ${row.ratio.map((x) => fmt(x, 1)).join(" / ")})  idle RSS ≤ ${fmt(row.rss / 1048576, 0)} MB`,
+    );
+  });
+  if (ab.length > 0) console.log(`    this ÷ base ${fmt(median(ab), 2)} × (rounds ${ab.map((x) => fmt(x, 2)).join(" / ")})`);
 }
 
 async function main() {
-  const base = [await bareNodeMs(), await bareNodeMs(), await bareNodeMs()].sort((a, b) => a - b)[1] ?? 1;
-  console.log(`bench:startup  spawn → healthy /health   (targets < 1500 ms, < 120 MB)`);
-  console.log(`  bare node http server       ${fmt(base, 0)} ms (baseline)`);
+  console.log(`bench:startup  spawn → healthy /health   (targets < 6 × bare node, < 120 MB idle on Postgres)`);
   const home = mkdtempSync(join(tmpdir(), "vg-bench-startup-"));
-  let fresh = 0;
-  await measure("PGlite, new data dir", () => ({ HOME: home, DATABASE_URL: undefined, VOXGATE_DB_PATH: join(home, `db${fresh++}`) }), base);
-  await measure("PGlite, existing data dir", () => ({ HOME: home, DATABASE_URL: undefined, VOXGATE_DB_PATH: join(home, "db0") }), base);
-  const pgdb = await createBenchDatabase("startup");
+  const dbs = await Promise.all(PEERS.map((_, i) => createBenchDatabase(`startup${i}`)));
   try {
-    await measure("Postgres", () => ({ HOME: home, DATABASE_URL: pgdb.url }), base);
+    await measure("Postgres", RUNS, (_peer, i) => ({ HOME: home, DATABASE_URL: dbs[i]?.url }));
+    if (PGLITE) {
+      // A new data directory per start; the "existing" measure reuses each peer's first (its own schema).
+      const dir = (peer: number, round: number) => ({ HOME: home, DATABASE_URL: undefined, VOXGATE_DB_PATH: join(home, `pglite-${peer}-${round}`) });
+      await measure("PGlite, new data dir", Math.min(RUNS, 3), (_peer, i, round) => dir(i, round));
+      await measure("PGlite, existing data dir", RUNS, (_peer, i) => dir(i, 0));
+    }
   } finally {
-    await pgdb.drop();
+    await Promise.all(dbs.map((d) => d.drop()));
     rmSync(home, { recursive: true, force: true });
   }
 }

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 
@@ -45,7 +46,7 @@ export interface BenchServer {
 
 /** Spawns `voxgate serve` on a free port and waits until /health answers (`entry`: another build's CLI, for A/B runs). */
 export async function startServer(env: Record<string, string | undefined>, entry: string[] = cliEntry()): Promise<BenchServer> {
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const t0 = performance.now();
   const child = spawn(process.execPath, [...entry, "serve", "--port", String(port), "--host", "127.0.0.1"], {
     cwd: ROOT,
@@ -72,6 +73,18 @@ export async function startServer(env: Record<string, string | undefined>, entry
         child.kill("SIGTERM");
       }),
   };
+}
+
+/**
+ * A port nothing listens on now (the kernel's choice, released at once). A random pick collided with
+ * the other builds' servers on this shared machine ("server exited during startup": EADDRINUSE).
+ */
+export async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }
 
 /** Resident set size of a process, from /proc (Linux). */

@@ -2,17 +2,7 @@
 import { Command, InvalidArgumentError } from "commander";
 import { ConfigError } from "../config/load.js";
 import { VERSION } from "../version.js";
-import { registerCheck } from "./check.js";
 import { reportCliError } from "./errors.js";
-import { registerKeys } from "./keys.js";
-import { registerLatency } from "./latency.js";
-import { registerMcp } from "./mcp.js";
-import { registerRates } from "./rates.js";
-import { registerReconcile } from "./reconcile.js";
-import { registerRemoteCommands } from "./remote-commands.js";
-import { registerRetention } from "./retention.js";
-import { serveCommand } from "./serve.js";
-import { withStore } from "./store.js";
 
 function parsePort(value: string): number {
   const n = Number(value);
@@ -30,25 +20,40 @@ program
   .description("serve the API, dashboard API and web app (default port 8080, or serve.port)")
   .option("-p, --port <port>", "listen port (overrides serve.port)", parsePort)
   .option("--host <host>", "listen address (overrides serve.host)")
-  .action(serveCommand);
+  .action(async (opts: { port?: number; host?: string }) => (await import("./serve.js")).serveCommand(opts));
 
 program
   .command("migrate")
   .description("apply pending database migrations (serve also does this at start)")
   .action(async () => {
+    const { withStore } = await import("./store.js");
     await withStore(async ({ database }) => {
       process.stdout.write(`migrations applied (${database.kind}: ${database.location})\n`);
     });
   });
 
-registerKeys(program);
-registerCheck(program);
-registerLatency(program);
-registerRates(program);
-registerReconcile(program);
-registerRetention(program);
-registerMcp(program);
-registerRemoteCommands(program);
+/**
+ * The other commands' modules, each registering its commands. They are loaded only when the command
+ * line names none of the two above: `serve` answers /health without loading the code of every
+ * other command (the MCP client, the reconcile parsers, progress bars: docs/perf/startup.md). Help,
+ * no command or any other name loads them all, so commander lists and suggests every command.
+ */
+const OTHER_COMMANDS: (() => Promise<(program: Command) => void>)[] = [
+  () => import("./keys.js").then((m) => m.registerKeys),
+  () => import("./check.js").then((m) => m.registerCheck),
+  () => import("./latency.js").then((m) => m.registerLatency),
+  () => import("./rates.js").then((m) => m.registerRates),
+  () => import("./reconcile.js").then((m) => m.registerReconcile),
+  () => import("./retention.js").then((m) => m.registerRetention),
+  () => import("./mcp.js").then((m) => m.registerMcp),
+  () => import("./remote-commands.js").then((m) => m.registerRemoteCommands),
+];
+
+const chosen = process.argv.slice(2).find((arg) => !arg.startsWith("-"));
+if (chosen !== "serve" && chosen !== "migrate") {
+  const registers = await Promise.all(OTHER_COMMANDS.map((load) => load()));
+  for (const register of registers) register(program);
+}
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) {

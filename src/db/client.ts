@@ -2,11 +2,10 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import type { SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
-import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import pg from "pg";
 
 /**
@@ -94,16 +93,19 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   const dir = resolve(target.path);
   mkdirSync(dir, { recursive: true });
   if (!existsSync(join(dir, "PG_VERSION"))) await initPgliteDir(dir);
-  const client = new PGlite(dir, PGLITE_OPTIONS);
+  return pgliteDatabase(dir, dir);
+}
+
+/**
+ * PGlite and its Drizzle driver are imported when a PGlite store is opened: a process on Postgres
+ * never loads them (startup time and idle memory, docs/perf/startup.md).
+ */
+async function pgliteDatabase(dataDir: string | undefined, location: string): Promise<Database> {
+  const [{ PGlite }, { drizzle }] = await Promise.all([import("@electric-sql/pglite"), import("drizzle-orm/pglite")]);
+  const client: PGlite = dataDir === undefined ? new PGlite(PGLITE_OPTIONS) : new PGlite(dataDir, PGLITE_OPTIONS);
   await client.waitReady;
-  const db = drizzlePglite(client, { casing: "snake_case" }) as unknown as Db;
-  return {
-    db,
-    kind: "pglite",
-    location: dir,
-    withConnection: (fn) => fn(db),
-    close: () => client.close(),
-  };
+  const db = drizzle(client, { casing: "snake_case" }) as unknown as Db;
+  return { db, kind: "pglite", location, withConnection: (fn) => fn(db), close: () => client.close() };
 }
 
 /**
@@ -118,9 +120,6 @@ await db.waitReady; await db.close();`;
 }
 
 /** An in-memory PGlite (tests, benchmarks). */
-export async function openMemoryDatabase(): Promise<Database> {
-  const client = new PGlite(PGLITE_OPTIONS);
-  await client.waitReady;
-  const db = drizzlePglite(client, { casing: "snake_case" }) as unknown as Db;
-  return { db, kind: "pglite", location: "memory", withConnection: (fn) => fn(db), close: () => client.close() };
+export function openMemoryDatabase(): Promise<Database> {
+  return pgliteDatabase(undefined, "memory");
 }

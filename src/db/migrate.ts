@@ -2,7 +2,6 @@ import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import type { NodePgDatabase } from "drizzle-orm/node-postgres";
-import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import type { PgliteDatabase } from "drizzle-orm/pglite";
 import type { Database } from "./client.js";
 import { aheadWindow, ensureDayPartitions } from "./partitions.js";
@@ -20,6 +19,8 @@ const MIGRATION_LOCK_KEY = 0x766f7867; // "voxg"
 export async function runMigrations(database: Database, folder: string = MIGRATIONS_FOLDER): Promise<void> {
   const w = aheadWindow();
   if (database.kind === "pglite") {
+    // Imported here, as the driver is (src/db/client.ts): a process on Postgres never loads PGlite's side.
+    const { migrate: migratePglite } = await import("drizzle-orm/pglite/migrator");
     await migratePglite(database.db as unknown as PgliteDatabase, { migrationsFolder: folder });
     await ensureDayPartitions(database.db, w.from, w.to);
     return;

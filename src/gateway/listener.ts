@@ -13,7 +13,6 @@ import type { GatewayRoute, InboundRequest, LocalRoute, RoutableView, VendorProt
 import { cartesiaBytesRoute, cartesiaProtocol, cartesiaWs } from "./protocols/cartesia.js";
 import { PROTOCOLS } from "./protocols/index.js";
 import { routableModels } from "./resolve.js";
-import { handleWebSocket } from "./ws/pipeline.js";
 import { WS_PROTOCOLS } from "./ws/protocols.js";
 import type { WsProtocol, WsRoute } from "./ws/ws-route.js";
 
@@ -217,6 +216,18 @@ export function gatewayListener(gw: Gateway, next: RequestListener, paths: Gatew
   };
 }
 
+let wsPipeline: Promise<typeof import("./ws/pipeline.js")> | null = null;
+
+/**
+ * The WebSocket relay (src/gateway/ws/pipeline.ts, its sessions, budgets and failover legs), imported
+ * on the first upgrade: a server answers /health without it (docs/perf/startup.md). The server warms
+ * it once it listens (src/server.ts), so the first stream does not wait for it.
+ */
+export function loadWsPipeline(): Promise<typeof import("./ws/pipeline.js")> {
+  wsPipeline ??= import("./ws/pipeline.js");
+  return wsPipeline;
+}
+
 /**
  * The gateway's one entry for WebSocket upgrades (the server's 'upgrade' event: every upgrade is the
  * gateway's, the Hono app has no WebSocket route): a WebSocket route's upgrade goes to the relay
@@ -257,10 +268,12 @@ export function gatewayUpgrades(gw: Gateway, sockets: WebSocketServer, paths: Ga
       },
       reject: (status: number, headers: Record<string, string>) => rejectUpgrade(socket, status, headers),
     };
-    handleWebSocket(gw, served.wsp, route, upgrade).catch((err: unknown) => {
-      gw.log.error({ err: (err as Error).message, path: m.path }, "gateway WebSocket upgrade failed");
-      rejectUpgrade(socket, 500, {});
-    });
+    loadWsPipeline()
+      .then(({ handleWebSocket }) => handleWebSocket(gw, served.wsp, route, upgrade))
+      .catch((err: unknown) => {
+        gw.log.error({ err: (err as Error).message, path: m.path }, "gateway WebSocket upgrade failed");
+        rejectUpgrade(socket, 500, {});
+      });
   };
 }
 

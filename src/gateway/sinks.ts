@@ -1,4 +1,4 @@
-import { VoxgateClient } from "../client/index.js";
+import type { VoxgateClient } from "../client/index.js";
 import { type IngestDeps, ingestRecords } from "../ingest/ingest-requests.js";
 import type { Logger } from "../logging.js";
 import type { TypedRecord } from "../ingest/records.js";
@@ -33,15 +33,20 @@ export function ingestSink(deps: IngestDeps & { log: Logger }): RecordSink {
  * under the collector key (VOXGATE_API_KEY). The collector takes the tenant from that key, so a
  * sidecar serves one tenant: its operator's.
  */
-export function collectorSink(collectorUrl: string, apiKey: string | undefined, agentId?: string): RecordSink & { client: VoxgateClient } {
-  // env {}: everything the client would read from the environment is given here (src/config/env.ts reads it).
-  const client = new VoxgateClient({ collectorUrl, apiKey, agentId, env: {}, heartbeatIntervalMs: 0, flushIntervalMs: 500 });
+export function collectorSink(collectorUrl: string, apiKey: string | undefined, agentId?: string): RecordSink {
+  // Made with the first batch: the client and undici under it are not loaded before a call is recorded (docs/perf/startup.md).
+  let client: Promise<VoxgateClient> | null = null;
+  const clientOf = () =>
+    // env {}: everything the client would read from the environment is given here (src/config/env.ts reads it).
+    (client ??= import("../client/index.js").then(({ VoxgateClient }) => new VoxgateClient({ collectorUrl, apiKey, agentId, env: {}, heartbeatIntervalMs: 0, flushIntervalMs: 500 })));
   return {
-    client,
     async write(batch: GatewayRecord[]) {
-      for (const { record } of batch) client.record(wireRecord(record));
+      const c = await clientOf();
+      for (const { record } of batch) c.record(wireRecord(record));
     },
-    close: () => client.close(),
+    close: async () => {
+      if (client) await (await client).close();
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { type Dispatcher, Pool } from "undici";
+import type { Dispatcher, Pool } from "undici";
+import { loadUndici } from "../http/undici.js";
 import { bareHost, type ConnectLookup, guardedLookup } from "../manage/url-policy.js";
 import type { UpstreamRequest, UpstreamTarget } from "./protocol.js";
 
@@ -16,14 +17,15 @@ export const UPSTREAM_BODY_TIMEOUT_MS = 300_000;
  */
 export class GatewayUpstreams {
   private readonly pools = new Map<string, { pool: Pool; basePath: string }>();
+  private undici: typeof import("undici") | null = null;
   constructor(private readonly trustedHosts: ReadonlySet<string>) {}
 
-  private poolFor(baseUrl: string): { pool: Pool; basePath: string } {
+  private poolFor(undici: typeof import("undici"), baseUrl: string): { pool: Pool; basePath: string } {
     let entry = this.pools.get(baseUrl);
     if (!entry) {
       const url = new URL(baseUrl);
       const lookup = this.lookupFor(baseUrl);
-      const pool = new Pool(url.origin, {
+      const pool = new undici.Pool(url.origin, {
         connections: UPSTREAM_CONNECTIONS,
         keepAliveTimeout: 30_000,
         keepAliveMaxTimeout: 600_000,
@@ -50,7 +52,15 @@ export class GatewayUpstreams {
    * `answer` is the caller's handle (abort() before or after the headers).
    */
   send(target: UpstreamTarget, req: UpstreamRequest, firstByteTimeoutMs: number, answer: UpstreamAnswer = new UpstreamAnswer()): Promise<UpstreamAnswer> {
-    const { pool, basePath } = this.poolFor(target.baseUrl);
+    const undici = this.undici;
+    // Only until undici is loaded (src/http/undici.ts): the calls after it take no extra tick.
+    if (undici === null) {
+      return loadUndici().then((u) => {
+        this.undici = u;
+        return this.send(target, req, firstByteTimeoutMs, answer);
+      });
+    }
+    const { pool, basePath } = this.poolFor(undici, target.baseUrl);
     return new Promise<UpstreamAnswer>((resolve, reject) => {
       pool.dispatch(
         {

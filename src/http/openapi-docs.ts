@@ -2,8 +2,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { Scalar } from "@scalar/hono-api-reference";
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
 import { z } from "zod";
 import type { AppEnv } from "./app-env.js";
 import { contractRouter, defineRoute, OPENAPI_INFO } from "./openapi.js";
@@ -64,16 +63,21 @@ export function docsRoutes() {
     c.header("Cache-Control", "public, max-age=3600");
     return c.body(bundle, 200, { "content-type": "text/javascript; charset=utf-8" });
   });
-  r.get(
-    "/docs",
-    Scalar({
-      url: "/v1/openapi.json",
-      pageTitle: "Voxgate API",
-      cdn: SCALAR_BUNDLE_PATH,
-      withDefaultFonts: false,
-      telemetry: false,
-      hideClientButton: true,
-    }),
-  );
+  // The page's handler (and its package) is made on the first visit: a server nobody reads the
+  // reference of never loads it (startup time, docs/perf/startup.md).
+  let page: Promise<MiddlewareHandler> | null = null;
+  r.get("/docs", async (c, next) => {
+    page ??= import("@scalar/hono-api-reference").then(({ Scalar }) =>
+      Scalar({
+        url: "/v1/openapi.json",
+        pageTitle: "Voxgate API",
+        cdn: SCALAR_BUNDLE_PATH,
+        withDefaultFonts: false,
+        telemetry: false,
+        hideClientButton: true,
+      }),
+    );
+    return (await page)(c, next);
+  });
   return r;
 }

@@ -1,5 +1,6 @@
-import { Pool } from "undici";
+import type { Pool } from "undici";
 import type { ProviderType } from "../config/schema.js";
+import { loadUndici } from "../http/undici.js";
 import { bareHost, guardedLookup } from "./url-policy.js";
 import { VENDORS } from "./vendors.js";
 
@@ -33,7 +34,8 @@ export class UpstreamPools {
   private readonly pools = new Map<string, Pool>();
   constructor(private readonly trustedHosts: ReadonlySet<string>) {}
 
-  get(origin: string, host: string): Pool {
+  async get(origin: string, host: string): Promise<Pool> {
+    const { Pool } = await loadUndici();
     let pool = this.pools.get(origin);
     if (!pool) {
       const lookup = guardedLookup(this.trustedHosts.has(host));
@@ -87,7 +89,7 @@ export async function testProvider(
   const url = new URL(base);
   const path = `${url.pathname.replace(/\/+$/, "")}${vendor.healthPath}`;
   try {
-    const res = await pools.get(url.origin, bareHost(url.hostname)).request({
+    const res = await (await pools.get(url.origin, bareHost(url.hostname))).request({
       method: "GET",
       path,
       headers: { accept: "application/json", "user-agent": "voxgate-provider-test", ...vendor.authHeaders(input.apiKey) },

@@ -1,5 +1,4 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
 import { UNAUTHENTICATED } from "../auth/gate.js";
 import { DomainError } from "../errors.js";
@@ -7,7 +6,6 @@ import type { AppEnv } from "../http/app-env.js";
 import { readJson } from "../http/body.js";
 import { errorBody } from "../http/errors.js";
 import { contractRouter, defineRoute, ErrorEnvelope } from "../http/openapi.js";
-import { createMcpServer } from "./server.js";
 import type { McpDeps } from "./tools.js";
 
 export type { McpDeps } from "./tools.js";
@@ -50,6 +48,12 @@ export function mcpRoutes(deps: McpDeps, openApiDocument: () => unknown): OpenAP
       const { auth } = c.var;
       if (auth === UNAUTHENTICATED) throw new DomainError("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
       const parsedBody = await readJson(c, c.var.bodyLimitBytes);
+      // The MCP SDK and the tools' server are loaded on the first call: a server that is never asked
+      // over MCP never loads them (startup time and idle memory, docs/perf/startup.md).
+      const [{ WebStandardStreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
+        import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+        import("./server.js"),
+      ]);
       const server = createMcpServer({ services: deps, auth, openApiDocument });
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await server.connect(transport);

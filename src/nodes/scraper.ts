@@ -1,5 +1,6 @@
-import { Pool } from "undici";
+import type { Pool } from "undici";
 import type { Env } from "../config/env.js";
+import { loadUndici } from "../http/undici.js";
 import type { Config } from "../config/schema.js";
 import type { Database, Db } from "../db/client.js";
 import type { Logger } from "../logging.js";
@@ -136,7 +137,7 @@ export class NodeScraper implements Worker {
 
   /** GET with a pooled connection per origin, bounded time and size; redirects are failures. */
   private async fetchText(t: ScrapeTarget): Promise<string> {
-    const pool = this.poolFor(t.url.origin);
+    const pool = await this.poolFor(t.url.origin);
     const headers: Record<string, string> = { accept: "text/plain;version=0.0.4" };
     if (t.authorization) headers.authorization = t.authorization;
     const res = await pool.request({
@@ -162,7 +163,8 @@ export class NodeScraper implements Worker {
     return Buffer.concat(chunks).toString("utf8");
   }
 
-  private poolFor(origin: string): Pool {
+  private async poolFor(origin: string): Promise<Pool> {
+    const { Pool } = await loadUndici();
     let pool = this.pools.get(origin);
     if (!pool) {
       pool = new Pool(origin, {
