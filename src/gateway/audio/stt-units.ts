@@ -200,7 +200,7 @@ export interface RealtimeClientFrame {
   inputFormat: unknown;
 }
 
-function decodedBase64Length(b64: string): number {
+export function decodedBase64Length(b64: string): number {
   const trimmed = b64.replace(/[\s]/g, "");
   const padding = trimmed.endsWith("==") ? 2 : trimmed.endsWith("=") ? 1 : 0;
   return Math.max(0, Math.floor((trimmed.length * 3) / 4) - padding);

@@ -19,6 +19,7 @@ export interface LegSwitchOptions {
 }
 
 const AS_BINARY = { binary: true } as const;
+const AS_TEXT = { binary: false } as const;
 const noop = () => {};
 
 
@@ -90,16 +91,20 @@ export class LegSwitch extends SwitchingUpstream {
   }
 
   send(data: Buffer | string, opts: { binary: boolean }): void {
-    if (opts.binary) {
-      this.replay.append(data as Buffer);
+    const wire = this.opts.wire;
+    const audio = wire.audio ? wire.audio.bytes(data, opts.binary) : opts.binary ? data.length : 0;
+    if (audio > 0) {
+      this.replay.append(typeof data === "string" ? Buffer.from(data) : data, audio);
       this.clientAudio++;
-    } else if (this.opts.wire.closing(data, false)) {
+    } else if (!opts.binary && wire.closing(data, false)) {
       this.clientClosing = true;
       this.closingFrame = Buffer.from(data);
       if (this.state === "switching") return;
     }
-    if (this.state === "live") this.leg.socket.send(data, opts);
-    else if (this.state === "switching" && !opts.binary) this.held.push(Buffer.from(data));
+    // After a seam, a frame naming the model names the current leg's.
+    const out = this.switchedOnce && wire.forLeg && audio === 0 && !opts.binary ? wire.forLeg(data.toString(), this.leg.target) : data;
+    if (this.state === "live") this.leg.socket.send(out, opts);
+    else if (this.state === "switching" && audio === 0) this.held.push(Buffer.from(data));
   }
 
   protected override stopped(): void {
@@ -121,7 +126,7 @@ export class LegSwitch extends SwitchingUpstream {
     const answer = leg.meter.upstream(frame, isBinary);
     if (leg.meter.error) {
       const err = leg.meter.error();
-      if (err !== null && !this.clientClosing) {
+      if (err !== null && !this.clientClosing && (this.opts.wire.fatal?.(frame) ?? true)) {
         void this.fail(leg, err, 1011, "", frame);
         return;
       }
@@ -131,14 +136,19 @@ export class LegSwitch extends SwitchingUpstream {
       // The first leg's frames pass as they came; only a final is read, to mark the audio it settled.
       if (wire.maybeFinal(frame, isBinary)) {
         const r = wire.result(frame, isBinary, 0);
-        if (r?.span.isFinal) this.finalized(r.span.end, r.span);
+        if (r?.span?.isFinal) this.finalized(r.span.end, r.span);
       }
       this.lastAnswer = answer;
       this.emit("message", frame, isBinary);
       return;
     }
     const r = wire.result(frame, isBinary, leg.offset);
-    if (r !== null) {
+    if (r !== null && r.span === null) {
+      this.lastAnswer = answer;
+      this.emit("message", r.frame, isBinary);
+      return;
+    }
+    if (r?.span) {
       if (this.failedAt !== null) {
         this.observer?.gap(leg, performance.now() - this.failedAt);
         this.failedAt = null;
@@ -161,6 +171,9 @@ export class LegSwitch extends SwitchingUpstream {
 
   private checkStall(): void {
     if (this.state !== "live") return;
+    const s = this.leg.socket;
+    // A vendor silent while nobody speaks is asked for a pong each tick (counted by alive()).
+    if ((s.quiet ?? this.opts.wire.quiet) && s.readyState === WebSocket.OPEN) s.ping();
     const now = performance.now();
     if (this.vendorFrames !== this.stallSeenFrames) {
       this.stallSeenFrames = this.vendorFrames;
@@ -194,7 +207,9 @@ export class LegSwitch extends SwitchingUpstream {
     s.on("error", noop);
     if (s.readyState === WebSocket.OPEN) s.close(1000, "failover");
     setTimeout(() => s.terminate(), 2_000).unref();
-    const next = await this.openNext(() => this.opts.next(leg, reason));
+    // A stream that can no longer be replayed elsewhere ends as it would without failover.
+    const servable = this.opts.wire.servable?.() ?? true;
+    const next = servable ? await this.openNext(() => this.opts.next(leg, reason)) : null;
     // The client may have left while the next leg was opening (state changes across the await).
     if ((this.state as LegSwitch["state"]) === "closed") return;
     if (!next) {
@@ -214,13 +229,21 @@ export class LegSwitch extends SwitchingUpstream {
     this.switchedOnce = true;
     this.observer?.switched(leg, next);
     this.attach(next);
+    const wire = this.opts.wire;
+    // A protocol that sets its stream up in messages: the new leg gets the client's setup first.
+    for (const t of wire.opening?.(next.target) ?? []) {
+      next.meter.client(Buffer.from(t), false);
+      next.socket.send(t, AS_TEXT);
+    }
+    const audioAs = wire.audio && !wire.audio.binary ? AS_TEXT : AS_BINARY;
     for (const frame of pending.frames) {
-      next.meter.client(frame, true);
-      next.socket.send(frame, AS_BINARY);
+      next.meter.client(frame, audioAs.binary);
+      next.socket.send(frame, audioAs);
     }
     for (const t of this.held) {
-      next.meter.client(t, false);
-      next.socket.send(t, { binary: false });
+      const text = wire.forLeg ? Buffer.from(wire.forLeg(t.toString(), next.target)) : t;
+      next.meter.client(text, false);
+      next.socket.send(text, AS_TEXT);
     }
     this.held = [];
     // A stream that was ending ends on the new leg too, once it has heard the rest.

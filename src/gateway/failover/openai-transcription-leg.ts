@@ -1,13 +1,13 @@
-import { EventEmitter } from "node:events";
 import { WebSocket } from "ws";
 import { realtimeTranscriptionMeter } from "../audio/stream-meters.js";
 import { deepgramAudioFormat, isRecord, jsonObject } from "../audio/stt-units.js";
 import type { UpstreamTarget } from "../protocol.js";
 import { openaiProtocol } from "../protocols/openai.js";
-import { asBuffer, type StreamMeter } from "../ws/relay.js";
+import type { StreamMeter } from "../ws/relay.js";
 import { PcmResampler } from "./resample.js";
-import type { LegBridge, LegSocket } from "./switching-upstream.js";
+import type { LegBridge } from "./switching-upstream.js";
 import { OpenAiToDeepgram } from "./transcripts.js";
+import { TranslatingLeg } from "./translating-leg.js";
 
 /** OpenAI realtime transcription's input: pcm16 mono at 24 kHz. */
 const OPENAI_RATE = 24_000;
@@ -33,8 +33,8 @@ export function deepgramToOpenAiBridge(query: URLSearchParams): LegBridge | null
     providerTypes: ["openai"],
     protocol: openaiProtocol,
     upstream: () => ({ path: "/realtime?intent=transcription", headers: {} }),
-    leg(socket, target, { requestId, stallMs }) {
-      const leg = new OpenAiTranscriptionLeg(socket, { target, requestId, stallMs, sampleRate, language: language === "multi" ? null : language, interim });
+    leg(socket, target, requestId) {
+      const leg = new OpenAiTranscriptionLeg(socket, { target, requestId, sampleRate, language: language === "multi" ? null : language, interim });
       return { socket: leg, meter: leg.meter };
     },
   };
@@ -43,8 +43,6 @@ export function deepgramToOpenAiBridge(query: URLSearchParams): LegBridge | null
 interface LegOptions {
   target: UpstreamTarget;
   requestId: string;
-  /** gateway.streams.stall_ms: pings go out four times in it. */
-  stallMs: number;
   /** The client's sample rate (its linear16 is resampled from it). */
   sampleRate: number;
   language: string | null;
@@ -60,10 +58,12 @@ interface LegOptions {
  * them onto the client's). After `CloseStream`, once every committed item is transcribed, the client
  * gets Deepgram's `Metadata` and a normal close. The vendor's `error` becomes Deepgram's `Error`
  * frame, so the switch fails the leg as it would a Deepgram vendor's. OpenAI is silent while nobody
- * speaks (Deepgram answers every few hundred ms), so the leg pings the vendor and passes its pongs on
- * for the stall clock: a vendor whose socket stops answering still fails the leg.
+ * speaks (Deepgram answers every few hundred ms): the leg is `quiet`, so the switch's stall clock
+ * pings it and counts its pongs; a vendor whose socket stops answering still fails the leg.
  */
-class OpenAiTranscriptionLeg extends EventEmitter implements LegSocket {
+class OpenAiTranscriptionLeg extends TranslatingLeg {
+  /** OpenAI sends nothing while nobody speaks: the switch's stall clock pings it. */
+  readonly quiet = true;
   /** What the vendor billed (its `usage`, else the audio it was sent), read by the leg's meter. */
   private readonly billed = realtimeTranscriptionMeter();
   private readonly resampler: PcmResampler;
@@ -75,33 +75,19 @@ class OpenAiTranscriptionLeg extends EventEmitter implements LegSocket {
   private readonly vadItems = new Set<string>();
   /** Committed items still waiting for their transcript. */
   private readonly pending = new Set<string>();
+  /** Items our own commit made (the client's Finalize or CloseStream): answered with their final only. */
+  private readonly finalizing = new Set<string>();
   private awaitingCommit = false;
   private closing = false;
   private finished = false;
 
   constructor(
-    private readonly ws: WebSocket,
+    ws: WebSocket,
     private readonly opts: LegOptions,
   ) {
-    super();
+    super(ws);
     this.resampler = new PcmResampler(opts.sampleRate, OPENAI_RATE);
     this.toDeepgram = new OpenAiToDeepgram(0, opts.requestId, opts.target.modelName);
-    ws.on("message", (data, isBinary) => {
-      if (!isBinary) this.fromVendor(asBuffer(data));
-    });
-    // OpenAI sends nothing while nobody speaks: its pongs tell the switch's stall clock the socket lives.
-    const pings = setInterval(() => {
-      if (ws.readyState === WebSocket.OPEN) ws.ping();
-    }, Math.max(10, Math.floor(opts.stallMs / 4)));
-    pings.unref();
-    ws.on("pong", () => this.emit("pong"));
-    ws.on("close", (code, reason) => {
-      clearInterval(pings);
-      this.emit("close", code, reason);
-    });
-    ws.on("error", (err) => {
-      if (this.listenerCount("error") > 0) this.emit("error", err);
-    });
     const transcription = { model: opts.target.modelName, ...(opts.language && { language: opts.language }) };
     this.toVendor({
       type: "session.update",
@@ -117,28 +103,6 @@ class OpenAiTranscriptionLeg extends EventEmitter implements LegSocket {
     units: () => this.billed.units(),
     error: () => this.billed.error?.() ?? null,
   };
-
-  get readyState(): number {
-    return this.ws.readyState;
-  }
-  get bufferedAmount(): number {
-    return this.ws.bufferedAmount;
-  }
-  get isPaused(): boolean {
-    return this.ws.isPaused;
-  }
-  pause(): void {
-    this.ws.pause();
-  }
-  resume(): void {
-    this.ws.resume();
-  }
-  close(code?: number, reason?: string): void {
-    this.ws.close(code, reason);
-  }
-  terminate(): void {
-    this.ws.terminate();
-  }
 
   /** A client frame of Deepgram's protocol. */
   send(data: Buffer | string, opts: { binary: boolean }): void {
@@ -177,7 +141,7 @@ class OpenAiTranscriptionLeg extends EventEmitter implements LegSocket {
     this.toVendor({ type: "input_audio_buffer.commit" });
   }
 
-  private fromVendor(frame: Buffer): void {
+  protected fromVendor(frame: Buffer): void {
     const event = jsonObject(frame.toString("utf8"));
     if (event === null) return;
     const id = typeof event.item_id === "string" ? event.item_id : "";
@@ -204,22 +168,23 @@ class OpenAiTranscriptionLeg extends EventEmitter implements LegSocket {
       }
       case "input_audio_buffer.committed":
         this.pending.add(id);
-        if (!this.vadItems.delete(id)) this.awaitingCommit = false;
-        break;
-      case "conversation.item.input_audio_transcription.completed":
-      case "conversation.item.input_audio_transcription.failed":
-        this.pending.delete(id);
+        if (!this.vadItems.delete(id)) {
+          this.awaitingCommit = false;
+          this.finalizing.add(id);
+        }
         break;
     }
     this.billed.upstream(frame, false);
+    // Deepgram answers a Finalize with finals only: a client may stop listening at the first answer after it.
+    const finalOnly = !this.opts.interim || this.finalizing.has(id);
     for (const msg of this.toDeepgram.translate(event, this.sent / OPENAI_BYTES_PER_SECOND)) {
-      if (this.opts.interim || msg.is_final === true) this.toClient(msg);
+      if (!finalOnly || msg.is_final === true) this.toClient(msg);
+    }
+    if (event.type === "conversation.item.input_audio_transcription.completed" || event.type === "conversation.item.input_audio_transcription.failed") {
+      this.pending.delete(id);
+      this.finalizing.delete(id);
     }
     this.finishIfDone();
-  }
-
-  private toClient(msg: object): void {
-    this.emit("message", Buffer.from(JSON.stringify(msg)), false);
   }
 
   /** After CloseStream, once nothing is left to transcribe: Deepgram's closing Metadata, then a normal close. */

@@ -5,7 +5,7 @@
  * timestamps with the stream's bytes per second.
  */
 export class ReplayBuffer {
-  private frames: { offset: number; frame: Buffer }[] = [];
+  private frames: { offset: number; frame: Buffer; bytes: number }[] = [];
   private held = 0;
   /** Bytes received on the stream so far. */
   private received = 0;
@@ -15,10 +15,11 @@ export class ReplayBuffer {
   /** `capacityBytes`: `gateway.streams.replay_seconds` of the stream's audio. */
   constructor(private readonly capacityBytes: number) {}
 
-  append(frame: Buffer): void {
-    this.frames.push({ offset: this.received, frame });
-    this.received += frame.length;
-    this.held += frame.length;
+  /** A client frame carrying `bytes` of audio (the frame itself, for a protocol whose frames are raw audio). */
+  append(frame: Buffer, bytes = frame.length): void {
+    this.frames.push({ offset: this.received, frame, bytes });
+    this.received += bytes;
+    this.held += bytes;
     this.trim();
   }
 
@@ -48,11 +49,11 @@ export class ReplayBuffer {
   private trim(): void {
     // Drop frames wholly finalized, then the oldest while over capacity (older audio is lost to replay).
     while (this.frames.length > 0) {
-      const head = this.frames[0] as { offset: number; frame: Buffer };
-      const finalizedWhole = head.offset + head.frame.length <= this.finalized;
+      const head = this.frames[0] as { offset: number; bytes: number };
+      const finalizedWhole = head.offset + head.bytes <= this.finalized;
       if (!finalizedWhole && this.held <= this.capacityBytes) break;
       this.frames.shift();
-      this.held -= head.frame.length;
+      this.held -= head.bytes;
     }
   }
 }

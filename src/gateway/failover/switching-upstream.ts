@@ -16,6 +16,12 @@ export interface LegSocket extends UpstreamSocket {
   on(event: "error", listener: (err: Error) => void): unknown;
   /** A vendor that stays silent while nobody speaks is known alive by its socket's pongs (the stall clock counts them). */
   on(event: "pong", listener: () => void): unknown;
+  ping(): void;
+  /**
+   * A leg that speaks the client's protocol for a vendor of another: whether that vendor sends nothing
+   * while nobody speaks (absent: as the client's protocol says, LiveSttWire.quiet).
+   */
+  readonly quiet?: boolean;
 }
 
 /** One vendor socket of a live stream: its target, its own meter and record, its limiter grant. */
@@ -41,11 +47,8 @@ export interface LegBridge {
   protocol: VendorProtocol;
   /** The vendor's path and headers, or null when this candidate cannot serve the stream as it stands (it is skipped). */
   upstream(target: UpstreamTarget): { path: string; headers: Record<string, string> } | null;
-  /**
-   * The opened vendor socket as a leg of the client's protocol (`requestId`: the stream's, for its
-   * messages; `stallMs`: the stall clock, which its pings keep fed while the vendor has nothing to say).
-   */
-  leg(socket: WebSocket, target: UpstreamTarget, stream: { requestId: string; stallMs: number }): { socket: LegSocket; meter: StreamMeter };
+  /** The opened vendor socket as a leg of the client's protocol (`requestId`: the stream's, for its messages). */
+  leg(socket: WebSocket, target: UpstreamTarget, requestId: string): { socket: LegSocket; meter: StreamMeter };
 }
 
 /** What the session does at a seam: record the failed leg, start recording the new one, note the gap. */

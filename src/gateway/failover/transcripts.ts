@@ -166,7 +166,11 @@ export class OpenAiToDeepgram {
   }
 }
 
-/** Deepgram `Results` → OpenAI realtime transcription events: each final becomes one completed item. */
+/**
+ * Deepgram `Results` → OpenAI realtime transcription events: each final becomes one item, timed as
+ * OpenAI's VAD times one (`speech_started` / `speech_stopped` in ms of the leg's audio, `committed`),
+ * then its transcript as one delta and the completion.
+ */
 export class DeepgramToOpenAi {
   private seq = 0;
 
@@ -182,6 +186,9 @@ export class DeepgramToOpenAi {
     const item_id = `${this.itemPrefix}_${++this.seq}`;
     const event_id = (kind: string) => `${item_id}_${kind}`;
     return [
+      { type: "input_audio_buffer.speech_started", event_id: event_id("start"), item_id, audio_start_ms: Math.round(span.start * 1000) },
+      { type: "input_audio_buffer.speech_stopped", event_id: event_id("stop"), item_id, audio_end_ms: Math.round(span.end * 1000) },
+      { type: "input_audio_buffer.committed", event_id: event_id("commit"), item_id, previous_item_id: null },
       { type: "conversation.item.input_audio_transcription.delta", event_id: event_id("delta"), item_id, content_index: 0, delta: transcript },
       { type: "conversation.item.input_audio_transcription.completed", event_id: event_id("done"), item_id, content_index: 0, transcript },
     ];

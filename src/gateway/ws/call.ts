@@ -263,7 +263,7 @@ function legOpener(call: WsCall, plan: CallPlan, opened: OpenedUpstream, upstrea
     if (!o.ok) return null;
     gw.streams.countFailover(routeLabel, failed.target.providerId, o.target.providerId);
     // A vendor of another protocol is reached through its bridge, which speaks the client's protocol.
-    const side = o.bridge ? o.bridge.leg(o.upstream, o.target, { requestId: call.requestId, stallMs: gw.streams.limits.vendorStallMs }) : { socket: o.upstream, meter: route.meter(inbound, o.target) };
+    const side = o.bridge ? o.bridge.leg(o.upstream, o.target, call.requestId) : { socket: o.upstream, meter: route.meter(inbound, o.target) };
     const leg: Leg = { socket: side.socket, target: o.target, meter: side.meter, attempt: o.attempt, release: () => o.grant.release(), offset: 0 };
     index.set(leg, o.index);
     return leg;

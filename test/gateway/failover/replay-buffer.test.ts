@@ -14,6 +14,19 @@ describe("ReplayBuffer", () => {
     expect(b.receivedBytes).toBe(500);
   });
 
+  it("places frames by the audio they carry, not their size (OpenAI's base64 appends)", () => {
+    const b = new ReplayBuffer(10_000);
+    for (let i = 0; i < 4; i++) b.append(frame(140, i), 100);
+    b.finalizedUpTo(200);
+    const p = b.pending();
+    expect(p.startOffset).toBe(200);
+    expect(p.frames.map((f) => [f[0], f.length])).toEqual([
+      [2, 140],
+      [3, 140],
+    ]);
+    expect(b.receivedBytes).toBe(400);
+  });
+
   it("keeps at most its capacity, dropping the oldest audio first", () => {
     const b = new ReplayBuffer(250);
     for (let i = 0; i < 5; i++) b.append(frame(100, i));

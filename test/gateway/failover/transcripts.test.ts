@@ -69,8 +69,16 @@ describe("failover transcripts", () => {
     expect(t.translate(dg("maybe", 0, 1, false))).toEqual([]);
     expect(t.translate(dg("", 0, 1, true))).toEqual([]);
     const events = t.translate(dg("yes please", 0, 1, true));
-    expect(events.map((e) => e.type)).toEqual(["conversation.item.input_audio_transcription.delta", "conversation.item.input_audio_transcription.completed"]);
-    expect(events[1]).toMatchObject({ item_id: "vg_1", transcript: "yes please" });
+    expect(events.map((e) => e.type)).toEqual([
+      "input_audio_buffer.speech_started",
+      "input_audio_buffer.speech_stopped",
+      "input_audio_buffer.committed",
+      "conversation.item.input_audio_transcription.delta",
+      "conversation.item.input_audio_transcription.completed",
+    ]);
+    expect(events[0]).toMatchObject({ item_id: "vg_1", audio_start_ms: 0 });
+    expect(events[1]).toMatchObject({ item_id: "vg_1", audio_end_ms: 1000 });
+    expect(events[4]).toMatchObject({ item_id: "vg_1", transcript: "yes please" });
   });
 
   it("builds Results the Deepgram clients parse (metadata.request_id present)", () => {

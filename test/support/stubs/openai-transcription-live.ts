@@ -1,8 +1,12 @@
 import { StubServer, type StubTruth } from "./vendor-stub.js";
 
-/** 100 ms of OpenAI's input audio (pcm16 mono at 24 kHz): one scripted word. */
-const WORD_BYTES = 4_800;
 const BYTES_PER_SECOND = 48_000;
+
+/** How one session fails: after `afterAppends` appends it drops its connection, or answers a server `error`. */
+export interface TranscriptionLegScript {
+  how: "drop" | "error";
+  afterAppends: number;
+}
 
 /** One session of the stub, as it heard it. */
 export interface TranscriptionSession {
@@ -16,28 +20,40 @@ export interface TranscriptionSession {
 
 /**
  * An OpenAI realtime transcription vendor (GA, `/v1/realtime?intent=transcription`) whose transcript
- * is scripted by the audio itself: each 100 ms of its 24 kHz pcm16 input is heard as the word
- * `w<n>`, n the middle sample's value (what test/support/stubs/deepgram-live.ts's wordFrame(n) becomes
- * once resampled). Its voice activity detection turns every two words into an item
+ * is scripted by the audio itself: each `wordBytes` (100 ms) of its 24 kHz pcm16 input is heard as
+ * the word `w<n>`, n the middle sample's value (what test/support/stubs/deepgram-live.ts's
+ * wordFrame(n) becomes once resampled). Its voice activity detection turns every two words into an item
  * (`speech_started`, `speech_stopped`, `committed`, a delta per word, `completed` with
  * `usage: {type: "duration", seconds}`); a client's `input_audio_buffer.commit` makes an item of the
  * rest (`input_audio_buffer_commit_empty` for less than 100 ms, as OpenAI answers). `failAtConnect`
- * answers an `error` event as the session opens (the quota-after-connect case) and closes 1011.
+ * answers an `error` event as the session opens (the quota-after-connect case) and closes 1011;
+ * `legs` scripts later failures of its sessions in order.
  * `truth` holds, per session, the audio seconds it billed.
  */
 export class OpenAITranscriptionLiveStub extends StubServer {
   failAtConnect = false;
+  wordBytes = 4_800;
+  /** Hears no speech: answers appends with nothing at all (as OpenAI does while nobody speaks). */
+  silent = false;
+  legs: TranscriptionLegScript[] = [];
   readonly sessions: TranscriptionSession[] = [];
 
   constructor() {
     super();
     this.ws("/v1/realtime", (ws) => {
       const session: TranscriptionSession = { updates: [], bytes: 0, words: [] };
+      const script = this.legs.shift() ?? null;
+      const WORD_BYTES = this.wordBytes;
+      let appends = 0;
       this.sessions.push(session);
       const truth: StubTruth = { path: ws.req.path, audioSeconds: 0 };
       this.truth.push(truth);
       let seq = 0;
-      const send = (o: object) => void ws.send(JSON.stringify({ event_id: `event_${++seq}`, ...o }));
+      let sent: Promise<void> = Promise.resolve();
+      const send = (o: object) => {
+        sent = ws.send(JSON.stringify({ event_id: `event_${++seq}`, ...o }));
+      };
+      let dead = false;
       send({ type: "session.created", session: { type: "transcription", id: "sess_stub" } });
       if (this.failAtConnect) {
         send({ type: "error", error: { type: "insufficient_quota", code: "insufficient_quota", message: "stub: you exceeded your current quota", param: null } });
@@ -57,7 +73,7 @@ export class OpenAITranscriptionLiveStub extends StubServer {
         send({ type: "conversation.item.input_audio_transcription.completed", item_id: itemId, content_index: 0, transcript: words.join(" "), usage: { type: "duration", seconds } });
       };
       ws.onMessage((data, isBinary) => {
-        if (isBinary) return;
+        if (isBinary || dead) return;
         let msg: { type?: unknown; audio?: unknown } = {};
         try {
           msg = JSON.parse(String(data)) as typeof msg;
@@ -70,8 +86,17 @@ export class OpenAITranscriptionLiveStub extends StubServer {
           send({ type: "session.updated", session: (msg as { session?: unknown }).session });
         }
         if (msg.type === "input_audio_buffer.append" && typeof msg.audio === "string") {
+          if (script && ++appends >= script.afterAppends) {
+            // A drop comes after what was already answered has left (as a vendor's socket dies between frames).
+            if (script.how === "drop") {
+              dead = true;
+              void sent.then(() => ws.socket.terminate());
+            } else send({ type: "error", error: { type: "server_error", code: "stub", message: "stub: the server had an error", param: null } });
+            return;
+          }
           const audio = Buffer.from(msg.audio, "base64");
           session.bytes += audio.length;
+          if (this.silent) return;
           pending = Buffer.concat([pending, audio]);
           while (pending.length >= WORD_BYTES) {
             turn.push(`w${pending.readInt16LE(WORD_BYTES / 2)}`);
@@ -94,6 +119,8 @@ export class OpenAITranscriptionLiveStub extends StubServer {
             send({ type: "error", error: { type: "invalid_request_error", code: "input_audio_buffer_commit_empty", message: "buffer too small", param: null } });
             return;
           }
+          // What is left of a word (at least half of it) is heard too, as OpenAI hears the whole buffer.
+          if (pending.length >= WORD_BYTES / 2) turn.push(`w${pending.readInt16LE(Math.floor(pending.length / 4) * 2)}`);
           const itemId = `item_${++item}`;
           send({ type: "input_audio_buffer.committed", item_id: itemId, previous_item_id: null });
           transcribe(itemId, turn, bytes);
@@ -108,6 +135,9 @@ export class OpenAITranscriptionLiveStub extends StubServer {
   override reset(): void {
     super.reset();
     this.failAtConnect = false;
+    this.wordBytes = 4_800;
+    this.silent = false;
+    this.legs = [];
     this.sessions.length = 0;
   }
 }

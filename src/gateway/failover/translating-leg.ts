@@ -1,0 +1,63 @@
+import { EventEmitter } from "node:events";
+import type { WebSocket } from "ws";
+import { asBuffer, type StreamMeter } from "../ws/relay.js";
+import type { LegSocket } from "./switching-upstream.js";
+
+/**
+ * A vendor socket of one protocol that speaks the client's protocol to the leg switch (the bridges
+ * of src/gateway/failover/): flow control, close and pings act on the vendor's socket; its close,
+ * errors and pongs pass on; subclasses translate the client's frames (`send`) and the vendor's
+ * (`fromVendor`, answered through `toClient`).
+ */
+export abstract class TranslatingLeg extends EventEmitter implements LegSocket {
+  abstract readonly quiet: boolean;
+  /** The leg's meter as the switch reads it: frames of the client's protocol, the vendor's bill as units. */
+  abstract readonly meter: StreamMeter;
+
+  constructor(protected readonly ws: WebSocket) {
+    super();
+    ws.on("message", (data, isBinary) => {
+      if (!isBinary) this.fromVendor(asBuffer(data));
+    });
+    ws.on("pong", () => this.emit("pong"));
+    ws.on("close", (code, reason) => this.emit("close", code, reason));
+    ws.on("error", (err) => {
+      // Errors before the switch attached its listener would otherwise throw.
+      if (this.listenerCount("error") > 0) this.emit("error", err);
+    });
+  }
+
+  abstract send(data: Buffer | string, opts: { binary: boolean }): void;
+  /** A text frame of the vendor's protocol. */
+  protected abstract fromVendor(frame: Buffer): void;
+
+  /** A message of the client's protocol, as if the vendor had sent it. */
+  protected toClient(msg: object): void {
+    this.emit("message", Buffer.from(JSON.stringify(msg)), false);
+  }
+
+  ping(): void {
+    this.ws.ping();
+  }
+  get readyState(): number {
+    return this.ws.readyState;
+  }
+  get bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+  get isPaused(): boolean {
+    return this.ws.isPaused;
+  }
+  pause(): void {
+    this.ws.pause();
+  }
+  resume(): void {
+    this.ws.resume();
+  }
+  close(code?: number, reason?: string): void {
+    this.ws.close(code, reason);
+  }
+  terminate(): void {
+    this.ws.terminate();
+  }
+}
