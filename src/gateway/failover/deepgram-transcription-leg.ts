@@ -43,7 +43,7 @@ export function openAiToDeepgramBridge(deepgram: VendorProtocol): LegBridge {
  */
 class DeepgramTranscriptionLeg extends TranslatingLeg {
   /** Deepgram answers every few hundred ms, speech or not: its silence is a stall. */
-  readonly quiet = false;
+  override readonly quiet = false;
   private readonly billed = deepgramListenMeter(FORMAT);
   private readonly toOpenAi = new DeepgramToOpenAi(`item_vg${randomUUID().replaceAll("-", "").slice(0, 12)}`);
 

@@ -63,7 +63,7 @@ interface LegOptions {
  */
 class OpenAiTranscriptionLeg extends TranslatingLeg {
   /** OpenAI sends nothing while nobody speaks: the switch's stall clock pings it. */
-  readonly quiet = true;
+  override readonly quiet = true;
   /** What the vendor billed (its `usage`, else the audio it was sent), read by the leg's meter. */
   private readonly billed = realtimeTranscriptionMeter();
   private readonly resampler: PcmResampler;

@@ -10,7 +10,8 @@ import type { LegSocket } from "./switching-upstream.js";
  * (`fromVendor`, answered through `toClient`).
  */
 export abstract class TranslatingLeg extends EventEmitter implements LegSocket {
-  abstract readonly quiet: boolean;
+  /** Whether the vendor may say nothing while nobody speaks (the switch then pings it); unset: as the client's protocol says. */
+  readonly quiet?: boolean;
   /** The leg's meter as the switch reads it: frames of the client's protocol, the vendor's bill as units. */
   abstract readonly meter: StreamMeter;
 
@@ -31,9 +32,9 @@ export abstract class TranslatingLeg extends EventEmitter implements LegSocket {
   /** A text frame of the vendor's protocol. */
   protected abstract fromVendor(frame: Buffer): void;
 
-  /** A message of the client's protocol, as if the vendor had sent it. */
-  protected toClient(msg: object): void {
-    this.emit("message", Buffer.from(JSON.stringify(msg)), false);
+  /** A message of the client's protocol (an object, or a frame already serialized), as if the vendor had sent it. */
+  protected toClient(msg: object | string): void {
+    this.emit("message", Buffer.from(typeof msg === "string" ? msg : JSON.stringify(msg)), false);
   }
 
   ping(): void {

@@ -1,12 +1,11 @@
-import { EventEmitter } from "node:events";
 import { WebSocket } from "ws";
 import { TtsContextLedger } from "../audio/tts-contexts.js";
 import { isRecord, jsonObject } from "../audio/stt-units.js";
 import type { GatewayErrorCode, UpstreamTarget } from "../protocol.js";
 import { ELEVENLABS_CLIENT_ERRORS, elevenlabsProtocol } from "../protocols/elevenlabs.js";
-import { asBuffer } from "../ws/relay.js";
 import type { LatestRequest, TtsLegMeter } from "./tts-legs.js";
-import type { LegBridge, LegSocket } from "./switching-upstream.js";
+import type { LegBridge } from "./switching-upstream.js";
+import { TranslatingLeg } from "./translating-leg.js";
 import type { VoiceMap } from "./voices.js";
 
 /** The raw PCM rates ElevenLabs offers as output_format `pcm_<rate>` (16-bit little-endian, mono). */
@@ -77,28 +76,20 @@ export function cartesiaToElevenLabsBridge(voices: VoiceMap, latest: () => Lates
  * vendor's would. A generation asking for another voice or format than the connection's fails
  * in-band (400): ElevenLabs fixes both per connection. Characters are metered as sent to ElevenLabs.
  */
-class CartesiaOverElevenLabs extends EventEmitter implements LegSocket {
+class CartesiaOverElevenLabs extends TranslatingLeg {
   private readonly billed: TtsContextLedger;
   /** Contexts sent to the vendor and not yet done; true once their close_context went. */
   private readonly open = new Map<string, boolean>();
   private answered = false;
 
   constructor(
-    private readonly ws: WebSocket,
+    ws: WebSocket,
     target: UpstreamTarget,
     private readonly speech: Speech,
     private readonly clientError: CartesiaError,
   ) {
-    super();
+    super(ws);
     this.billed = new TtsContextLedger("elevenlabs", target);
-    ws.on("message", (data, isBinary) => {
-      if (!isBinary) this.fromVendor(asBuffer(data));
-    });
-    ws.on("pong", () => this.emit("pong"));
-    ws.on("close", (code, reason) => this.emit("close", code, reason));
-    ws.on("error", (err) => {
-      if (this.listenerCount("error") > 0) this.emit("error", err);
-    });
   }
 
   /** The leg's meter as the switch reads it: Cartesia frames in and out, billed as ElevenLabs was sent and answered. */
@@ -114,31 +105,6 @@ class CartesiaOverElevenLabs extends EventEmitter implements LegSocket {
     lines: () => this.billed.lines(),
     abandon: (context) => this.billed.abandon(context),
   };
-
-  get readyState(): number {
-    return this.ws.readyState;
-  }
-  get bufferedAmount(): number {
-    return this.ws.bufferedAmount;
-  }
-  get isPaused(): boolean {
-    return this.ws.isPaused;
-  }
-  pause(): void {
-    this.ws.pause();
-  }
-  resume(): void {
-    this.ws.resume();
-  }
-  ping(): void {
-    this.ws.ping();
-  }
-  close(code?: number, reason?: string): void {
-    this.ws.close(code, reason);
-  }
-  terminate(): void {
-    this.ws.terminate();
-  }
 
   /** A client frame of Cartesia's protocol (the voice already as `voices:` names it for this provider). */
   send(data: Buffer | string, opts: { binary: boolean }): void {
@@ -175,28 +141,24 @@ class CartesiaOverElevenLabs extends EventEmitter implements LegSocket {
     this.ws.send(frame);
   }
 
-  private fromVendor(frame: Buffer): void {
+  protected fromVendor(frame: Buffer): void {
     if (this.billed.upstream(frame, false)) this.answered = true;
     const msg = jsonObject(frame.toString("utf8"));
     if (!msg) return;
     const context = typeof msg.contextId === "string" ? msg.contextId : "";
     if (typeof msg.audio === "string" && msg.audio !== "" && this.open.has(context)) {
-      this.toClient(JSON.stringify({ type: "chunk", context_id: context, data: msg.audio, done: false, status_code: 206, step_time: 0 }));
+      this.toClient({ type: "chunk", context_id: context, data: msg.audio, done: false, status_code: 206, step_time: 0 });
     }
     // A flush alone may be answered isFinal too: the generation ends once its close_context went.
     if (msg.isFinal === true && this.open.get(context) === true) {
       this.open.delete(context);
-      this.toClient(JSON.stringify({ type: "done", context_id: context, done: true, status_code: 200 }));
+      this.toClient({ type: "done", context_id: context, done: true, status_code: 200 });
     }
     if (typeof msg.error === "string") {
       // ElevenLabs' error is the connection's: one refusing the input (1008) is the client's, any other the vendor's.
       const refused = ELEVENLABS_CLIENT_ERRORS.has(msg.error);
       const words = typeof msg.message === "string" ? msg.message : msg.error;
-      this.toClient(JSON.stringify({ type: "error", done: true, status_code: refused ? 400 : 500, title: msg.error, message: words, error: words }));
+      this.toClient({ type: "error", done: true, status_code: refused ? 400 : 500, title: msg.error, message: words, error: words });
     }
-  }
-
-  private toClient(frame: string): void {
-    this.emit("message", Buffer.from(frame), false);
   }
 }
