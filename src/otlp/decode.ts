@@ -1,6 +1,6 @@
 import { DomainError } from "../errors.js";
 import { READ_ATTRIBUTES } from "./map.js";
-import { MAX_STRING, MAX_VALUE_DEPTH, type PbAnyValue, type PbExportRequest, type PbKeyValue, type PbSpan, readExportRequest, type WireResourceSpans } from "./proto.js";
+import { type AttributeKeys, MAX_STRING, MAX_VALUE_DEPTH, type PbAnyValue, type PbExportRequest, type PbKeyValue, type PbSpan, readExportRequest, type WireResourceSpans } from "./proto.js";
 import type { Attrs, AttrValue, DecodedRequest, ResourceBatch, Span } from "./spans.js";
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
@@ -12,15 +12,15 @@ const ZERO_SPAN = "0".repeat(16);
  * An OTLP/HTTP trace export body to the receiver's spans. Protobuf (application/x-protobuf) is read
  * with protobufjs, JSON (application/json) per OTLP/JSON: ids in hex, nanosecond times as strings
  * or numbers, enums as integers. An undecodable body is a 400; a span with a bad id or time is
- * rejected alone (counted in partial_success).
+ * rejected alone (counted in partial_success). Only the attributes in `keys` are decoded.
  */
-export function decodeTraces(bytes: Uint8Array, contentType: string): DecodedRequest {
+export function decodeTraces(bytes: Uint8Array, contentType: string, keys: AttributeKeys = READ_ATTRIBUTES): DecodedRequest {
   const type = contentType.split(";")[0]?.trim().toLowerCase() ?? "";
   let request: PbExportRequest;
   if (type === "application/x-protobuf" || type === "application/protobuf") {
     let wire: WireResourceSpans[];
     try {
-      wire = readExportRequest(bytes, READ_ATTRIBUTES);
+      wire = readExportRequest(bytes, keys);
     } catch (err) {
       throw new DomainError("bad_request", `undecodable OTLP protobuf: ${(err as Error).message.slice(0, 200)}`);
     }
@@ -39,19 +39,19 @@ export function decodeTraces(bytes: Uint8Array, contentType: string): DecodedReq
   } else {
     throw new DomainError("unsupported_media_type", "Content-Type must be application/x-protobuf or application/json");
   }
-  return normalise(request);
+  return normalise(request, keys);
 }
 
 /** OTLP/JSON's request in the protobuf reader's shapes: the attributes read (the same keys), the rest as it came. */
-function normalise(request: PbExportRequest): DecodedRequest {
+function normalise(request: PbExportRequest, keys: AttributeKeys): DecodedRequest {
   const wire: WireResourceSpans[] = [];
   for (const rs of list(request.resourceSpans)) {
     if (!isObject(rs)) continue;
-    const batch: WireResourceSpans = { resource: attributes(isObject(rs.resource) ? rs.resource.attributes : undefined), spans: [] };
+    const batch: WireResourceSpans = { resource: attributes(isObject(rs.resource) ? rs.resource.attributes : undefined, keys), spans: [] };
     for (const ss of list(rs.scopeSpans)) {
       if (!isObject(ss)) continue;
       for (const raw of list(ss.spans)) {
-        batch.spans.push(isObject(raw) ? { span: raw as PbSpan, attributes: attributes((raw as PbSpan).attributes) } : { span: NOT_AN_OBJECT, attributes: {} });
+        batch.spans.push(isObject(raw) ? { span: raw as PbSpan, attributes: attributes((raw as PbSpan).attributes, keys) } : { span: NOT_AN_OBJECT, attributes: {} });
       }
     }
     wire.push(batch);
@@ -115,13 +115,13 @@ function nanosToMs(v: unknown): number | null {
   return n / 1e6;
 }
 
-/** The attributes mapping reads (READ_ATTRIBUTES), as the protobuf reader keeps them. */
-function attributes(kvs: unknown): Attrs {
+/** The attributes in `keys`, as the protobuf reader keeps them. */
+function attributes(kvs: unknown, keys: AttributeKeys): Attrs {
   const out: Attrs = {};
   for (const kv of list(kvs)) {
     if (!isObject(kv)) continue;
     const { key, value } = kv as PbKeyValue;
-    if (typeof key !== "string" || key === "" || key.length > 256 || !READ_ATTRIBUTES.has(key)) continue;
+    if (typeof key !== "string" || key === "" || key.length > 256 || !keys.has(key)) continue;
     out[key] = anyValue(value, 0);
   }
   return out;

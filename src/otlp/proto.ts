@@ -85,6 +85,11 @@ export interface WireResourceSpans {
   spans: WireSpan[];
 }
 
+/** Which attribute keys the reader decodes (the receiver: the ones mapping reads). */
+export type AttributeKeys = Pick<ReadonlySet<string>, "has">;
+/** Every attribute: for a collector that shows spans whole (the tests' loopback collector). */
+export const ALL_ATTRIBUTES: AttributeKeys = { has: () => true };
+
 /**
  * Reads an ExportTraceServiceRequest (field numbers of opentelemetry-proto, as the descriptor above)
  * straight into the receiver's shapes with protobufjs' Reader: no message objects, no toObject copy,
@@ -93,7 +98,7 @@ export interface WireResourceSpans {
  * message's length against the bytes left, so a truncated or lying body throws (the caller answers
  * 400). Fields of another wire type than the proto's are skipped as unknown ones.
  */
-export function readExportRequest(bytes: Uint8Array, keys: ReadonlySet<string>): WireResourceSpans[] {
+export function readExportRequest(bytes: Uint8Array, keys: AttributeKeys): WireResourceSpans[] {
   // A Buffer gets protobufjs' BufferReader (strings through Buffer#utf8Slice).
   const r = Reader.create(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   const out: WireResourceSpans[] = [];
@@ -122,7 +127,7 @@ function ended(r: Reader, end: number): void {
   if (r.pos !== end) throw new RangeError(`field past its message's end at offset ${r.pos}`);
 }
 
-function readResourceSpans(r: Reader, end: number, keys: ReadonlySet<string>): WireResourceSpans {
+function readResourceSpans(r: Reader, end: number, keys: AttributeKeys): WireResourceSpans {
   const out: WireResourceSpans = { resource: {}, spans: [] };
   while (r.pos < end) {
     const tag = r.uint32();
@@ -151,7 +156,7 @@ function readResourceSpans(r: Reader, end: number, keys: ReadonlySet<string>): W
   return out;
 }
 
-function readSpan(r: Reader, end: number, keys: ReadonlySet<string>): WireSpan {
+function readSpan(r: Reader, end: number, keys: AttributeKeys): WireSpan {
   const span: PbSpan = {};
   const attributes: Attrs = {};
   while (r.pos < end) {
@@ -187,7 +192,7 @@ function fixed64(r: Reader): number {
 }
 
 /** A KeyValue into `into` when its key is asked for; the value is read only then (it may come before the key). */
-function readKeyValue(r: Reader, end: number, keys: ReadonlySet<string>, into: Record<string, AttrValue>, depth = 0): void {
+function readKeyValue(r: Reader, end: number, keys: AttributeKeys, into: Record<string, AttrValue>, depth = 0): void {
   let key: string | null = null;
   let valueAt = -1;
   let valueEnd = -1;
@@ -216,7 +221,7 @@ export const MAX_VALUE_DEPTH = 8;
 /** Longest attribute string kept; longer ones are cut, mapping never needs them whole. */
 export const MAX_STRING = 16 * 1024;
 
-function readAnyValue(r: Reader, end: number, depth: number, keys: ReadonlySet<string>): AttrValue {
+function readAnyValue(r: Reader, end: number, depth: number, keys: AttributeKeys): AttrValue {
   if (depth > MAX_VALUE_DEPTH) {
     r.pos = end;
     return null;

@@ -105,7 +105,7 @@ describe("connect-time guard and timeout", () => {
 describe("upstream pools", () => {
   it("keeps at most MAX_UPSTREAM_POOLS open", async () => {
     const pools = new UpstreamPools(new Set());
-    for (let i = 0; i < MAX_UPSTREAM_POOLS + 5; i++) pools.get(`http://h${i}.example:80`, `h${i}.example`);
+    for (let i = 0; i < MAX_UPSTREAM_POOLS + 5; i++) await pools.get(`http://h${i}.example:80`, `h${i}.example`);
     expect(pools.size).toBe(MAX_UPSTREAM_POOLS);
     await pools.close();
     expect(pools.size).toBe(0);

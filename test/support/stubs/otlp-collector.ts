@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
 import { decodeTraces } from "../../../src/otlp/decode.js";
-import { encodeExportResponse } from "../../../src/otlp/proto.js";
+import { ALL_ATTRIBUTES, encodeExportResponse } from "../../../src/otlp/proto.js";
 import type { Attrs, Span } from "../../../src/otlp/spans.js";
 
 /** One export as the collector received it: headers, the raw (un-gzipped) body, and its spans. */
@@ -44,7 +44,7 @@ export class OtlpCollector {
         const raw = Buffer.concat(chunks);
         const body = req.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw;
         if (this.opts.decode) {
-          const decoded = decodeTraces(body, req.headers["content-type"] ?? "");
+          const decoded = decodeTraces(body, req.headers["content-type"] ?? "", ALL_ATTRIBUTES);
           const spans = decoded.batches.flatMap((b) => b.spans.map((s) => ({ ...s, resource: b.resource })));
           this.exports.push({ headers: req.headers, body, spans });
         }
