@@ -20,8 +20,6 @@ export interface LegSwitchOptions {
 
 const AS_BINARY = { binary: true } as const;
 const AS_TEXT = { binary: false } as const;
-const noop = () => {};
-
 
 /**
  * The vendor side of a live STT relay that survives its vendor failing: relay() sees one upstream
@@ -199,14 +197,7 @@ export class LegSwitch extends SwitchingUpstream {
     if (leg !== this.leg || this.state !== "live") return;
     this.state = "switching";
     this.failedAt = performance.now();
-    leg.attempt.status = "error";
-    leg.attempt.error ??= reason;
-    const s = leg.socket;
-    s.removeAllListeners("message");
-    s.removeAllListeners("close");
-    s.on("error", noop);
-    if (s.readyState === WebSocket.OPEN) s.close(1000, "failover");
-    setTimeout(() => s.terminate(), 2_000).unref();
+    this.retire(leg, reason);
     // A stream that can no longer be replayed elsewhere ends as it would without failover.
     const servable = this.opts.wire.servable?.() ?? true;
     const next = servable ? await this.openNext(() => this.opts.next(leg, reason)) : null;

@@ -156,6 +156,21 @@ export abstract class SwitchingUpstream extends EventEmitter implements Upstream
     return next;
   }
 
+  /**
+   * A failed leg let go: recorded as an error, its events no longer reach the stream, closed
+   * normally and cut if it lingers.
+   */
+  protected retire(leg: Leg, reason: string): void {
+    leg.attempt.status = "error";
+    leg.attempt.error ??= reason;
+    const s = leg.socket;
+    s.removeAllListeners("message");
+    s.removeAllListeners("close");
+    s.on("error", noop);
+    if (s.readyState === WebSocket.OPEN) s.close(1000, "failover");
+    setTimeout(() => s.terminate(), 2_000).unref();
+  }
+
   protected attach(leg: Leg): void {
     const s = leg.socket;
     let errored = false;

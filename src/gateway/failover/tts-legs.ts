@@ -72,7 +72,6 @@ interface InBandFailure {
 }
 
 const AS_TEXT = { binary: false } as const;
-const noop = () => {};
 
 /**
  * The vendor side of a TTS WebSocket stream (Cartesia, ElevenLabs, Deepgram speak) that survives its
@@ -245,14 +244,7 @@ export class TtsLegs extends SwitchingUpstream {
     if ((this.state as TtsLegs["state"]) === "closed") return;
     if (!next) return this.noCandidate(leg, reason, inBand);
     this.lateFailures = [];
-    leg.attempt.status = "error";
-    leg.attempt.error ??= reason;
-    const s = leg.socket;
-    s.removeAllListeners("message");
-    s.removeAllListeners("close");
-    s.on("error", noop);
-    if (s.readyState === WebSocket.OPEN) s.close(1000, "failover");
-    setTimeout(() => s.terminate(), 2_000).unref();
+    this.retire(leg, reason);
     // Generations retried elsewhere bill nothing on the failed leg (they had no audio from it).
     for (const [context, g] of this.inFlight) if (!g.audio) (leg.meter as Partial<TtsLegMeter>).abandon?.(context, g.frames);
     leg.release();
