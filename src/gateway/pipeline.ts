@@ -98,7 +98,7 @@ async function forward(
     }
     const attempt: Attempt = { id: i === 0 ? requestId : randomUUID(), target, status: "success", units: {} };
     const handle = new UpstreamAnswer();
-    out.onAbort(() => handle.abort());
+    out.onAbort(handle);
     let res: UpstreamAnswer;
     try {
       res = await gw.upstreams.send(target, allowedRequest(protocol, route.upstreamRequest(inbound, call, target), target), gw.config.gateway.first_byte_timeout_ms, handle);
