@@ -65,11 +65,13 @@ function partsSql(ctes: SQL): SQL {
     const { count, hist } = SKETCHES[w];
     return sql.raw(`CASE WHEN n.${count} <= ${EXACT_SAMPLE_LIMIT} THEN r.${hist} ELSE r.${hist} - 'samples' END`);
   };
+  // The raw rows' sketches without their buckets (aggregated per model), the buckets joined after:
+  // grouping by the bucket objects compared jsonb values row by row (25 ms for an hour's rows at 10M).
   const built = (w: Which) => {
     const { count, raw } = SKETCHES[w];
     const v = sql.raw(`x.${raw}`);
     return sql`CASE WHEN count(${v}) > 0 THEN jsonb_build_object('count', count(${v}), 'sum', sum(${v}), 'min', min(${v}), 'max', max(${v}),
-      'zeros', count(*) FILTER (WHERE ${v} <= 1e-9), 'buckets', coalesce(${sql.raw(`${w}b.b`)}, '{}'::jsonb),
+      'zeros', count(*) FILTER (WHERE ${v} <= 1e-9),
       'samples', CASE WHEN min(n.${sql.raw(count)}) <= ${LIMIT} THEN jsonb_agg(${v}) FILTER (WHERE ${v} IS NOT NULL) END) END`;
   };
   const buckets = (w: Which) => {
@@ -77,11 +79,14 @@ function partsSql(ctes: SQL): SQL {
     return sql`SELECT model_id, jsonb_object_agg(k::text, c) AS b FROM (
       SELECT model_id, ${sketchBucketSql(v)} AS k, count(*) AS c FROM x WHERE ${v} > 1e-9 GROUP BY 1, 2) s GROUP BY 1`;
   };
-  return sql`${ctes}, tb AS (${buckets("t")}), lb AS (${buckets("l")})
+  return sql`${ctes}, tb AS (${buckets("t")}), lb AS (${buckets("l")}),
+    xs AS (SELECT x.model_id, min(x.modality) AS modality, min(x.provider) AS provider, count(*) AS requests, ${built("t")} AS th, ${built("l")} AS lh
+      FROM x JOIN n USING (model_id) GROUP BY x.model_id)
     SELECT r.model_id, r.modality, r.provider, r.requests, ${stored("t")} AS th, ${stored("l")} AS lh FROM r JOIN n USING (model_id)
     UNION ALL
-    SELECT x.model_id, min(x.modality), min(x.provider), count(*), ${built("t")}, ${built("l")}
-      FROM x JOIN n USING (model_id) LEFT JOIN tb USING (model_id) LEFT JOIN lb USING (model_id) GROUP BY x.model_id, tb.b, lb.b`;
+    SELECT xs.model_id, xs.modality, xs.provider, xs.requests, xs.th || jsonb_build_object('buckets', coalesce(tb.b, '{}'::jsonb)),
+      xs.lh || jsonb_build_object('buckets', coalesce(lb.b, '{}'::jsonb))
+    FROM xs LEFT JOIN tb USING (model_id) LEFT JOIN lb USING (model_id)`;
 }
 
 /**
