@@ -1,8 +1,8 @@
-import protobuf from "protobufjs";
+import { createRequire } from "node:module";
+import type * as Protobuf from "protobufjs";
 import type { Attrs, AttrValue } from "./spans.js";
 
-type Reader = protobuf.Reader;
-const { Reader } = protobuf;
+type Reader = Protobuf.Reader;
 
 /*
  * The receiver's protobuf messages. The request (ExportTraceServiceRequest, opentelemetry-proto v1.x:
@@ -25,19 +25,44 @@ const descriptor = {
   },
 };
 
-const root = protobuf.Root.fromJSON(descriptor);
-export const ExportTraceServiceResponse = root.lookupType("otlp.ExportTraceServiceResponse");
-const RpcStatus = root.lookupType("otlp.RpcStatus");
+interface Protobufs {
+  Reader: typeof Protobuf.Reader;
+  ExportTraceServiceResponse: Protobuf.Type;
+  RpcStatus: Protobuf.Type;
+}
+let protobufs: Protobufs | null = null;
+
+/**
+ * protobufjs (a CommonJS package of ~45 modules) and the answers' message types, required on first
+ * use: a server answers /health without loading them (docs/perf/startup.md); src/server.ts calls this
+ * a second after listening, so the first OTLP export does not pay for it unless it comes sooner.
+ */
+export function loadProtobufs(): Protobufs {
+  if (!protobufs) {
+    const protobuf = createRequire(import.meta.url)("protobufjs") as typeof Protobuf;
+    const root = protobuf.Root.fromJSON(descriptor);
+    protobufs = { Reader: protobuf.Reader, ExportTraceServiceResponse: root.lookupType("otlp.ExportTraceServiceResponse"), RpcStatus: root.lookupType("otlp.RpcStatus") };
+  }
+  return protobufs;
+}
 
 /** A google.rpc.Status, protobuf-encoded. */
 export function encodeRpcStatus(code: number, message: string): Uint8Array {
+  const { RpcStatus } = loadProtobufs();
   return RpcStatus.encode(RpcStatus.fromObject({ code, message })).finish();
 }
 
 /** Decodes a google.rpc.Status (tests read the receiver's error answers with it). */
 export function decodeRpcStatus(bytes: Uint8Array): { code: number; message: string } {
+  const { RpcStatus } = loadProtobufs();
   const o = RpcStatus.toObject(RpcStatus.decode(bytes), { defaults: true }) as { code: number; message: string };
   return { code: o.code, message: o.message };
+}
+
+/** Decodes an ExportTraceServiceResponse to its plain object (tests read the receiver's answers with it). */
+export function decodeExportResponse(bytes: Uint8Array): Record<string, unknown> {
+  const { ExportTraceServiceResponse } = loadProtobufs();
+  return ExportTraceServiceResponse.toObject(ExportTraceServiceResponse.decode(bytes));
 }
 
 /** Plain shapes of the request's messages: OTLP/JSON's as parsed, and the protobuf reader's spans (ids in hex, times as numbers). */
@@ -100,7 +125,7 @@ export const ALL_ATTRIBUTES: AttributeKeys = { has: () => true };
  */
 export function readExportRequest(bytes: Uint8Array, keys: AttributeKeys): WireResourceSpans[] {
   // A Buffer gets protobufjs' BufferReader (strings through Buffer#utf8Slice).
-  const r = Reader.create(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  const r = loadProtobufs().Reader.create(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   const out: WireResourceSpans[] = [];
   while (r.pos < r.len) {
     const tag = r.uint32();
@@ -283,5 +308,6 @@ function readAnyValue(r: Reader, end: number, depth: number, keys: AttributeKeys
 /** The answer body, protobuf-encoded (partial_success only when something was rejected). */
 export function encodeExportResponse(rejectedSpans: number, errorMessage: string): Uint8Array {
   const body = rejectedSpans > 0 || errorMessage ? { partialSuccess: { rejectedSpans, errorMessage } } : {};
+  const { ExportTraceServiceResponse } = loadProtobufs();
   return ExportTraceServiceResponse.encode(ExportTraceServiceResponse.fromObject(body)).finish();
 }
