@@ -63,7 +63,8 @@ function windowCtes(segments: ReportSegment[], scope: ReportScope): SQL {
 function partsSql(ctes: SQL): SQL {
   const stored = (w: Which) => {
     const { count, hist } = SKETCHES[w];
-    return sql.raw(`CASE WHEN n.${count} <= ${EXACT_SAMPLE_LIMIT} THEN r.${hist} ELSE r.${hist} - 'samples' END`);
+    // A stored sketch past the bound has no samples: rebuilt without them only when it has some.
+    return sql.raw(`CASE WHEN n.${count} <= ${EXACT_SAMPLE_LIMIT} OR r.${count} > ${EXACT_SAMPLE_LIMIT} THEN r.${hist} ELSE r.${hist} - 'samples' END`);
   };
   // The raw rows' sketches without their buckets (aggregated per model), the buckets joined after:
   // grouping by the bucket objects compared jsonb values row by row (25 ms for an hour's rows at 10M).
@@ -72,7 +73,7 @@ function partsSql(ctes: SQL): SQL {
     const v = sql.raw(`x.${raw}`);
     return sql`CASE WHEN count(${v}) > 0 THEN jsonb_build_object('count', count(${v}), 'sum', sum(${v}), 'min', min(${v}), 'max', max(${v}),
       'zeros', count(*) FILTER (WHERE ${v} <= 1e-9),
-      'samples', CASE WHEN min(n.${sql.raw(count)}) <= ${LIMIT} THEN jsonb_agg(${v}) FILTER (WHERE ${v} IS NOT NULL) END) END`;
+      'samples', CASE WHEN min(n.${sql.raw(count)}) <= ${LIMIT} THEN coalesce(jsonb_agg(${v}) FILTER (WHERE ${v} IS NOT NULL AND n.${sql.raw(count)} <= ${LIMIT}), '[]'::jsonb) END) END`;
   };
   const buckets = (w: Which) => {
     const v = sql.raw(SKETCHES[w].raw);
