@@ -36,6 +36,7 @@ const ANALYZED_FIRST = ["requests", "sessions", "calls", "turns"];
 
 export interface BenchDatabase {
   url: string;
+  name: string;
   database: Database;
   drop(): Promise<void>;
 }
@@ -46,12 +47,23 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
+  return openBenchDatabase(name);
+}
+
+/**
+ * A bench database by name, created here or kept by an earlier run (`--keep`), migrated to this
+ * tree's schema (a database kept before a schema change needs the new tables; rebuild their rollups
+ * with rebuildRollups).
+ */
+export async function openBenchDatabase(name: string): Promise<BenchDatabase> {
+  if (!/^voxgate_bench_[a-z0-9_]+$/.test(name)) throw new Error(`not a bench database name: ${name}`);
   const u = new URL(ADMIN_URL);
   u.pathname = `/${name}`;
   const database = await openDatabase({ url: u.toString() });
   await runMigrations(database);
   return {
     url: u.toString(),
+    name,
     database,
     async drop() {
       await database.close();
@@ -61,6 +73,28 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
       await a.end();
     },
   };
+}
+
+/**
+ * Brings a kept database's year up to `now`: rows from its newest row to now at the year's density
+ * (what the server would have received meanwhile), and every rollup of the days they fall in rebuilt.
+ * A window ending at now then reads as many edge rows as on a fresh seed. Returns the request rows.
+ */
+export async function topUpBenchData(bench: BenchDatabase, now: Date): Promise<number> {
+  const db = bench.database.db;
+  const r = (await db.execute(sql`SELECT count(*)::bigint AS n, extract(epoch FROM max(ts)) * 1000 AS last FROM requests`)) as unknown as {
+    rows: { n: string; last: string | null }[];
+  };
+  const rows = Number(r.rows[0]?.n ?? 0);
+  const last = Number(r.rows[0]?.last ?? Number.NaN);
+  const end = now.getTime();
+  if (rows === 0 || !Number.isFinite(last) || last >= end) return rows;
+  const n = Math.round((rows * (end - last)) / (SPAN_DAYS * DAY_MS));
+  await createSpanPartitions(db, last, end);
+  if (n > 0) await insertRequestRows(db, n, last, end, 0);
+  await rebuildRollups(db, new Date(dayStart(last)), new Date(dayStart(end) + DAY_MS));
+  await db.execute(sql`ANALYZE request_rollups, request_rollups_daily, request_model_rollups, request_model_rollups_daily`);
+  return rows + n;
 }
 
 // 2 tenants × 3 projects × 6 models (2 per modality) × probe 5%: the bucket count is fixed by
@@ -106,6 +140,31 @@ export interface BenchDataOptions {
   beforeRollups?: (db: Database["db"]) => Promise<void>;
 }
 
+/**
+ * `n` request rows with timestamps uniform over [fromMs, toMs), inserted sorted: rows land on disk in
+ * time order as real traffic does (an hour's rows share pages). `agents` > 0: every row belongs to one
+ * of that many agents (BenchDataOptions.agents).
+ */
+async function insertRequestRows(db: Database["db"], n: number, fromMs: number, toMs: number, agents: number): Promise<void> {
+  await db.execute(sql`INSERT INTO requests (id, ts, tenant_id, project, modality, model_id, provider, status,
+      ttfb_ms, total_latency_ms, cost_usd, rated_price_usd, pricing, input_units, output_units, is_probe, agent_id, session_id)
+    SELECT gen_random_uuid(), ts, CASE WHEN a IS NULL THEN tenant ELSE (ARRAY['acme','globex'])[1 + a % 2] END, project, (ARRAY['llm','llm','stt','stt','tts','tts'])[m], ${sql.raw(MODELS_SQL)}[m],
+      split_part(${sql.raw(MODELS_SQL)}[m], '/', 1), CASE WHEN u < 0.02 THEN 'error' ELSE 'success' END,
+      ttfb, ttfb * (2 + 3 * random()), round((0.0001 + random() * 0.02)::numeric, 10), round((0.0002 + random() * 0.03)::numeric, 10),
+      'priced', round(random() * 2000), round(random() * 500), u > 0.95,
+      'agent-' || lpad(a::text, 5, '0'), 'sess-' || a || '-' || floor(extract(epoch FROM ts) / 600)::bigint
+    FROM (
+      SELECT to_timestamp((${fromMs} + random() * ${toMs - fromMs}) / 1000.0) AS ts,
+        (ARRAY['acme','globex'])[1 + floor(random() * 2)::int] AS tenant,
+        (ARRAY['default','support','sales'])[1 + floor(random() * 3)::int] AS project,
+        1 + floor(random() * 6)::int AS m, random() AS u,
+        CASE WHEN ${agents} > 0 THEN floor(random() * ${agents})::int END AS a,
+        -- log-normal latencies around 300 ms: what a voice pipeline's TTFB looks like
+        300 * exp(0.4 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())) AS ttfb
+      FROM generate_series(1, ${n})
+    ) g ORDER BY ts`);
+}
+
 /** Inserts `rows` request rows in chunks, then rollups; `now` is the end of the generated span. */
 export async function generateBenchData(database: Database, rows: number, now: Date, log = true, opts: BenchDataOptions = {}): Promise<void> {
   const agents = Math.max(0, Math.floor(opts.agents ?? 0));
@@ -130,28 +189,10 @@ export async function generateBenchData(database: Database, rows: number, now: D
   for (let done = 0; done < rows; done += CHUNK_ROWS) chunks.push(done);
   const insertChunk = async (done: number) => {
     const n = Math.min(CHUNK_ROWS, rows - done);
-    // Each chunk fills its own slice of the span (oldest first), sorted: rows land on disk in time
-    // order as real traffic does (an hour's rows share pages), and timestamps stay uniform over the year.
-    // Two chunks at once fill different slices (a boundary day at most in common): no lock between them.
-    const sliceMs = (SPAN_DAYS * DAY_MS * n) / rows;
+    // Each chunk fills its own slice of the span (oldest first): two chunks at once fill different
+    // slices (a boundary day at most in common), no lock between them.
     const sliceStart = end - SPAN_DAYS * DAY_MS + (SPAN_DAYS * DAY_MS * done) / rows;
-    await db.execute(sql`INSERT INTO requests (id, ts, tenant_id, project, modality, model_id, provider, status,
-        ttfb_ms, total_latency_ms, cost_usd, rated_price_usd, pricing, input_units, output_units, is_probe, agent_id, session_id)
-      SELECT gen_random_uuid(), ts, CASE WHEN a IS NULL THEN tenant ELSE (ARRAY['acme','globex'])[1 + a % 2] END, project, (ARRAY['llm','llm','stt','stt','tts','tts'])[m], ${sql.raw(MODELS_SQL)}[m],
-        split_part(${sql.raw(MODELS_SQL)}[m], '/', 1), CASE WHEN u < 0.02 THEN 'error' ELSE 'success' END,
-        ttfb, ttfb * (2 + 3 * random()), round((0.0001 + random() * 0.02)::numeric, 10), round((0.0002 + random() * 0.03)::numeric, 10),
-        'priced', round(random() * 2000), round(random() * 500), u > 0.95,
-        'agent-' || lpad(a::text, 5, '0'), 'sess-' || a || '-' || floor(extract(epoch FROM ts) / 600)::bigint
-      FROM (
-        SELECT to_timestamp((${sliceStart} + random() * ${sliceMs}) / 1000.0) AS ts,
-          (ARRAY['acme','globex'])[1 + floor(random() * 2)::int] AS tenant,
-          (ARRAY['default','support','sales'])[1 + floor(random() * 3)::int] AS project,
-          1 + floor(random() * 6)::int AS m, random() AS u,
-          CASE WHEN ${agents} > 0 THEN floor(random() * ${agents})::int END AS a,
-          -- log-normal latencies around 300 ms: what a voice pipeline's TTFB looks like
-          300 * exp(0.4 * sqrt(-2 * ln(1 - random())) * cos(2 * pi() * random())) AS ttfb
-        FROM generate_series(1, ${n})
-      ) g ORDER BY ts`);
+    await insertRequestRows(db, n, sliceStart, sliceStart + (SPAN_DAYS * DAY_MS * n) / rows, agents);
     inserted += n;
     bar?.update(inserted);
   };
@@ -211,7 +252,7 @@ export async function generateBenchData(database: Database, rows: number, now: D
 const SEEDING_OPTIONS = "-c work_mem=256MB -c maintenance_work_mem=1GB -c synchronous_commit=off";
 
 /** generateBenchData over its own pool with SEEDING_OPTIONS, closed afterwards. */
-export async function seedBenchData(bench: BenchDatabase, rows: number, now: Date, log = true, opts: BenchDataOptions = {}): Promise<void> {
+export async function seedBenchData(bench: Pick<BenchDatabase, "url">, rows: number, now: Date, log = true, opts: BenchDataOptions = {}): Promise<void> {
   const u = new URL(bench.url);
   u.searchParams.set("options", SEEDING_OPTIONS);
   const seeding = await openDatabase({ url: u.toString() });

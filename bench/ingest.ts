@@ -25,7 +25,7 @@ import { Pool } from "undici";
 import { openDatabase } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
 import { sketchOf, summarize } from "../src/stats/summary.js";
-import { createBenchDatabase } from "./support.js";
+import { backendCpu, backendCpuSpent, createBenchDatabase } from "./support.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const BASELINE_SECONDS = Math.min(SECONDS, 10);
@@ -144,8 +144,10 @@ async function endToEnd(base: string, pid: number, seconds: number) {
 
 /** Baseline: the same rows straight into requests via INSERT … SELECT FROM unnest, CLIENTS connections. */
 async function rawBaseline(url: string, seconds: number) {
+  const pg0 = await backendCpu(url);
   const pool = new pg.Pool({ connectionString: url, max: CLIENTS });
   let rows = 0;
+  let batches = 0;
   const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
@@ -211,12 +213,15 @@ async function rawBaseline(url: string, seconds: number) {
           ],
         );
         rows += b.length;
+        batches++;
       }
     }),
   );
   const elapsed = (performance.now() - started) / 1000;
+  // Read before the pool ends: its backends exit with it.
+  const pgCpu = backendCpuSpent(pg0, await backendCpu(url));
   await pool.end();
-  return { rows, elapsed };
+  return { rows, elapsed, batches, pgCpu };
 }
 
 /** One collector build under test: its own fresh database, its collector process, its sums. */
@@ -226,6 +231,10 @@ interface Setup {
   collector: Awaited<ReturnType<typeof spawnCollector>> | null;
   baseRows: number;
   baseElapsed: number;
+  baseBatches: number;
+  /** CPU seconds of the database's Postgres backends: during the raw insert, during end to end. */
+  basePgCpu: number;
+  pgCpu: number;
   records: number;
   elapsed: number;
   failures: number;
@@ -236,7 +245,7 @@ interface Setup {
 
 async function setup(label: string, main: string | null): Promise<Setup> {
   const db = await createBenchDatabase(`ingest_${label}`);
-  const s: Setup = { label, db, collector: null, baseRows: 0, baseElapsed: 0, records: 0, elapsed: 0, failures: 0, peakRss: 0, cpu: 0, latencies: [] };
+  const s: Setup = { label, db, collector: null, baseRows: 0, baseElapsed: 0, baseBatches: 0, basePgCpu: 0, pgCpu: 0, records: 0, elapsed: 0, failures: 0, peakRss: 0, cpu: 0, latencies: [] };
   if (main === null) {
     // This tree's migrations (the collector migrates again at start, finding nothing to do).
     const database = await openDatabase({ url: db.url });
@@ -253,9 +262,13 @@ async function round(s: Setup) {
   const b = await rawBaseline(s.db.url, BASELINE_SECONDS / ROUNDS);
   s.baseRows += b.rows;
   s.baseElapsed += b.elapsed;
+  s.baseBatches += b.batches;
+  s.basePgCpu += b.pgCpu;
   const cpuBefore = cpuSeconds(pid);
+  const pg0 = await backendCpu(s.db.url);
   const e = await endToEnd(s.collector?.base ?? "", pid, SECONDS / ROUNDS);
   s.cpu += cpuSeconds(pid) - cpuBefore;
+  s.pgCpu += backendCpuSpent(pg0, await backendCpu(s.db.url));
   s.records += e.records;
   s.elapsed += e.elapsed;
   s.failures += e.failures;
@@ -276,6 +289,7 @@ function report(s: Setup): { ratio: number; lines: string[] } {
       `  [${s.label}] end to end (HTTP → validate → rate → one insert + sessions upsert, committed): ${rps.toFixed(0)} records/s`,
       `  [${s.label}] batch latency: p50 ${ms(latency?.p50)}, p99 ${ms(latency?.p99)}  (${s.latencies.length} batches, ${s.failures} failed)`,
       `  [${s.label}] collector CPU: ${((s.cpu * 1000) / Math.max(1, s.latencies.length)).toFixed(1)} ms per batch (${(s.cpu / s.elapsed).toFixed(2)} cores)`,
+      `  [${s.label}] Postgres CPU: ${((s.pgCpu * 1000) / Math.max(1, s.latencies.length)).toFixed(1)} ms per batch end to end, ${((s.basePgCpu * 1000) / Math.max(1, s.baseBatches)).toFixed(1)} ms per ${BATCH}-row batch of the raw insert`,
       `  [${s.label}] collector peak RSS: ${mb(s.peakRss)}  (target < 300 MB)`,
       `  [${s.label}] baseline (raw INSERT … SELECT FROM unnest into requests + sessions upsert): ${baseline.toFixed(0)} rows/s`,
       `  [${s.label}] ratio end to end / baseline: ${ratio.toFixed(2)}  (target ≥ 0.5; and ≥ 20000 records/s)`,

@@ -1,17 +1,12 @@
 import type { AddressInfo } from "node:net";
-import { serve, type ServerType } from "@hono/node-server";
+import type { ServerType } from "@hono/node-server";
 import { staticKeysFromConfig } from "./auth/static-keys.js";
 import { type Env, parseEnv, processEnv } from "./config/env.js";
 import { type LoadedConfig, loadConfig } from "./config/load.js";
 import { type Database, DEFAULT_DB_PATH, type DatabaseTarget, maskUrl, openDatabase, openMemoryDatabase } from "./db/client.js";
 import { runMigrations } from "./db/migrate.js";
-import { loadWsPipeline, withGatewayListener } from "./gateway/listener.js";
-import { closeClientSockets, createWebSocketServer } from "./gateway/ws/upgrade.js";
-import { createApp } from "./http/app.js";
-import { loadUndici } from "./http/undici.js";
 import { createLogger, type Logger } from "./logging.js";
 import type { Services } from "./compose.js";
-import { createServices, startWorkers, stopWorkers } from "./compose.js";
 
 /** How long after listening the gateway's upstream modules are loaded (see boot). */
 const GATEWAY_WARM_DELAY_MS = 1000;
@@ -38,8 +33,30 @@ export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
+/**
+ * What serves requests: the composition root, the app with its routes, the gateway's listener and
+ * the HTTP server (most of a start's CPU is loading these modules: docs/perf/startup.md). boot starts
+ * loading them first and opens and migrates the store meanwhile, so the database's round trips
+ * overlap the module loading instead of following it.
+ */
+async function loadServing() {
+  const [compose, app, listener, upgrade, undici, proto, nodeServer] = await Promise.all([
+    import("./compose.js"),
+    import("./http/app.js"),
+    import("./gateway/listener.js"),
+    import("./gateway/ws/upgrade.js"),
+    import("./http/undici.js"),
+    import("./otlp/proto.js"),
+    import("@hono/node-server"),
+  ]);
+  return { ...compose, ...app, ...listener, ...upgrade, ...undici, loadProtobufs: proto.loadProtobufs, serve: nodeServer.serve };
+}
+
 /** Loads config, opens and migrates the store, starts workers and the HTTP server. */
 export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
+  const serving = loadServing();
+  // A start that fails before it awaits `serving` (a configuration error) reports that error, not this one.
+  serving.catch(() => {});
   const rawEnv = opts.env ?? processEnv();
   const env = parseEnv(rawEnv);
   const log = opts.log ?? createLogger(env.LOG_LEVEL ?? "info");
@@ -61,6 +78,8 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   // A read replica serves the read routes only; migrations and every write stay on the primary.
   const readDatabase = env.DATABASE_READ_URL && !sidecar ? await openDatabase({ url: env.DATABASE_READ_URL }) : undefined;
   if (readDatabase) log.info({ location: readDatabase.location }, "read replica opened for the read routes");
+  const { createServices, startWorkers, stopWorkers, createApp, withGatewayListener, loadWsPipeline, createWebSocketServer, closeClientSockets, loadUndici, loadProtobufs, serve } =
+    await serving;
   const services = createServices({ database, readDatabase, config: loaded.config, configPath: loaded.path, env, log });
   if (services.staticKeys.size === 0) {
     log.warn("no API keys configured: authentication is off (every caller is the operator)");
@@ -80,11 +99,11 @@ export async function boot(opts: BootOptions = {}): Promise<RunningServer> {
   });
   const actualPort = (server.address() as AddressInfo).port;
   log.info({ port: actualPort, host: hostname }, "voxgate listening");
-  // What gateway calls and streams need but /health does not (src/http/undici.ts, loadWsPipeline) is
-  // loaded a second after listening, so that its ~0.2 s of CPU is not spent while the first answers
-  // are due; a call arriving sooner loads it itself (the same promise).
+  // What gateway calls, streams and OTLP exports need but /health does not (src/http/undici.ts,
+  // loadWsPipeline, protobufjs) is loaded a second after listening, so that its ~0.2 s of CPU is not
+  // spent while the first answers are due; a request arriving sooner loads it itself (the same promise).
   setTimeout(() => {
-    Promise.all([loadUndici(), loadWsPipeline()]).catch((err: unknown) => log.error({ err }, "loading the gateway's upstream modules failed"));
+    Promise.all([loadUndici(), loadWsPipeline(), Promise.resolve().then(loadProtobufs)]).catch((err: unknown) => log.error({ err }, "loading the gateway's upstream modules failed"));
   }, GATEWAY_WARM_DELAY_MS).unref();
 
   let closing: Promise<void> | null = null;

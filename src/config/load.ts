@@ -1,10 +1,22 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { parse as parseYaml } from "yaml";
+import type * as Yaml from "yaml";
 import type { z } from "zod";
 import { processEnv } from "./env.js";
 import { type Config, configSchema, UNUSED_KEYS } from "./schema.js";
+
+/**
+ * The YAML parser (a CommonJS package of ~70 modules), required on the first voxgate.yaml read: a
+ * process configured by its environment alone (the Docker image's default) never loads it
+ * (docs/perf/startup.md).
+ */
+let yaml: typeof Yaml | null = null;
+function parseYaml(text: string): unknown {
+  yaml ??= createRequire(import.meta.url)("yaml") as typeof Yaml;
+  return yaml.parse(text);
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";

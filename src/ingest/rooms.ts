@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
-import { type Db, queryRows } from "../db/client.js";
-
+import { type Db, queryRows, rowsOf } from "../db/client.js";
+import { namedStatement } from "../db/named.js";
 
 /** The seq bucket of turns whose room is not (yet) known: room_sequences.room_name is NOT NULL. */
 export const UNKNOWN_ROOM = "";
@@ -17,26 +17,58 @@ export async function sessionRooms(tx: Db, tenantId: string | null, sessionIds: 
   return new Map(rows.map((r) => [r.id, r.room_name]));
 }
 
+/** allocateSeqs' one statement, NAMED (src/db/named.ts): parsed and planned once per connection. */
+const numberRooms = namedStatement("voxgate_turn_seqs", () => {
+  const tenant = sql`${sql.placeholder("tenant")}::text`;
+  return sql`WITH r AS (
+      SELECT v.i, coalesce(v.room_name, (SELECT s.room_name FROM sessions s
+               WHERE s.id = v.session_id AND s.tenant_id IS NOT DISTINCT FROM ${tenant}), ${sql.raw(`'${UNKNOWN_ROOM}'`)}) AS room_name, v.n
+      FROM json_to_recordset(${sql.placeholder("requests")}::json) AS v(i int, session_id text, room_name text, n bigint)
+    ), seq AS (
+      INSERT INTO room_sequences (tenant_id, room_name, last_seq)
+      SELECT ${tenant}, r.room_name, sum(r.n) FROM r GROUP BY r.room_name ORDER BY r.room_name
+      ON CONFLICT ON CONSTRAINT room_sequences_room_uq
+      DO UPDATE SET last_seq = room_sequences.last_seq + excluded.last_seq
+      RETURNING room_name, last_seq
+    )
+    SELECT 'r' AS kind, r.i, r.room_name, r.n FROM r
+    UNION ALL SELECT 's', NULL, seq.room_name, seq.last_seq FROM seq`;
+});
+
+/** A group of turns to number: `n` turns of one session, in `room` (their own or one a turn of the session names) or, when null, the session's. */
+export interface SeqRequest {
+  session_id: string;
+  room_name: string | null;
+  n: number;
+}
+
 /**
- * Hands out `count` consecutive seq values for each room in one statement, rooms in sorted order
- * (so concurrent batches lock room_sequences rows in the same order). Returns each room's first
- * new seq.
+ * The room of each group (its own, else its session's stored room, else UNKNOWN_ROOM) and the first
+ * of the consecutive seq values handed out per room for all the groups, in ONE statement (one round
+ * trip: the session rooms' read and the room_sequences upsert were two). Rooms are upserted in sorted
+ * order, so concurrent batches lock room_sequences rows in the same order. Returns the groups' rooms
+ * (in `requests` order) and each room's first new seq.
  */
-export async function allocateSeqs(tx: Db, tenantId: string | null, counts: Map<string, number>): Promise<Map<string, number>> {
-  if (counts.size === 0) return new Map();
-  const payload = JSON.stringify([...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([room_name, n]) => ({ room_name, n })));
-  const rows = await queryRows<{ room_name: string; last_seq: string | number }>(
-    tx,
-    sql`INSERT INTO room_sequences (tenant_id, room_name, last_seq)
-        SELECT ${tenantId}::text, v.room_name, v.n FROM json_to_recordset(${payload}::json) AS v(room_name text, n bigint)
-        ORDER BY v.room_name
-        ON CONFLICT ON CONSTRAINT room_sequences_room_uq
-        DO UPDATE SET last_seq = room_sequences.last_seq + excluded.last_seq
-        RETURNING room_name, last_seq`,
-  );
+export async function allocateSeqs(
+  db: Db,
+  tenantId: string | null,
+  requests: readonly SeqRequest[],
+): Promise<{ rooms: string[]; first: Map<string, number> }> {
+  if (requests.length === 0) return { rooms: [], first: new Map() };
+  const payload = JSON.stringify(requests.map((q, i) => ({ i, session_id: q.session_id, room_name: q.room_name, n: q.n })));
+  const rows = rowsOf<{ kind: "r" | "s"; i: number; room_name: string; n: string | number }>(await numberRooms(db, { tenant: tenantId, requests: payload }));
+  const rooms: string[] = new Array(requests.length).fill(UNKNOWN_ROOM);
+  const counts = new Map<string, number>();
+  const last = new Map<string, number>();
+  for (const row of rows) {
+    if (row.kind === "r") {
+      rooms[row.i] = row.room_name;
+      counts.set(row.room_name, (counts.get(row.room_name) ?? 0) + Number(row.n));
+    } else last.set(row.room_name, Number(row.n));
+  }
   const first = new Map<string, number>();
-  for (const r of rows) first.set(r.room_name, Number(r.last_seq) - (counts.get(r.room_name) ?? 0) + 1);
-  return first;
+  for (const [room, n] of counts) first.set(room, (last.get(room) ?? n) - n + 1);
+  return { rooms, first };
 }
 
 /**

@@ -1,8 +1,9 @@
-import { sql } from "drizzle-orm";
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import { z } from "zod";
-import { type Db, queryRows } from "../db/client.js";
+import { type Db, rowsOf } from "../db/client.js";
+import { namedStatement } from "../db/named.js";
 import { epochMs, firstIssue, int32, shortText } from "./fields.js";
-import { allocateSeqs, learnSessionRooms, sessionRooms, UNKNOWN_ROOM } from "./rooms.js";
+import { allocateSeqs, learnSessionRooms, type SeqRequest, UNKNOWN_ROOM } from "./rooms.js";
 import { withRetry } from "../db/errors.js";
 import { foldTurns, TURN_FOLD_RETURNING, type TurnFold, type TurnFoldRow, turnFolds } from "../rollups/fleet-index.js";
 
@@ -145,19 +146,28 @@ interface TurnRow {
 export async function numberTurns(db: Db, tenantId: string | null, unique: Turn[]): Promise<NumberedTurns> {
   const named = namedRooms(unique);
   if (unique.length === 0) return { rows: [], named };
-  const known = await sessionRooms(db, tenantId, [...new Set(unique.map((t) => t.session_id))]);
-  const rooms = unique.map((t) => t.room_name ?? named.get(t.session_id) ?? known.get(t.session_id) ?? null);
-  const counts = new Map<string, number>();
-  for (const r of rooms) counts.set(r ?? UNKNOWN_ROOM, (counts.get(r ?? UNKNOWN_ROOM) ?? 0) + 1);
-  const next = await allocateSeqs(db, tenantId, counts);
+  // One group per (session, own room): a null room is the session's, looked up with the seqs.
+  const groups = new Map<string, SeqRequest & { index: number }>();
+  const groupOf = unique.map((t) => {
+    const room = t.room_name ?? named.get(t.session_id) ?? null;
+    const key = `${t.session_id}\u0000${room ?? ""}\u0000${room === null ? "0" : "1"}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { session_id: t.session_id, room_name: room, n: 0, index: groups.size };
+      groups.set(key, g);
+    }
+    g.n++;
+    return g.index;
+  });
+  const { rooms, first: next } = await allocateSeqs(db, tenantId, [...groups.values()]);
   const rows = unique.map((t, i): TurnRow => {
-    const bucket = rooms[i] ?? UNKNOWN_ROOM;
+    const bucket = rooms[groupOf[i] ?? 0] ?? UNKNOWN_ROOM;
     const seq = next.get(bucket) ?? 1;
     next.set(bucket, seq + 1);
     return {
       tenant_id: tenantId,
       session_id: t.session_id,
-      room_name: rooms[i] ?? null,
+      room_name: bucket === UNKNOWN_ROOM ? null : bucket,
       turn_index: t.turn_index,
       seq,
       caller_speak_start_ms: t.caller_speak_start_ms,
@@ -173,28 +183,54 @@ export async function numberTurns(db: Db, tenantId: string | null, unique: Turn[
 }
 
 /**
+ * The turns' insert, numbered rows read from a JSON array (`rows`: json_populate_recordset over the
+ * table's row type), each turn stamped with its session's agent as it is inserted; returns
+ * TURN_FOLD_RETURNING per new turn. Turns of a session that names its agent count toward that agent
+ * (GET /api/agents). The agent is a lookup per turn ((id, tenant_id) is unique): as a join, the plan
+ * (100 rows estimated for any JSON array) hashed a scan of every session for each batch.
+ */
+export function turnInsert(rows: Placeholder): SQL {
+  return sql`INSERT INTO turns AS t (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
+      caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms, agent_id)
+    SELECT v.tenant_id, v.session_id, v.room_name, v.turn_index, v.seq, v.caller_speak_start_ms,
+      v.caller_speak_end_ms, v.agent_speak_start_ms, v.agent_speak_end_ms, v.response_speed_ms,
+      (SELECT s.agent_id FROM sessions s WHERE s.id = v.session_id AND s.tenant_id IS NOT DISTINCT FROM v.tenant_id)
+    FROM json_populate_recordset(NULL::turns, ${rows}::json) AS v
+    ON CONFLICT (session_id, turn_index, caller_speak_start_ms, tenant_id) DO NOTHING
+    RETURNING ${TURN_FOLD_RETURNING}`;
+}
+
+/** turnInsert as a NAMED statement (src/db/named.ts): parsed and planned once per connection. */
+const insertTurnRows = namedStatement("voxgate_turns_insert", () => turnInsert(sql.placeholder("turns")));
+
+/** A named statement that runs turnInsert (reading "turns") with writes of its own, and their values. */
+export interface TurnInsertWith {
+  statement: (db: Db, values: Record<string, unknown>) => Promise<unknown>;
+  values: Record<string, unknown>;
+}
+
+/**
  * Inserts numbered turns in the caller's transaction: how many were new, and the folds of those whose
  * session names its agent (stamped on the turn as it is inserted; the others are attributed when the
  * session learns its agent: attachTurns). The caller folds them into the per-agent rollups.
+ * `alongside`: a statement of the caller's that runs turnInsert with its own writes of the batch (the
+ * OTLP receiver's kept spans), one round trip for both; it runs even when there is no turn. Its own
+ * writes must not touch sessions, turns or rollups (the lock order below is kept by statement order).
  */
-export async function insertNumberedTurns(tx: Db, tenantId: string | null, numbered: NumberedTurns): Promise<{ accepted: number; folds: TurnFold[] }> {
-  if (numbered.rows.length === 0) return { accepted: 0, folds: [] };
+export async function insertNumberedTurns(
+  tx: Db,
+  tenantId: string | null,
+  numbered: NumberedTurns,
+  alongside?: TurnInsertWith,
+): Promise<{ accepted: number; folds: TurnFold[] }> {
+  if (numbered.rows.length === 0 && !alongside) return { accepted: 0, folds: [] };
   // Sessions first (in id order), as ingest locks them, before turns and per-agent rollups:
   // updating a session after those could deadlock with a batch that holds the session. The new
   // turns carry their room already; this names the room of the session's earlier rows.
   await learnSessionRooms(tx, tenantId, numbered.named);
-  // Turns of a session that names its agent count toward that agent (GET /api/agents).
-  const inserted = await queryRows<TurnFoldRow>(
-    tx,
-    sql`INSERT INTO turns AS t (tenant_id, session_id, room_name, turn_index, seq, caller_speak_start_ms,
-          caller_speak_end_ms, agent_speak_start_ms, agent_speak_end_ms, response_speed_ms, agent_id)
-        SELECT v.tenant_id, v.session_id, v.room_name, v.turn_index, v.seq, v.caller_speak_start_ms,
-          v.caller_speak_end_ms, v.agent_speak_start_ms, v.agent_speak_end_ms, v.response_speed_ms, s.agent_id
-        FROM json_populate_recordset(NULL::turns, ${JSON.stringify(numbered.rows)}::json) AS v
-        LEFT JOIN sessions s ON s.id = v.session_id AND s.tenant_id IS NOT DISTINCT FROM v.tenant_id
-        ON CONFLICT (session_id, turn_index, caller_speak_start_ms, tenant_id) DO NOTHING
-        RETURNING ${TURN_FOLD_RETURNING}`,
-  );
+  const turns = JSON.stringify(numbered.rows);
+  const result = alongside ? await alongside.statement(tx, { ...alongside.values, turns }) : await insertTurnRows(tx, { turns });
+  const inserted = rowsOf<TurnFoldRow>(result);
   return { accepted: inserted.length, folds: turnFolds(inserted) };
 }
 

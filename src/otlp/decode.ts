@@ -101,9 +101,8 @@ function toSpan(s: PbSpan, attributes: Attrs): Span | string {
   };
 }
 
-/** Protobuf bytes, or OTLP/JSON's hex string, as lower-case hex; null when absent. */
+/** An id in hex (the protobuf reader's, or OTLP/JSON's) as lower-case hex; null when absent. */
 function hexId(v: unknown): string | null {
-  if (v instanceof Uint8Array) return v.length === 0 ? null : Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("hex");
   if (typeof v === "string") return v === "" ? null : v.toLowerCase();
   return null;
 }

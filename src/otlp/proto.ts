@@ -1,8 +1,8 @@
-import protobuf from "protobufjs";
+import { createRequire } from "node:module";
+import type * as Protobuf from "protobufjs";
 import type { Attrs, AttrValue } from "./spans.js";
 
-type Reader = protobuf.Reader;
-const { Reader } = protobuf;
+type Reader = Protobuf.Reader;
 
 /*
  * The receiver's protobuf messages. The request (ExportTraceServiceRequest, opentelemetry-proto v1.x:
@@ -25,22 +25,47 @@ const descriptor = {
   },
 };
 
-const root = protobuf.Root.fromJSON(descriptor);
-export const ExportTraceServiceResponse = root.lookupType("otlp.ExportTraceServiceResponse");
-const RpcStatus = root.lookupType("otlp.RpcStatus");
+interface Protobufs {
+  Reader: typeof Protobuf.Reader;
+  ExportTraceServiceResponse: Protobuf.Type;
+  RpcStatus: Protobuf.Type;
+}
+let protobufs: Protobufs | null = null;
+
+/**
+ * protobufjs (a CommonJS package of ~45 modules) and the answers' message types, required on first
+ * use: a server answers /health without loading them (docs/perf/startup.md); src/server.ts calls this
+ * a second after listening, so the first OTLP export does not pay for it unless it comes sooner.
+ */
+export function loadProtobufs(): Protobufs {
+  if (!protobufs) {
+    const protobuf = createRequire(import.meta.url)("protobufjs") as typeof Protobuf;
+    const root = protobuf.Root.fromJSON(descriptor);
+    protobufs = { Reader: protobuf.Reader, ExportTraceServiceResponse: root.lookupType("otlp.ExportTraceServiceResponse"), RpcStatus: root.lookupType("otlp.RpcStatus") };
+  }
+  return protobufs;
+}
 
 /** A google.rpc.Status, protobuf-encoded. */
 export function encodeRpcStatus(code: number, message: string): Uint8Array {
+  const { RpcStatus } = loadProtobufs();
   return RpcStatus.encode(RpcStatus.fromObject({ code, message })).finish();
 }
 
 /** Decodes a google.rpc.Status (tests read the receiver's error answers with it). */
 export function decodeRpcStatus(bytes: Uint8Array): { code: number; message: string } {
+  const { RpcStatus } = loadProtobufs();
   const o = RpcStatus.toObject(RpcStatus.decode(bytes), { defaults: true }) as { code: number; message: string };
   return { code: o.code, message: o.message };
 }
 
-/** Plain shapes of the request's messages: OTLP/JSON's as parsed, and the protobuf reader's spans (ids as bytes, times as numbers). */
+/** Decodes an ExportTraceServiceResponse to its plain object (tests read the receiver's answers with it). */
+export function decodeExportResponse(bytes: Uint8Array): Record<string, unknown> {
+  const { ExportTraceServiceResponse } = loadProtobufs();
+  return ExportTraceServiceResponse.toObject(ExportTraceServiceResponse.decode(bytes));
+}
+
+/** Plain shapes of the request's messages: OTLP/JSON's as parsed, and the protobuf reader's spans (ids in hex, times as numbers). */
 export interface PbAnyValue {
   stringValue?: string;
   boolValue?: boolean;
@@ -55,9 +80,9 @@ export interface PbKeyValue {
   value?: PbAnyValue;
 }
 export interface PbSpan {
-  traceId?: Uint8Array | string;
-  spanId?: Uint8Array | string;
-  parentSpanId?: Uint8Array | string;
+  traceId?: string;
+  spanId?: string;
+  parentSpanId?: string;
   name?: string;
   kind?: number;
   startTimeUnixNano?: number | string;
@@ -73,7 +98,7 @@ export interface PbExportRequest {
   resourceSpans?: PbResourceSpans[];
 }
 
-/** A span as read off the wire (ids as bytes, times in ns), before decode.ts checks it, with the attributes asked for. */
+/** A span as read off the wire (ids in hex, times in ns), before decode.ts checks it, with the attributes asked for. */
 export interface WireSpan {
   span: PbSpan;
   attributes: Attrs;
@@ -100,7 +125,7 @@ export const ALL_ATTRIBUTES: AttributeKeys = { has: () => true };
  */
 export function readExportRequest(bytes: Uint8Array, keys: AttributeKeys): WireResourceSpans[] {
   // A Buffer gets protobufjs' BufferReader (strings through Buffer#utf8Slice).
-  const r = Reader.create(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+  const r = loadProtobufs().Reader.create(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   const out: WireResourceSpans[] = [];
   while (r.pos < r.len) {
     const tag = r.uint32();
@@ -161,9 +186,9 @@ function readSpan(r: Reader, end: number, keys: AttributeKeys): WireSpan {
   const attributes: Attrs = {};
   while (r.pos < end) {
     const tag = r.uint32();
-    if (tag === LEN(1)) span.traceId = r.bytes();
-    else if (tag === LEN(2)) span.spanId = r.bytes();
-    else if (tag === LEN(4)) span.parentSpanId = r.bytes();
+    if (tag === LEN(1)) span.traceId = hexBytes(r);
+    else if (tag === LEN(2)) span.spanId = hexBytes(r);
+    else if (tag === LEN(4)) span.parentSpanId = hexBytes(r);
     else if (tag === LEN(5)) span.name = r.string();
     else if (tag === I64(7)) span.startTimeUnixNano = fixed64(r);
     else if (tag === I64(8)) span.endTimeUnixNano = fixed64(r);
@@ -183,6 +208,17 @@ function readSpan(r: Reader, end: number, keys: AttributeKeys): WireSpan {
   }
   ended(r, end);
   return { span, attributes };
+}
+
+/**
+ * A bytes field as lower-case hex, read straight off the body (no Buffer view per id: three per span
+ * showed in the receiver's CPU profile); decode.ts checks the length.
+ */
+function hexBytes(r: Reader): string {
+  const end = nestedEnd(r);
+  const hex = (r.buf as Buffer).toString("hex", r.pos, end);
+  r.pos = end;
+  return hex;
 }
 
 /** An unsigned 64-bit little-endian integer as a double (nanosecond times: exact to ~256 ns). */
@@ -272,5 +308,6 @@ function readAnyValue(r: Reader, end: number, depth: number, keys: AttributeKeys
 /** The answer body, protobuf-encoded (partial_success only when something was rejected). */
 export function encodeExportResponse(rejectedSpans: number, errorMessage: string): Uint8Array {
   const body = rejectedSpans > 0 || errorMessage ? { partialSuccess: { rejectedSpans, errorMessage } } : {};
+  const { ExportTraceServiceResponse } = loadProtobufs();
   return ExportTraceServiceResponse.encode(ExportTraceServiceResponse.fromObject(body)).finish();
 }

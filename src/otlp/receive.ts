@@ -13,7 +13,7 @@ import {
   type TraceIdentity,
 } from "./map.js";
 import type { Attrs, DecodedRequest } from "./spans.js";
-import { fixTraceIdentities, loadTraceState, pruneTraceState, saveSpans } from "./store.js";
+import { fixTraceIdentities, insertTurnsAndSpans, loadTraceState, pruneTraceState, spanValues } from "./store.js";
 import { resolveSttModels, type SttModelConfig } from "./stt-model.js";
 
 /** What the receiver writes with: ingest's inputs, and the yaml sections that name a Node agent's STT model. */
@@ -185,7 +185,13 @@ async function writeBatch(
 ): Promise<ExportOutcome> {
   const db = services.database.db;
   const now = Date.now();
-  const stored = await loadTraceState(db, tenantId, [...byTrace.keys()]);
+  // Traces this export may be the first to see and can name (a span names the session or closes
+  // it): fixed in the read's statement when no span of theirs is stored yet.
+  const firstSight = new Map<string, TraceIdentity>();
+  for (const [traceId, t] of byTrace) {
+    if (t.fresh.some((s) => namesSession(s) || CLOSING_SPANS.has(s.name))) firstSight.set(traceId, identityOf(traceId, t.fresh, t.resource));
+  }
+  const stored = await loadTraceState(db, tenantId, [...byTrace.keys()], firstSight);
   // A trace is mapped once its session is known: fixed by an earlier batch, named by a span
   // (gen_ai.conversation.id, lk.job_id), over (the session span came), or waiting too long (the
   // trace id then). Until then its spans wait in otlp_spans, so no record lands under a session
@@ -248,8 +254,7 @@ async function writeBatch(
     // their session's agent as they are inserted and folded into the agent's rollups by ingest's one
     // fold statement, with the records: the agent's hot rollup rows are locked only from there to
     // COMMIT, as for /v1/ingest (folding them here held them through every later statement).
-    await saveSpans(tx, tenantId, keep, mappedTraces, waited);
-    const inserted = await insertNumberedTurns(tx, tenantId, numbered);
+    const inserted = await insertNumberedTurns(tx, tenantId, numbered, { statement: insertTurnsAndSpans, values: spanValues(tenantId, keep, mappedTraces, waited) });
     turnsAccepted = inserted.accepted;
     return { turns: inserted.folds };
   });

@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
-import { type Db, queryRows } from "../db/client.js";
-import { textArray } from "../rollups/fleet-index.js";
+import { type Db, queryRows, rowsOf } from "../db/client.js";
+import { namedStatement } from "../db/named.js";
+import { turnInsert } from "../ingest/turns.js";
 import { type FreshSpan, KEPT_ATTRIBUTES, type TraceIdentity } from "./map.js";
 import type { Attrs } from "./spans.js";
 
@@ -13,46 +14,85 @@ export interface StoredSpan extends FreshSpan {
   receivedMs: number;
 }
 
-/** The traces' fixed identities and their spans from earlier batches, by trace id. */
+interface TraceStateRow {
+  kind: "t" | "s";
+  trace_id: string;
+  session_id: string;
+  room_name: string | null;
+  agent_id: string | null;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  start_ms: number;
+  end_ms: number;
+  status_code: number;
+  status_message: string | null;
+  attributes: Attrs;
+  project: string | null;
+  python: boolean;
+  mapped: boolean;
+  received_ms: number;
+}
+
+/**
+ * loadTraceState's one statement (one round trip, one pooled connection), NAMED (src/db/named.ts: parsed
+ * and planned once per connection; as an unnamed statement its parse and plan cost Postgres about as
+ * much as running it): the traces' stored spans (`stored`, kind 's'), the identities fixed now of the
+ * traces among `first` with none (`fixed`, kind 't'), the trace rows stored before (kind 't', those
+ * `fixed` did not return). A conflicting trace row that gains nothing is not updated (no write): the
+ * snapshot's copy is read. Every read probes an index by the export's trace ids (`= ANY(array)`): a
+ * `NOT EXISTS` over otlp_spans was planned as an anti-join that sorted the whole table (its JSON
+ * input is estimated at 100 rows whatever it holds), and `IN (SELECT json_array_elements_text(…))` as a
+ * semi-join that scanned it (bench:otlp, 75-400 ms per batch).
+ */
+const traceState = namedStatement("voxgate_otlp_trace_state", () => {
+  const tenant = sql`${sql.placeholder("tenant")}::text`;
+  const ids = sql`ARRAY(SELECT json_array_elements_text(${sql.placeholder("ids")}::json))`;
+  return sql`WITH stored AS (
+      SELECT trace_id, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project, python, mapped,
+          (extract(epoch FROM created_at) * 1000)::float8 AS received_ms
+        FROM otlp_spans WHERE trace_id = ANY(${ids}) AND tenant_id IS NOT DISTINCT FROM ${tenant}
+    ), fixed AS (
+      INSERT INTO otlp_traces (tenant_id, trace_id, session_id, room_name, agent_id)
+      SELECT ${tenant}, v.trace_id, v.session_id, v.room_name, v.agent_id
+      FROM json_to_recordset(${sql.placeholder("first")}::json) AS v(trace_id text, session_id text, room_name text, agent_id text)
+      WHERE v.trace_id NOT IN (SELECT trace_id FROM stored)
+      ORDER BY v.trace_id
+      ON CONFLICT ON CONSTRAINT otlp_traces_trace_tenant_uq DO UPDATE SET
+        room_name = COALESCE(otlp_traces.room_name, excluded.room_name),
+        agent_id = COALESCE(otlp_traces.agent_id, excluded.agent_id)
+      WHERE (otlp_traces.room_name IS NULL AND excluded.room_name IS NOT NULL) OR (otlp_traces.agent_id IS NULL AND excluded.agent_id IS NOT NULL)
+      RETURNING trace_id, session_id, room_name, agent_id
+    )
+    SELECT 't' AS kind, trace_id, session_id, room_name, agent_id, NULL::text AS span_id, NULL::text AS parent_span_id, NULL::text AS name,
+        NULL::float8 AS start_ms, NULL::float8 AS end_ms, NULL::int AS status_code, NULL::text AS status_message, NULL::jsonb AS attributes,
+        NULL::text AS project, NULL::boolean AS python, NULL::boolean AS mapped, NULL::float8 AS received_ms
+      FROM fixed
+    UNION ALL
+    SELECT 't', trace_id, session_id, room_name, agent_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+      FROM otlp_traces WHERE trace_id = ANY(${ids}) AND tenant_id IS NOT DISTINCT FROM ${tenant} AND trace_id NOT IN (SELECT trace_id FROM fixed)
+    UNION ALL
+    SELECT 's', trace_id, NULL, NULL, NULL, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project,
+        python, mapped, received_ms
+      FROM stored`;
+});
+
+/**
+ * The traces' fixed identities and their spans from earlier batches, by trace id. `firstSight`: the
+ * identities this export names for traces it may be the first to see (their spans name the session or
+ * close it); those of traces with no stored span are fixed in the same statement (as
+ * fixTraceIdentities does: the stored one wins, a room or agent learnt later fills a gap), so a new
+ * trace costs no second round trip. A trace with stored spans is left to the caller, which maps its
+ * identity from all its spans (fixTraceIdentities).
+ */
 export async function loadTraceState(
   db: Db,
   tenantId: string | null,
   traceIds: string[],
+  firstSight: ReadonlyMap<string, TraceIdentity> = new Map(),
 ): Promise<{ identities: Map<string, TraceIdentity>; spans: Map<string, StoredSpan[]> }> {
-  // `= ANY(array)`, not `IN (SELECT json_array_elements_text(…))`: the semi-join plan scanned the
-  // whole table as it grew (bench:otlp, 75-400 ms per batch); the array probes the unique index.
-  // One statement (one round trip, one pooled connection): the trace rows (kind 't', the identity
-  // columns) and the span rows (kind 's') in one result.
-  const ids = textArray(traceIds);
-  const tenant = sql`tenant_id IS NOT DISTINCT FROM ${tenantId}::text`;
-  const rows = await queryRows<{
-    kind: "t" | "s";
-    trace_id: string;
-    session_id: string;
-    room_name: string | null;
-    agent_id: string | null;
-    span_id: string;
-    parent_span_id: string | null;
-    name: string;
-    start_ms: number;
-    end_ms: number;
-    status_code: number;
-    status_message: string | null;
-    attributes: Attrs;
-    project: string | null;
-    python: boolean;
-    mapped: boolean;
-    received_ms: number;
-  }>(
-    db,
-    sql`SELECT 't' AS kind, trace_id, session_id, room_name, agent_id, NULL::text AS span_id, NULL::text AS parent_span_id, NULL::text AS name,
-            NULL::float8 AS start_ms, NULL::float8 AS end_ms, NULL::int AS status_code, NULL::text AS status_message, NULL::jsonb AS attributes,
-            NULL::text AS project, NULL::boolean AS python, NULL::boolean AS mapped, NULL::float8 AS received_ms
-          FROM otlp_traces WHERE trace_id = ANY(${ids}) AND ${tenant}
-        UNION ALL
-        SELECT 's', trace_id, NULL, NULL, NULL, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project,
-            python, mapped, (extract(epoch FROM created_at) * 1000)::float8
-          FROM otlp_spans WHERE trace_id = ANY(${ids}) AND ${tenant}`,
+  const rows = rowsOf<TraceStateRow>(
+    await traceState(db, { tenant: tenantId, first: identitiesJson(firstSight), ids: JSON.stringify(traceIds) }),
   );
   const traceRows = rows.filter((r) => r.kind === "t");
   const spanRows = rows.filter((r) => r.kind === "s");
@@ -87,11 +127,7 @@ export async function loadTraceState(
  */
 export async function fixTraceIdentities(db: Db, tenantId: string | null, wanted: Map<string, TraceIdentity>): Promise<Map<string, TraceIdentity>> {
   if (wanted.size === 0) return new Map();
-  const payload = JSON.stringify(
-    [...wanted]
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([trace_id, i]) => ({ trace_id, session_id: i.sessionId, room_name: i.roomName, agent_id: i.agentId })),
-  );
+  const payload = identitiesJson(wanted);
   const rows = await queryRows<{ trace_id: string; session_id: string; room_name: string | null; agent_id: string | null }>(
     db,
     sql`INSERT INTO otlp_traces (tenant_id, trace_id, session_id, room_name, agent_id)
@@ -105,54 +141,61 @@ export async function fixTraceIdentities(db: Db, tenantId: string | null, wanted
   return new Map(rows.map((r) => [r.trace_id, { sessionId: r.session_id, roomName: r.room_name, agentId: r.agent_id }]));
 }
 
+/** Identities by trace as one JSON parameter, in trace order (the order rows are locked in). */
+function identitiesJson(identities: ReadonlyMap<string, TraceIdentity>): string {
+  return JSON.stringify(
+    [...identities]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([trace_id, i]) => ({ trace_id, session_id: i.sessionId, room_name: i.roomName, agent_id: i.agentId })),
+  );
+}
+
 /**
- * Keeps the batch's spans to keep (re-sent spans are no-ops), marked mapped when their trace is in
- * `mappedTraces`, and marks the stored spans of `waitedTraces` (mapped now, after waiting for their
- * session) as mapped.
+ * The export's turns (insertNumberedTurns) and span writes in ONE named statement: the batch's spans
+ * to keep are inserted (re-sent spans are no-ops), marked mapped when their trace is mapped now, and
+ * the stored spans of traces that waited for their session (mapped now) are marked mapped, in CTEs of
+ * the turns' insert (which reads the placeholder "turns"). The span rows are the export's traces'
+ * alone (claimed by receiveTraces), so when that statement locks them does not matter.
  */
-export async function saveSpans(
-  db: Db,
-  tenantId: string | null,
-  spans: readonly FreshSpan[],
-  mappedTraces: ReadonlySet<string>,
-  waitedTraces: ReadonlySet<string>,
-): Promise<void> {
-  if (spans.length > 0) {
-    // In (trace, span) order, so two exports that both carry a re-sent span lock its key alike.
-    const sorted = [...spans].sort((a, b) => (a.traceId < b.traceId ? -1 : a.traceId > b.traceId ? 1 : a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0));
-    const payload = JSON.stringify(
-      sorted.map((s) => ({
-        trace_id: s.traceId,
-        span_id: s.spanId,
-        parent_span_id: s.parentSpanId,
-        name: s.name,
-        start_ms: s.startMs,
-        end_ms: s.endMs,
-        status_code: s.statusCode,
-        status_message: s.statusMessage || null,
-        attributes: keptAttributes(s.attributes),
-        project: s.project,
-        python: s.python,
-        mapped: mappedTraces.has(s.traceId),
-      })),
-    );
-    await db.execute(
-      sql`INSERT INTO otlp_spans (tenant_id, trace_id, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message,
-            attributes, project, python, mapped)
-          SELECT ${tenantId}::text, v.trace_id, v.span_id, v.parent_span_id, v.name, v.start_ms, v.end_ms, v.status_code, v.status_message,
-            v.attributes, v.project, v.python, v.mapped
-          FROM json_to_recordset(${payload}::json) AS v(trace_id text, span_id text, parent_span_id text, name text, start_ms float8,
-            end_ms float8, status_code int, status_message text, attributes jsonb, project text, python boolean, mapped boolean)
-          ON CONFLICT ON CONSTRAINT otlp_spans_span_tenant_uq DO NOTHING`,
-    );
-  }
-  if (waitedTraces.size > 0) {
-    await db.execute(
-      sql`UPDATE otlp_spans SET mapped = true
-          WHERE trace_id = ANY(${textArray([...waitedTraces].sort())})
-            AND tenant_id IS NOT DISTINCT FROM ${tenantId}::text AND NOT mapped`,
-    );
-  }
+export const insertTurnsAndSpans = namedStatement("voxgate_otlp_turns_spans", () => {
+  const tenant = sql`${sql.placeholder("tenant")}::text`;
+  return sql`WITH kept AS (
+      INSERT INTO otlp_spans (tenant_id, trace_id, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message,
+        attributes, project, python, mapped)
+      SELECT ${tenant}, v.trace_id, v.span_id, v.parent_span_id, v.name, v.start_ms, v.end_ms, v.status_code, v.status_message,
+        v.attributes, v.project, v.python, v.mapped
+      FROM json_to_recordset(${sql.placeholder("spans")}::json) AS v(trace_id text, span_id text, parent_span_id text, name text, start_ms float8,
+        end_ms float8, status_code int, status_message text, attributes jsonb, project text, python boolean, mapped boolean)
+      ON CONFLICT ON CONSTRAINT otlp_spans_span_tenant_uq DO NOTHING
+    ), waited AS (
+      UPDATE otlp_spans SET mapped = true
+      WHERE trace_id = ANY(ARRAY(SELECT json_array_elements_text(${sql.placeholder("waited")}::json)))
+        AND tenant_id IS NOT DISTINCT FROM ${tenant} AND NOT mapped
+    ) ${turnInsert(sql.placeholder("turns"))}`;
+});
+
+/**
+ * insertTurnsAndSpans' span values: the spans to keep, marked mapped when their trace is in
+ * `mappedTraces`, and the traces in `waitedTraces` whose stored spans are mapped now.
+ */
+export function spanValues(tenantId: string | null, spans: readonly FreshSpan[], mappedTraces: ReadonlySet<string>, waitedTraces: ReadonlySet<string>) {
+  // In (trace, span) order, so two exports that both carry a re-sent span lock its key alike.
+  const sorted = [...spans].sort((a, b) => (a.traceId < b.traceId ? -1 : a.traceId > b.traceId ? 1 : a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0));
+  const rows = sorted.map((s) => ({
+    trace_id: s.traceId,
+    span_id: s.spanId,
+    parent_span_id: s.parentSpanId,
+    name: s.name,
+    start_ms: s.startMs,
+    end_ms: s.endMs,
+    status_code: s.statusCode,
+    status_message: s.statusMessage || null,
+    attributes: keptAttributes(s.attributes),
+    project: s.project,
+    python: s.python,
+    mapped: mappedTraces.has(s.traceId),
+  }));
+  return { tenant: tenantId, spans: JSON.stringify(rows), waited: JSON.stringify([...waitedTraces].sort()) };
 }
 
 /** Only the attributes mapping reads; an empty transcript is kept as such (it marks the closing turn), no other content. */

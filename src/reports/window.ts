@@ -56,3 +56,30 @@ export function windowSegments(period: Period, now: Date): Segment[] {
   out.push(tail);
   return out;
 }
+
+/**
+ * A range the reports read: a Segment, or `today`, the current UTC day up to now [from, to], served
+ * whole from the day's rollup rows (src/reports/sources.ts). Those hold every row of the day stored so
+ * far (ingest folds a row into them in the row's own transaction), so while no row is dated after now
+ * within the day they are exactly the rows of [from, now]; otherwise that statement reads the raw rows.
+ */
+export interface ReportSegment extends Omit<Segment, "source"> {
+  source: Segment["source"] | "today";
+}
+
+/**
+ * windowSegments with everything from today's UTC midnight on (its whole hours and the raw tail up
+ * to now) as one `today` segment: one day row per key instead of up to 23 hour rows and the tail's raw
+ * rows, whose number grows with the traffic (an hour's raw rows, and hour sketches with more buckets).
+ */
+export function reportSegments(period: Period, now: Date): ReportSegment[] {
+  const de = floorTo(now.getTime(), DAY_MS);
+  const out: ReportSegment[] = [];
+  for (const s of windowSegments(period, now)) {
+    const to = s.to.getTime();
+    if (to < de || (to === de && !s.toInclusive)) out.push(s);
+    else if (s.from === null || s.from.getTime() < de) out.push({ ...s, to: new Date(de), toInclusive: false });
+  }
+  out.push({ source: "today", from: new Date(de), to: now, toInclusive: true });
+  return out;
+}

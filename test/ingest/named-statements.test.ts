@@ -44,13 +44,14 @@ describe("named prepared statements keep their text", () => {
           cost_usd: "0.001",
         })),
       ];
-      for (const batch of batches) {
+      // The second time, the first batch meets its stored ids: the insert that skips them runs too.
+      for (const batch of [...batches, batches[0] ?? []]) {
         await storeRequestRows(tx, null, batch);
         const rows = await queryRows<{ name: string; statement: string }>(tx, sql`SELECT name, statement FROM pg_prepared_statements WHERE name LIKE 'voxgate_%'`);
         for (const r of rows) seen.set(r.name, (seen.get(r.name) ?? new Set()).add(r.statement));
       }
     });
-    expect([...seen.keys()].map((n) => n.replace(/_[0-9a-f]{12}$/, "")).sort()).toEqual(["voxgate_ingest_fold", "voxgate_ingest_insert"]);
+    expect([...seen.keys()].map((n) => n.replace(/_[0-9a-f]{12}$/, "")).sort()).toEqual(["voxgate_ingest_attach_turns", "voxgate_ingest_fold", "voxgate_ingest_insert", "voxgate_ingest_insert_new"]);
     for (const [name, texts] of seen) {
       expect(texts.size, name).toBe(1);
       expect(name.endsWith(`_${sha([...texts][0] ?? "")}`), name).toBe(true);

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { ACME, AUTH_YAML, countOf, rows } from "../ingest/helpers.js";
+import { ACME, AUTH_YAML, countOf, record, rows } from "../ingest/helpers.js";
 import { useTestApp } from "../support/app.js";
 import { exportSpans, jsonBody, llmMetricsNode, SpanScript, ttsMetricsNode } from "./support.js";
 
@@ -177,6 +177,30 @@ describe("POST /v1/otlp/v1/traces: LiveKit spans to sessions, turns and records"
     s.agentHalf({ tts: false });
     await exportSpans(url(), ACME, script.take());
     expect(await rows(db(), sql`SELECT turn_index, response_speed_ms FROM turns WHERE session_id = 'RM_node_2'`)).toEqual([{ turn_index: 0, response_speed_ms: 500 }]);
+  });
+
+  it("numbers turns in the room their session already has, seq after seq across exports, each stamped with the session's agent", async () => {
+    // The session is known from /v1/ingest with its room and agent; the agent's spans name neither room.
+    const res = await fetch(`${t.base}/v1/ingest`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ACME}`, "content-type": "application/json" },
+      body: JSON.stringify([record({ session_id: "RM_room_known", room_name: "room-known", agent_id: "front-desk" })]),
+    });
+    expect(res.status).toBe(200);
+    const t0 = Date.now() - 40_000;
+    for (const start of [t0, t0 + 10_000]) {
+      // Two traces of the one conversation, one export each (the first names the session on sight).
+      const script = new SpanScript();
+      const s = nodeSession(script, "RM_room_known", start);
+      s.agentHalf({ tts: false });
+      await exportSpans(url(), ACME, script.take());
+    }
+    expect(
+      await rows(db(), sql`SELECT room_name, seq::int, agent_id, response_speed_ms FROM turns WHERE session_id = 'RM_room_known' ORDER BY caller_speak_start_ms`),
+    ).toEqual([
+      { room_name: "room-known", seq: 1, agent_id: "front-desk", response_speed_ms: 500 },
+      { room_name: "room-known", seq: 2, agent_id: "front-desk", response_speed_ms: 500 },
+    ]);
   });
 
   it("keeps only the spans later batches read: a wrapper ending a batch after its inner request is still skipped", async () => {

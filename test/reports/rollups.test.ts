@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { costReport } from "../../src/reports/costs.js";
 import { latencySketches } from "../../src/reports/latency.js";
 import { queryRows } from "../../src/reports/sources.js";
-import { type Period, windowSegments } from "../../src/reports/window.js";
+import { type Period, reportSegments, windowSegments } from "../../src/reports/window.js";
 import type { RequestRow } from "../../src/rollups/apply.js";
 import { rebuildRollups } from "../../src/rollups/rebuild.js";
 import { sketchFromJson } from "../../src/rollups/sketch-json.js";
@@ -75,6 +75,12 @@ describe("rollup windows equal raw aggregates", () => {
         expect(segs[0]?.from?.getTime()).toBe(now.getTime() - { today: 1, week: 7, month: 30 }[period] * DAY);
         for (let i = 1; i < segs.length; i++) expect(segs[i]?.from?.getTime()).toBe(segs[i - 1]?.to?.getTime());
         expect(segs.at(-1)?.to?.getTime()).toBe(now.getTime());
+        // The reports' segments tile it too, from today's midnight on as one `today` segment.
+        const read = reportSegments(period, now);
+        expect(read[0]?.from?.getTime()).toBe(segs[0]?.from?.getTime());
+        for (let i = 1; i < read.length; i++) expect(read[i]?.from?.getTime()).toBe(read[i - 1]?.to?.getTime());
+        expect(read.at(-1)).toEqual({ source: "today", from: new Date(Math.floor(now.getTime() / DAY) * DAY), to: now, toInclusive: true });
+        expect(read.slice(0, -1).every((s) => s.source !== "today" && s.to.getTime() <= Math.floor(now.getTime() / DAY) * DAY)).toBe(true);
       }
     }
   });
@@ -188,6 +194,51 @@ describe("rollup windows equal raw aggregates", () => {
           latency: b?.latency && { ...b.latency, avg: 0 },
         });
       });
+    }
+  });
+});
+
+describe("latency past the exact bound", () => {
+  const t = useTestApp();
+  const now = Date.now();
+  const rows: RequestRow[] = [];
+  beforeAll(async () => {
+    const rnd = lcg(7);
+    // 4,000 rows of one tenant's model, 3,000 over the last 36 hours, the rest over 8 days, up to 3 hours
+    // past now: every window's sketches hold more than EXACT_SAMPLE_LIMIT samples (merged from buckets).
+    for (let i = 0; i < 4000; i++) {
+      rows.push({
+        id: randomUUID(),
+        ts: new Date(now + 3 * HOUR - Math.floor(rnd() * (i % 4 === 0 ? 8 * DAY : 1.5 * DAY))),
+        tenant_id: "bound",
+        project: PROJECTS[i % 3] ?? "default",
+        model_id: "openai/gpt-4.1-mini",
+        modality: "llm",
+        provider: "openai",
+        status: "success",
+        ttfb_ms: 300 * Math.exp(rnd() * 2 - 1),
+        total_latency_ms: rnd() < 0.01 ? 0 : 900 * Math.exp(rnd() * 3 - 1.5),
+        is_probe: false,
+      });
+    }
+    for (let i = 0; i < rows.length; i += 500) await insertRequests(t.services.database.db, rows.slice(i, i + 500));
+  });
+
+  it("answers as the sketch of every raw sample, with and without rows later today", async () => {
+    for (const at of [now, now - 2 * HOUR, Math.floor(now / DAY) * DAY + 1]) {
+      for (const period of ["today", "week"] as const) {
+        const from = at - { today: 1, week: 7 }[period] * DAY;
+        const mine = rows.filter((r) => (r.ts as Date).getTime() >= from && (r.ts as Date).getTime() <= at);
+        expect(mine.length).toBeGreaterThan(1000);
+        const got = (await latencySketches(t.services.database.db, { period, tenantId: "bound", project: null, now: new Date(at) })).get("openai/gpt-4.1-mini");
+        expect(got?.requests).toBe(mine.length);
+        for (const [which, col] of [["ttfb", "ttfb_ms"], ["latency", "total_latency_ms"]] as const) {
+          const want = summarize(sketchOf(mine.map((r) => r[col] as number)));
+          const sum = got ? summarize(got[which]) : null;
+          expect(sum && { ...sum, avg: 0 }, `${period} ${new Date(at).toISOString()} ${which}`).toEqual(want && { ...want, avg: 0 });
+          if (sum && want) expect(sum.avg).toBeCloseTo(want.avg, 6);
+        }
+      }
     }
   });
 });
