@@ -122,7 +122,8 @@ export class UpstreamAnswer implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (!this.sink) {
-      (this.early ??= []).push(chunk);
+      if (this.early) this.early.push(chunk);
+      else this.early = [chunk];
       return;
     }
     if (!this.sink.data(chunk)) controller.pause();
