@@ -37,20 +37,26 @@ interface TraceStateRow {
 /**
  * loadTraceState's one statement (one round trip, one pooled connection), NAMED (src/db/named.ts: parsed
  * and planned once per connection; as an unnamed statement its parse and plan cost Postgres about as
- * much as running it): the identities fixed now (`fixed`, kind 't'), the trace rows stored before
- * (kind 't', those `fixed` did not return), the span rows (kind 's'). A conflicting trace row that
- * gains nothing is not updated (no write): the snapshot's copy is read. `= ANY(array)`, not
- * `IN (SELECT json_array_elements_text(…))`: the semi-join plan scanned the whole table as it grew
- * (bench:otlp, 75-400 ms per batch); the array probes the unique index.
+ * much as running it): the traces' stored spans (`stored`, kind 's'), the identities fixed now of the
+ * traces among `first` with none (`fixed`, kind 't'), the trace rows stored before (kind 't', those
+ * `fixed` did not return). A conflicting trace row that gains nothing is not updated (no write): the
+ * snapshot's copy is read. Every read probes an index by the export's trace ids (`= ANY(array)`): a
+ * `NOT EXISTS` over otlp_spans was planned as an anti-join that sorted the whole table (its JSON
+ * input is estimated at 100 rows whatever it holds), and `IN (SELECT json_array_elements_text(…))` as a
+ * semi-join that scanned it (bench:otlp, 75-400 ms per batch).
  */
 const traceState = namedStatement("voxgate_otlp_trace_state", () => {
   const tenant = sql`${sql.placeholder("tenant")}::text`;
   const ids = sql`ARRAY(SELECT json_array_elements_text(${sql.placeholder("ids")}::json))`;
-  return sql`WITH fixed AS (
+  return sql`WITH stored AS (
+      SELECT trace_id, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project, python, mapped,
+          (extract(epoch FROM created_at) * 1000)::float8 AS received_ms
+        FROM otlp_spans WHERE trace_id = ANY(${ids}) AND tenant_id IS NOT DISTINCT FROM ${tenant}
+    ), fixed AS (
       INSERT INTO otlp_traces (tenant_id, trace_id, session_id, room_name, agent_id)
       SELECT ${tenant}, v.trace_id, v.session_id, v.room_name, v.agent_id
       FROM json_to_recordset(${sql.placeholder("first")}::json) AS v(trace_id text, session_id text, room_name text, agent_id text)
-      WHERE NOT EXISTS (SELECT 1 FROM otlp_spans s WHERE s.trace_id = v.trace_id AND s.tenant_id IS NOT DISTINCT FROM ${tenant})
+      WHERE v.trace_id NOT IN (SELECT trace_id FROM stored)
       ORDER BY v.trace_id
       ON CONFLICT ON CONSTRAINT otlp_traces_trace_tenant_uq DO UPDATE SET
         room_name = COALESCE(otlp_traces.room_name, excluded.room_name),
@@ -67,8 +73,8 @@ const traceState = namedStatement("voxgate_otlp_trace_state", () => {
       FROM otlp_traces WHERE trace_id = ANY(${ids}) AND tenant_id IS NOT DISTINCT FROM ${tenant} AND trace_id NOT IN (SELECT trace_id FROM fixed)
     UNION ALL
     SELECT 's', trace_id, NULL, NULL, NULL, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project,
-        python, mapped, (extract(epoch FROM created_at) * 1000)::float8
-      FROM otlp_spans WHERE trace_id = ANY(${ids}) AND tenant_id IS NOT DISTINCT FROM ${tenant}`;
+        python, mapped, received_ms
+      FROM stored`;
 });
 
 /**
