@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { DomainError } from "../errors.js";
-import { decodeUtf8, parseJsonText, readBodyBytes } from "../http/body.js";
+import { decodeUtf8, JSON_MAX_DEPTH, JSON_MAX_VALUES, parseJsonText, readBodyBytes } from "../http/body.js";
 
 /** Largest number of rows in one ingest, turns or dead-air batch (docs/api/ingest.md). */
 export const INGEST_BATCH_CAP = 1000;
@@ -13,12 +13,19 @@ export interface ArrayScan {
   count: number;
   /** Deepest nesting seen (stops scanning past the limit). */
   depth: number;
+  /** Values as jsonBoundsProblem counts them (containers and commas outside strings), so far. */
+  values: number;
+  /**
+   * The scan read one whole JSON value (its brackets balanced) followed by white space only: `depth`
+   * and `values` are then those of the whole text.
+   */
+  whole: boolean;
 }
 
 /**
  * One pass over the raw text, before JSON.parse: is it an array, how many top-level elements,
- * how deep. Stops as soon as a limit is crossed, so a 10k-element or deeply nested body never
- * costs a full parse. Malformed text is left for JSON.parse to report.
+ * how deep, how many values. Stops as soon as a limit is crossed, so a 10k-element or deeply nested
+ * body never costs a full parse. Malformed text is left for JSON.parse to report.
  */
 export function scanTopLevelArray(text: string, cap = INGEST_BATCH_CAP, maxDepth = INGEST_MAX_DEPTH): ArrayScan {
   let i = 0;
@@ -28,7 +35,9 @@ export function scanTopLevelArray(text: string, cap = INGEST_BATCH_CAP, maxDepth
   let depth = 0;
   let deepest = 0;
   let count = 0;
+  let values = 0;
   let sawElement = false;
+  let closed = false;
   for (; i < n; i++) {
     const ch = text.charCodeAt(i);
     if (ch === 0x22 /* " */) {
@@ -44,6 +53,7 @@ export function scanTopLevelArray(text: string, cap = INGEST_BATCH_CAP, maxDepth
         sawElement = true;
         count++;
       }
+      values++;
       depth++;
       if (depth > deepest) {
         deepest = depth;
@@ -51,18 +61,22 @@ export function scanTopLevelArray(text: string, cap = INGEST_BATCH_CAP, maxDepth
       }
     } else if (ch === 0x5d || ch === 0x7d /* ] } */) {
       depth--;
-      if (depth === 0) break;
-    } else if (isArray && depth === 1) {
-      if (ch === 0x2c /* , */) {
-        sawElement = false;
-      } else if (!sawElement && !isSpace(ch)) {
-        sawElement = true;
-        count++;
+      if (depth === 0) {
+        closed = true;
+        break;
       }
+    } else if (ch === 0x2c /* , */) {
+      values++;
+      if (isArray && depth === 1) sawElement = false;
+    } else if (isArray && depth === 1 && !sawElement && !isSpace(ch)) {
+      sawElement = true;
+      count++;
     }
     if (count > cap) break;
   }
-  return { isArray, count: isArray ? count : 0, depth: deepest };
+  let whole = closed;
+  for (i++; whole && i < n; i++) if (!isSpace(text.charCodeAt(i))) whole = false;
+  return { isArray, count: isArray ? count : 0, depth: deepest, values, whole };
 }
 
 /** Index of the quote closing the string that opens at `open` (jumps with indexOf, skips escapes). */
@@ -98,7 +112,9 @@ export async function readBatch(c: Context, limitBytes: number): Promise<unknown
       max_depth: INGEST_MAX_DEPTH,
     });
   }
-  const parsed = parseJsonText(text);
+  // A whole value within parseJsonText's bounds (depth ≤ INGEST_MAX_DEPTH < JSON_MAX_DEPTH) is parsed
+  // without its second scan for them (~0.5-0.8 ms per 500 records); anything else goes the full way.
+  const parsed = parseJsonText(text, scan.whole && scan.values <= JSON_MAX_VALUES && scan.depth <= JSON_MAX_DEPTH);
   if (!Array.isArray(parsed)) {
     throw new DomainError("validation_failed", "the body must be a JSON array of rows (not wrapped in an object)", [
       { path: "(body)", message: "expected array" },

@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { mergeStoredSketch, sketchBucketSql } from "../rollups/sketch-json.js";
-import { EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
+import { mergeStoredSketch } from "../rollups/sketch-json.js";
+import { addSample, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
 import type { LatencyReport, ModelLatency } from "./schemas.js";
 import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
 import { type Period, type ReportSegment, reportSegments } from "./window.js";
@@ -25,9 +25,11 @@ interface PartRow {
   requests: string | number;
   th: unknown;
   lh: unknown;
+  /** A raw edge row's TTFB and total latency (null on rollup rows). */
+  tv: number | null;
+  lv: number | null;
 }
 
-const LIMIT = sql.raw(String(EXACT_SAMPLE_LIMIT));
 
 /** The two sketches of a model: the rollup columns (count, sketch) and the raw column of each. */
 const SKETCHES = { t: { count: "tn", hist: "th", raw: "ttfb_ms" }, l: { count: "ln", hist: "lh", raw: "total_latency_ms" } } as const;
@@ -55,10 +57,11 @@ function windowCtes(segments: ReportSegment[], scope: ReportScope): SQL {
 
 /**
  * One row per stored sketch pair (rollup rows, without their raw samples unless the model's whole
- * window is small enough to be exact) and one per model for the raw edge rows, whose sketches are
- * built here in the stored form (src/stats/summary.ts, sketchBucketSql: the rebuild's bucket index).
- * Node merges them (mergeStoredSketch): summing the buckets in SQL (jsonb_each per stored sketch,
- * then a hash aggregate) cost more than the whole read and grew with each sketch's distinct buckets.
+ * window is small enough to be exact), then the raw edge rows' two values each, which Node adds to
+ * the sketches (addSample): cheaper than building their sketches in SQL (four passes over the rows).
+ * Node merges the stored sketches (mergeStoredSketch): summing their buckets in SQL (jsonb_each per
+ * stored sketch, then a hash aggregate) cost more than the whole read and grew with each sketch's
+ * distinct buckets.
  */
 function partsSql(ctes: SQL): SQL {
   const stored = (w: Which) => {
@@ -66,34 +69,17 @@ function partsSql(ctes: SQL): SQL {
     // A stored sketch past the bound has no samples: rebuilt without them only when it has some.
     return sql.raw(`CASE WHEN n.${count} <= ${EXACT_SAMPLE_LIMIT} OR r.${count} > ${EXACT_SAMPLE_LIMIT} THEN r.${hist} ELSE r.${hist} - 'samples' END`);
   };
-  // The raw rows' sketches without their buckets (aggregated per model), the buckets joined after:
-  // grouping by the bucket objects compared jsonb values row by row (25 ms for an hour's rows at 10M).
-  const built = (w: Which) => {
-    const { count, raw } = SKETCHES[w];
-    const v = sql.raw(`x.${raw}`);
-    return sql`CASE WHEN count(${v}) > 0 THEN jsonb_build_object('count', count(${v}), 'sum', sum(${v}), 'min', min(${v}), 'max', max(${v}),
-      'zeros', count(*) FILTER (WHERE ${v} <= 1e-9),
-      'samples', CASE WHEN min(n.${sql.raw(count)}) <= ${LIMIT} THEN coalesce(jsonb_agg(${v}) FILTER (WHERE ${v} IS NOT NULL AND n.${sql.raw(count)} <= ${LIMIT}), '[]'::jsonb) END) END`;
-  };
-  const buckets = (w: Which) => {
-    const v = sql.raw(SKETCHES[w].raw);
-    return sql`SELECT model_id, jsonb_object_agg(k::text, c) AS b FROM (
-      SELECT model_id, ${sketchBucketSql(v)} AS k, count(*) AS c FROM x WHERE ${v} > 1e-9 GROUP BY 1, 2) s GROUP BY 1`;
-  };
-  return sql`${ctes}, tb AS (${buckets("t")}), lb AS (${buckets("l")}),
-    xs AS (SELECT x.model_id, min(x.modality) AS modality, min(x.provider) AS provider, count(*) AS requests, ${built("t")} AS th, ${built("l")} AS lh
-      FROM x JOIN n USING (model_id) GROUP BY x.model_id)
-    SELECT r.model_id, r.modality, r.provider, r.requests, ${stored("t")} AS th, ${stored("l")} AS lh FROM r JOIN n USING (model_id)
+  return sql`${ctes}
+    SELECT r.model_id, r.modality, r.provider, r.requests, ${stored("t")} AS th, ${stored("l")} AS lh, NULL::float8 AS tv, NULL::float8 AS lv
+      FROM r JOIN n USING (model_id)
     UNION ALL
-    SELECT xs.model_id, xs.modality, xs.provider, xs.requests, xs.th || jsonb_build_object('buckets', coalesce(tb.b, '{}'::jsonb)),
-      xs.lh || jsonb_build_object('buckets', coalesce(lb.b, '{}'::jsonb))
-    FROM xs LEFT JOIN tb USING (model_id) LEFT JOIN lb USING (model_id)`;
+    SELECT model_id, modality, provider, 1, NULL, NULL, ttfb_ms, total_latency_ms FROM x`;
 }
 
 /**
  * Latency sketches per model over a period, probe traffic excluded: rollup sketches for whole
  * buckets (today's from its day rows), the raw edge hour's samples added, in one statement whose rows
- * are a few hundred stored sketches whatever the traffic. Percentiles come from src/stats/summary.ts.
+ * are a few hundred stored sketches and the edge hour's rows. Percentiles come from src/stats/summary.ts.
  */
 export async function latencySketches(db: Db, args: ReportScope & { period: Period; now?: Date }): Promise<Map<string, ModelSketches>> {
   const rows = await queryRows<PartRow>(db, partsSql(windowCtes(reportSegments(args.period, args.now ?? new Date()), args)));
@@ -105,8 +91,12 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
       out.set(r.model_id, e);
     }
     e.requests += Number(r.requests);
-    mergeStoredSketch(e.ttfb, r.th);
-    mergeStoredSketch(e.latency, r.lh);
+    if (r.th !== null || r.lh !== null) {
+      mergeStoredSketch(e.ttfb, r.th);
+      mergeStoredSketch(e.latency, r.lh);
+    }
+    if (r.tv !== null) addSample(e.ttfb, r.tv);
+    if (r.lv !== null) addSample(e.latency, r.lv);
   }
   return out;
 }

@@ -35,16 +35,33 @@ interface Acc {
 /** A batch's rows for the upsert, as JSON, sorted by key (the lock order every writer follows). */
 export function billingUsageRows(rows: RequestRow[]): string {
   const byKey = new Map<string, Acc>();
+  // A batch is mostly runs of one key (one day, tenant, model and rule): a row keyed like the one
+  // before joins its accumulator without building the bucket text and key string again.
+  let prev: { row: RequestRow; dayMs: number; acc: Acc } | null = null;
   for (const row of rows) {
     const ts = row.ts instanceof Date ? row.ts.getTime() : new Date(row.ts).getTime();
-    const bucket = new Date(floorTo(ts, DAY_MS)).toISOString();
+    const dayMs = floorTo(ts, DAY_MS);
     const tenant = row.tenant_id ?? null;
     const rule = row.rate_rule ?? null;
-    const key = `${bucket}\u0000${tenant === null ? "" : `=${tenant}`}\u0000${row.modality}\u0000${row.model_id}\u0000${rule === null ? "" : `=${rule}`}`;
-    let acc = byKey.get(key);
-    if (!acc) {
-      acc = { bucket, tenant_id: tenant, modality: row.modality, model_id: row.model_id, rate_rule: rule, requests: 0, price: 0n, cost: 0n, unpriced: 0, uncosted: 0, input: 0, output: 0 };
-      byKey.set(key, acc);
+    let acc: Acc | undefined;
+    if (
+      prev !== null &&
+      prev.dayMs === dayMs &&
+      (prev.row.tenant_id ?? null) === tenant &&
+      prev.row.modality === row.modality &&
+      prev.row.model_id === row.model_id &&
+      (prev.row.rate_rule ?? null) === rule
+    ) {
+      acc = prev.acc;
+    } else {
+      // The bucket as zero-padded epoch ms sorts as its ISO text does; the text is made once per key.
+      const key = `${String(dayMs).padStart(15, "0")}\u0000${tenant === null ? "" : `=${tenant}`}\u0000${row.modality}\u0000${row.model_id}\u0000${rule === null ? "" : `=${rule}`}`;
+      acc = byKey.get(key);
+      if (!acc) {
+        acc = { bucket: new Date(dayMs).toISOString(), tenant_id: tenant, modality: row.modality, model_id: row.model_id, rate_rule: rule, requests: 0, price: 0n, cost: 0n, unpriced: 0, uncosted: 0, input: 0, output: 0 };
+        byKey.set(key, acc);
+      }
+      prev = { row, dayMs, acc };
     }
     acc.requests += 1;
     if (row.rated_price_usd === null || row.rated_price_usd === undefined) acc.unpriced += 1;

@@ -69,16 +69,21 @@ const keyOf = (bucketMs: number, tenantId: string | null, agentId: string) => `$
 /** Per-agent accumulators at one grain, filled from request rows and turns. */
 export class AgentRollupBatch {
   readonly byKey = new Map<string, AgentAcc>();
+  /** The accumulator of the row before: a batch is mostly runs of one agent and hour. */
+  private last: { bucketMs: number; acc: AgentAcc } | null = null;
   constructor(readonly bucketOf: BucketOf) {}
 
   private acc(ms: number, tenantId: string | null, agentId: string): AgentAcc {
     const bucketMs = this.bucketOf(ms);
+    const last = this.last;
+    if (last !== null && last.bucketMs === bucketMs && last.acc.agentId === agentId && last.acc.tenantId === tenantId) return last.acc;
     const key = keyOf(bucketMs, tenantId, agentId);
     let a = this.byKey.get(key);
     if (!a) {
       a = emptyAgentAcc(new Date(bucketMs), tenantId, agentId);
       this.byKey.set(key, a);
     }
+    this.last = { bucketMs, acc: a };
     return a;
   }
 
@@ -210,17 +215,34 @@ async function write(tx: Db, fill: (b: AgentRollupBatch) => void): Promise<Agent
  * fleet-index checkpoints (foldIntoCheckpoints).
  */
 export function fleetIndexRequestRows(rows: RequestRow[], turns: readonly TurnFold[] = []): { rowsByTable: Record<string, string>; byHour: AgentAcc[] } {
-  let byHour: AgentAcc[] = [];
+  // One pass over the rows at the finest grain (hour); the day and month grains fold the hours'
+  // accumulators (counts and money add exactly, sketches merge: as aggregating the rows again).
+  const hourly = new AgentRollupBatch(FLEET_INDEX_GRAINS[0].bucketOf);
+  for (const r of rows) if (r.agent_id !== null && r.agent_id !== undefined) hourly.addRequest(r);
+  for (const t of turns) hourly.addTurn(t);
+  const byHour = hourly.sorted();
   const rowsByTable: Record<string, string> = {};
   for (const grain of FLEET_INDEX_GRAINS) {
-    const batch = new AgentRollupBatch(grain.bucketOf);
-    for (const r of rows) if (r.agent_id !== null && r.agent_id !== undefined) batch.addRequest(r);
-    for (const t of turns) batch.addTurn(t);
-    const accs = batch.sorted();
-    if (grain.unit === "hour") byHour = accs;
+    const accs = grain.unit === "hour" ? byHour : foldAgentAccs(byHour, grain.bucketOf);
     rowsByTable[grain.table] = rowsJson(accs, grain.sketches);
   }
   return { rowsByTable, byHour };
+}
+
+/** Hour accumulators folded into a coarser grain's buckets, sorted by key (the lock order). */
+function foldAgentAccs(byHour: readonly AgentAcc[], bucketOf: BucketOf): AgentAcc[] {
+  const byKey = new Map<string, AgentAcc>();
+  for (const h of byHour) {
+    const bucketMs = bucketOf(h.bucket.getTime());
+    const key = keyOf(bucketMs, h.tenantId, h.agentId);
+    let acc = byKey.get(key);
+    if (!acc) {
+      acc = emptyAgentAcc(new Date(bucketMs), h.tenantId, h.agentId);
+      byKey.set(key, acc);
+    }
+    mergeAgentAcc(acc, h);
+  }
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
 }
 
 /**
