@@ -18,6 +18,7 @@
  * Also in the same run: the floor (bench/gateway-floor.ts, a minimal undici proxy: what Node itself
  * costs here), and with BENCH_BASE_DIST=<dir> a second Voxgate built from another commit (A/B:
  * `git archive <commit> | tar -x -C <dir>`, link node_modules, `npx tsc -p tsconfig.build.json`).
+ * BENCH_SERVER_NODE_ARGS: node flags for this tree's Voxgate (a `--cpu-prof` of the serving process).
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -27,7 +28,7 @@ import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 import { Pool } from "undici";
 import { OtlpCollector } from "../test/support/stubs/otlp-collector.js";
-import { backendCpu, backendCpuSpent, cpuTimes, createBenchDatabase, fmt, percentile, ROOT, startServer } from "./support.js";
+import { backendCpu, backendCpuSpent, cliEntry, cpuTimes, createBenchDatabase, fmt, percentile, ROOT, startServer } from "./support.js";
 
 /**
  * c=1 calls per peer, spread over ROUNDS rounds (5,000 a round by default). Each round switches the
@@ -126,6 +127,8 @@ async function startPortkey(): Promise<{ child: ChildProcess; port: number }> {
 }
 
 const BASE_DIST = process.env.BENCH_BASE_DIST;
+/** BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/gw-prof"): node flags for this tree's `voxgate serve` only. */
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
 const OTEL = process.env.BENCH_OTEL === "1";
 /** The agent's trace context every Voxgate call carries (read only by the exporting peer). */
 const TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -283,7 +286,7 @@ async function main() {
   );
   const db = await createBenchDatabase("gateway");
   // The OTel variables are cleared for every peer but the exporting one (empty = unset).
-  const voxgate = await startServer({ DATABASE_URL: db.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn", OTEL_EXPORTER_OTLP_ENDPOINT: "" });
+  const voxgate = await startServer({ DATABASE_URL: db.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn", OTEL_EXPORTER_OTLP_ENDPOINT: "" }, [...SERVER_NODE_ARGS, ...cliEntry()]);
   const collector = OTEL ? await new OtlpCollector({ decode: false }).start() : null;
   const otelDb = collector ? await createBenchDatabase("gateway_otel") : null;
   const otel = collector && otelDb ? await startServer({ DATABASE_URL: otelDb.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn", OTEL_EXPORTER_OTLP_ENDPOINT: collector.url }) : null;

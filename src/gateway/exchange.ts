@@ -22,14 +22,15 @@ export interface Outbound {
   end(broken?: boolean): void;
   /** The client went away before the answer ended. */
   readonly aborted: boolean;
-  onAbort(cb: () => void): void;
+  /** `target.abort()` is called if the client goes away before the answer ended (an object, not a closure per call). */
+  onAbort(target: { abort(): void }): void;
   /** The client's address (null when the socket no longer knows it). */
   readonly remoteAddress: string | null;
 }
 
 export class NodeOutbound implements Outbound {
   aborted = false;
-  private readonly abortCallbacks: (() => void)[] = [];
+  private readonly abortTargets: { abort(): void }[] = [];
   constructor(
     private readonly res: ServerResponse,
     req: IncomingMessage,
@@ -37,7 +38,7 @@ export class NodeOutbound implements Outbound {
     res.once("close", () => {
       if (res.writableFinished) return;
       this.aborted = true;
-      for (const cb of this.abortCallbacks) cb();
+      for (const t of this.abortTargets) t.abort();
     });
     this.remoteAddress = req.socket.remoteAddress ?? null;
   }
@@ -63,8 +64,8 @@ export class NodeOutbound implements Outbound {
     if (broken) this.res.destroy();
     else this.res.end();
   }
-  onAbort(cb: () => void): void {
-    this.abortCallbacks.push(cb);
+  onAbort(target: { abort(): void }): void {
+    this.abortTargets.push(target);
   }
 }
 

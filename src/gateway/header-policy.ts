@@ -92,23 +92,39 @@ export function relayableHeaders(protocolId: string, upstream: IncomingHttpHeade
   const { names, prefixes } = responsePolicy(protocolId);
   const out: IncomingHttpHeaders = {};
   for (const name in upstream) {
-    if (names.has(name) || prefixes.some((p) => name.startsWith(p))) out[name] = upstream[name];
+    if (names.has(name) || startsWithAny(name, prefixes)) out[name] = upstream[name];
   }
   return out;
+}
+
+/** `prefixes.some((p) => name.startsWith(p))` without a closure per header of every answer. */
+function startsWithAny(name: string, prefixes: readonly string[]): boolean {
+  for (let i = 0; i < prefixes.length; i++) if (name.startsWith(prefixes[i] as string)) return true;
+  return false;
 }
 
 /** Keys shorter than this are not searched for in answers (too likely to occur by chance). */
 const MIN_SEARCHED_KEY_LENGTH = 8;
 
+/** Keys as searched for: every answer of a provider searches for the same key (at most 256 kept). */
+const keyBytes = new Map<string, Buffer>();
+
 /** The provider's key as searched for in answers; null when it is empty or too short to search. */
 export function searchableKey(apiKey: string): Buffer | null {
-  return apiKey.length >= MIN_SEARCHED_KEY_LENGTH ? Buffer.from(apiKey) : null;
+  if (apiKey.length < MIN_SEARCHED_KEY_LENGTH) return null;
+  let bytes = keyBytes.get(apiKey);
+  if (!bytes) {
+    bytes = Buffer.from(apiKey);
+    if (keyBytes.size >= 256) keyBytes.clear();
+    keyBytes.set(apiKey, bytes);
+  }
+  return bytes;
 }
 
-/** True when any header value holds the provider's key. */
-export function headersHoldKey(headers: IncomingHttpHeaders, key: Buffer | null): boolean {
-  if (!key) return false;
-  const text = key.toString();
+/** True when any header value holds the provider's key (`apiKey` as searchableKey accepts it). */
+export function headersHoldKey(headers: IncomingHttpHeaders, apiKey: string): boolean {
+  if (apiKey.length < MIN_SEARCHED_KEY_LENGTH) return false;
+  const text = apiKey;
   for (const name in headers) {
     const v = headers[name];
     if (v === undefined) continue;

@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { type CallPlan, admitKey, loopbackRefusal, planCall } from "./admit.js";
 import { defaultEstimate } from "./budget-reservations.js";
-import { answerError, BodyTooLarge, type Outbound, relayHeaders } from "./exchange.js";
+import { answerError, BodyTooLarge, type HeaderList, type Outbound, relayHeaders } from "./exchange.js";
 import type { Gateway } from "./gateway.js";
 import { type Attempt, type CallContext, callerTrace, failureOf, recordAttempt } from "./attempt.js";
 import { headersHoldKey, KeyWatch, relayableHeaders, searchableKey, upstreamHeaders } from "./header-policy.js";
-import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamRequest, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
-import { UpstreamAnswer } from "./upstream.js";
+import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamRequest, type UpstreamTarget, type VendorProtocol } from "./protocol.js";
+import { type BodySink, UpstreamAnswer } from "./upstream.js";
 
 /** A proxied call's request as the gateway listener (src/gateway/listener.ts) hands it over. */
 export interface ProxyInbound {
@@ -98,7 +98,7 @@ async function forward(
     }
     const attempt: Attempt = { id: i === 0 ? requestId : randomUUID(), target, status: "success", units: {} };
     const handle = new UpstreamAnswer();
-    out.onAbort(() => handle.abort());
+    out.onAbort(handle);
     let res: UpstreamAnswer;
     try {
       res = await gw.upstreams.send(target, allowedRequest(protocol, route.upstreamRequest(inbound, call, target), target), gw.config.gateway.first_byte_timeout_ms, handle);
@@ -173,83 +173,109 @@ function relay(
   extra: Record<string, string>,
   protocol: VendorProtocol,
 ): Promise<void> {
-  const meter = route.meter(call, attempt.target);
-  const key = searchableKey(attempt.target.apiKey);
-  const watch = key ? new KeyWatch(key) : null;
-  const withheld = (where: string) => {
-    ctx.gw.log.warn({ provider: attempt.target.providerId, model: attempt.target.modelId, status: res.statusCode, where }, "upstream answer withheld: it contained the provider's key");
-    attempt.status = "error";
-    attempt.error = "upstream answer withheld (it contained the provider credential)";
-  };
-  if (headersHoldKey(res.headers, key)) {
-    withheld("headers");
+  if (headersHoldKey(res.headers, attempt.target.apiKey)) {
+    withheld(ctx, attempt, res.statusCode, "headers");
     recordAttempt(ctx, attempt);
     answerError(out, protocol, 502, "upstream_unavailable", `${attempt.target.modelId}: the provider's answer was withheld`, attempt.id, extra);
     return res.dump();
   }
+  const meter = route.meter(call, attempt.target);
   meter.headers?.(res.statusCode, res.headers);
-  const head = relayHeaders(relayableHeaders(protocol.id, res.headers), extra, attempt.id);
-  // An error answer is held until its end (or MAX_HELD_ERROR_BYTES) so a key in it can still be refused.
-  let held: Buffer[] | null = watch && res.statusCode >= 400 ? [] : null;
-  let heldBytes = 0;
-  if (!held) out.head(res.statusCode, head);
-  let ttfb: number | null = null;
-  let leaked = false;
+  const sink = new RelaySink(ctx, out, res, attempt, extra, protocol, meter);
+  if (!sink.held) out.head(res.statusCode, sink.head);
   return new Promise<void>((resolve) => {
-    res.stream({
-      data(chunk) {
-        const arrived = ttfb === null ? performance.now() : 0;
-        if (leaked) return true;
-        if (watch?.push(chunk)) {
-          leaked = true;
-          withheld(held ? "error body" : "body");
-          res.abort();
-          return true;
-        }
-        let flowing = true;
-        if (held) {
-          held.push(chunk);
-          heldBytes += chunk.byteLength;
-          if (heldBytes > MAX_HELD_ERROR_BYTES) {
-            out.head(res.statusCode, head);
-            for (const c of held) flowing = out.write(c);
-            held = null;
-          }
-        } else flowing = out.write(chunk);
-        const first = meter.chunk(chunk);
-        if (ttfb === null && first !== false) ttfb = arrived - ctx.t0;
-        if (flowing) return true;
-        void out.drained().then(() => res.resume());
-        return false;
-      },
-      end(err) {
-        const aborted = out.aborted;
-        const complete = err === null && !aborted && !leaked;
-        if (held && leaked) {
-          answerError(out, protocol, 502, "upstream_unavailable", `${attempt.target.modelId}: the provider's answer was withheld`, attempt.id, extra);
-        } else {
-          if (held) {
-            out.head(res.statusCode, head);
-            for (const c of held) out.write(c);
-          }
-          out.end(!complete);
-        }
-        attempt.ttfbMs = ttfb;
-        attempt.units = meter.units(complete);
-        if (leaked) {
-          // status and error set by withheld()
-        } else if (res.statusCode >= 400) {
-          attempt.status = "error";
-          attempt.error = `upstream answered ${res.statusCode}`;
-        } else if (!complete) {
-          attempt.status = "error";
-          attempt.error = aborted ? "client disconnected before the answer ended" : "upstream answer cut off";
-        }
-        recordAttempt(ctx, attempt);
-        resolve();
-      },
-    });
+    sink.done = resolve;
+    res.stream(sink);
   });
+}
+
+/** Marks an attempt whose answer held the provider's key (`where`: headers, body or error body) and tells the operator. */
+function withheld(ctx: CallContext, attempt: Attempt, status: number, where: string): void {
+  ctx.gw.log.warn({ provider: attempt.target.providerId, model: attempt.target.modelId, status, where }, "upstream answer withheld: it contained the provider's key");
+  attempt.status = "error";
+  attempt.error = "upstream answer withheld (it contained the provider credential)";
+}
+
+/** relay()'s sink for the answer's body: one object per call, no closures. */
+class RelaySink implements BodySink {
+  readonly head: HeaderList;
+  /** An error answer is held until its end (or MAX_HELD_ERROR_BYTES) so a key in it can still be refused. */
+  held: Buffer[] | null;
+  done: () => void = () => {};
+  private readonly watch: KeyWatch | null;
+  private heldBytes = 0;
+  private ttfb: number | null = null;
+  private leaked = false;
+
+  constructor(
+    private readonly ctx: CallContext,
+    private readonly out: Outbound,
+    private readonly res: UpstreamAnswer,
+    private readonly attempt: Attempt,
+    private readonly extra: Record<string, string>,
+    private readonly protocol: VendorProtocol,
+    private readonly meter: Meter,
+  ) {
+    const key = searchableKey(attempt.target.apiKey);
+    this.watch = key ? new KeyWatch(key) : null;
+    this.head = relayHeaders(relayableHeaders(protocol.id, res.headers), extra, attempt.id);
+    this.held = key && res.statusCode >= 400 ? [] : null;
+  }
+
+  data(chunk: Buffer): boolean {
+    const arrived = this.ttfb === null ? performance.now() : 0;
+    if (this.leaked) return true;
+    const { out, res } = this;
+    if (this.watch?.push(chunk)) {
+      this.leaked = true;
+      withheld(this.ctx, this.attempt, res.statusCode, this.held ? "error body" : "body");
+      res.abort();
+      return true;
+    }
+    let flowing = true;
+    if (this.held) {
+      this.held.push(chunk);
+      this.heldBytes += chunk.byteLength;
+      if (this.heldBytes > MAX_HELD_ERROR_BYTES) {
+        out.head(res.statusCode, this.head);
+        for (const c of this.held) flowing = out.write(c);
+        this.held = null;
+      }
+    } else flowing = out.write(chunk);
+    const first = this.meter.chunk(chunk);
+    if (this.ttfb === null && first !== false) this.ttfb = arrived - this.ctx.t0;
+    if (flowing) return true;
+    void out.drained().then(() => res.resume());
+    return false;
+  }
+
+  end(err: Error | null): void {
+    const { out, res, attempt, held, leaked } = this;
+    const aborted = out.aborted;
+    const complete = err === null && !aborted && !leaked;
+    if (held && leaked) {
+      answerError(out, this.protocol, 502, "upstream_unavailable", `${attempt.target.modelId}: the provider's answer was withheld`, attempt.id, this.extra);
+    } else {
+      if (held) {
+        out.head(res.statusCode, this.head);
+        for (const c of held) out.write(c);
+      }
+      out.end(!complete);
+    }
+    attempt.ttfbMs = this.ttfb;
+    attempt.units = this.meter.units(complete);
+    if (leaked) {
+      // status and error set by withheld()
+    } else if (res.statusCode >= 400) {
+      attempt.status = "error";
+      attempt.error = `upstream answered ${res.statusCode}`;
+    } else if (!complete) {
+      attempt.status = "error";
+      attempt.error = aborted ? "client disconnected before the answer ended" : "upstream answer cut off";
+    }
+    recordAttempt(this.ctx, attempt);
+    this.done();
+  }
 }
 
 function headerOf(h: IncomingHttpHeaders, name: string): string | null {

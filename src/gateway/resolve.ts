@@ -90,6 +90,7 @@ export function resolveModel(table: RoutingTable, route: RouteSpeaks, requested:
  */
 export function fallbackChain(table: RoutingTable, route: RouteSpeaks, primary: UpstreamTarget): UpstreamTarget[] {
   const list = table.fallbacks[route.modality];
+  if (list.length === 0) return [];
   const at = list.indexOf(primary.modelId);
   const rest = at >= 0 ? list.slice(at + 1) : list;
   const out: UpstreamTarget[] = [];

@@ -62,6 +62,8 @@ export class GatewayUpstreams {
     }
     const { pool, basePath } = this.poolFor(undici, target.baseUrl);
     return new Promise<UpstreamAnswer>((resolve, reject) => {
+      answer.settle = { resolve, reject };
+      // The answer is undici's handler itself: no handler object and closures per call.
       pool.dispatch(
         {
           method: req.method as Dispatcher.HttpMethod,
@@ -71,27 +73,7 @@ export class GatewayUpstreams {
           headersTimeout: firstByteTimeoutMs,
           bodyTimeout: UPSTREAM_BODY_TIMEOUT_MS,
         },
-        {
-          onRequestStart(controller) {
-            answer.controller = controller;
-            if (answer.abortRequested) controller.abort(new Error("aborted by the client"));
-          },
-          onResponseStart(_controller, statusCode, headers) {
-            answer.statusCode = statusCode;
-            answer.headers = headers;
-            resolve(answer);
-          },
-          onResponseData(controller, chunk) {
-            answer.data(controller, chunk);
-          },
-          onResponseEnd() {
-            answer.finish(null);
-          },
-          onResponseError(_controller, err) {
-            if (answer.statusCode === 0) reject(err);
-            else answer.finish(err);
-          },
-        },
+        answer,
       );
     });
   }
@@ -112,25 +94,54 @@ export interface BodySink {
 /**
  * One upstream answer: status and headers, then the body pushed to a sink as it arrives (chunks
  * that came before stream() was called are kept and delivered first). abort() cancels the request.
+ * It is the dispatch handler of its request (GatewayUpstreams.send), so its on* methods are undici's.
  */
-export class UpstreamAnswer {
+export class UpstreamAnswer implements Dispatcher.DispatchHandler {
   statusCode = 0;
   headers: IncomingHttpHeaders = {};
   controller: Dispatcher.DispatchController | null = null;
   abortRequested = false;
+  /** send()'s promise until the response headers (or the error before them) came. */
+  settle: { resolve: (a: UpstreamAnswer) => void; reject: (err: Error) => void } | null = null;
   private sink: BodySink | null = null;
-  private early: Buffer[] = [];
+  private early: Buffer[] | null = null;
   private ended: { err: Error | null } | null = null;
 
-  data(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.abortRequested) controller.abort(new Error("aborted by the client"));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.statusCode = statusCode;
+    this.headers = headers;
+    const settle = this.settle;
+    this.settle = null;
+    settle?.resolve(this);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (!this.sink) {
-      this.early.push(chunk);
+      if (this.early) this.early.push(chunk);
+      else this.early = [chunk];
       return;
     }
     if (!this.sink.data(chunk)) controller.pause();
   }
 
-  finish(err: Error | null): void {
+  onResponseEnd(): void {
+    this.finish(null);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.statusCode === 0) {
+      const settle = this.settle;
+      this.settle = null;
+      settle?.reject(err);
+    } else this.finish(err);
+  }
+
+  private finish(err: Error | null): void {
     if (this.ended) return;
     this.ended = { err };
     this.sink?.end(err);
@@ -139,9 +150,9 @@ export class UpstreamAnswer {
   stream(sink: BodySink): void {
     this.sink = sink;
     const early = this.early;
-    this.early = [];
+    this.early = null;
     let paused = false;
-    for (const c of early) if (!sink.data(c)) paused = true;
+    if (early) for (const c of early) if (!sink.data(c)) paused = true;
     if (paused) this.controller?.pause();
     if (this.ended) sink.end(this.ended.err);
   }

@@ -1,5 +1,5 @@
 import { type IngestDeps, ingestRecords } from "../ingest/ingest-requests.js";
-import { checkTurns, insertNumberedTurns, numberTurns, turnsResult } from "../ingest/turns.js";
+import { checkTurns, insertNumberedTurns, numberTurns } from "../ingest/turns.js";
 import {
   CLOSING_SPANS,
   type FreshSpan,
@@ -15,14 +15,13 @@ import {
 import type { Attrs, DecodedRequest } from "./spans.js";
 import { fixTraceIdentities, insertTurnsAndSpans, loadTraceState, pruneTraceState, spanValues } from "./store.js";
 import { resolveSttModels, type SttModelConfig } from "./stt-model.js";
+import { emptyWriteQueue, queueWrite, type WriteQueue } from "./write-queue.js";
 
 /** What the receiver writes with: ingest's inputs, and the yaml sections that name a Node agent's STT model. */
 export type OtlpDeps = IngestDeps & { config: SttModelConfig };
 
 /** Export batches in flight at once; one more is answered 429 with Retry-After (the exporter backs off). */
 export const MAX_CONCURRENT_EXPORTS = 8;
-/** Exports written at once (each holds a pooled connection): as many as /v1/ingest's four writers. */
-export const MAX_CONCURRENT_WRITES = 4;
 /**
  * How long the spans of a trace that names no session (no gen_ai.conversation.id or lk.job_id yet)
  * wait before the trace id becomes its session. Node agents in a job name it on the first LLM
@@ -41,9 +40,8 @@ export interface OtlpState {
   spansRejected: number;
   /** Per trace id, the last export that claimed it: exports of one trace run one after the other (see receiveTraces). */
   traceTails: Map<string, Promise<void>>;
-  /** Exports holding a write slot (at most MAX_CONCURRENT_WRITES), and those waiting for one. */
-  writers: number;
-  slotWaiters: (() => void)[];
+  /** Exports waiting for a writer, and the writers (src/otlp/write-queue.ts). */
+  writes: WriteQueue<ExportWrite, ExportOutcome>;
 }
 
 const states = new WeakMap<object, OtlpState>();
@@ -52,7 +50,7 @@ const states = new WeakMap<object, OtlpState>();
 export function otlpState(services: object): OtlpState {
   let s = states.get(services);
   if (!s) {
-    s = { inFlight: 0, batches: 0, spansReceived: 0, spansUnmapped: new Map(), spansRejected: 0, traceTails: new Map(), writers: 0, slotWaiters: [] };
+    s = { inFlight: 0, batches: 0, spansReceived: 0, spansUnmapped: new Map(), spansRejected: 0, traceTails: new Map(), writes: emptyWriteQueue() };
     states.set(services, s);
   }
   return s;
@@ -73,8 +71,13 @@ const KNOWN_UNMAPPED = new Set([
 export interface ExportOutcome {
   rejectedSpans: number;
   errorMessage: string;
-  records: number;
-  turns: number;
+}
+
+/** One claimed export's spans by trace, as written with the others of its group. */
+interface ExportWrite {
+  byTrace: Map<string, { fresh: FreshSpan[]; resource: Attrs }>;
+  decoded: DecodedRequest;
+  spans: number;
 }
 
 /**
@@ -116,27 +119,25 @@ export async function receiveTraces(
   }
   state.spansReceived += received;
   state.spansRejected += decoded.rejected;
-  if (byTrace.size === 0) return { rejectedSpans: decoded.rejected, errorMessage: decoded.firstRejection ?? "", records: 0, turns: 0 };
+  if (byTrace.size === 0) return { rejectedSpans: decoded.rejected, errorMessage: decoded.firstRejection ?? "" };
 
-  // Exports are written concurrently (up to MAX_CONCURRENT_WRITES), but two exports naming the same
+  // Exports are written concurrently (MAX_CONCURRENT_WRITES writers, each taking the exports of one
+  // tenant waiting together as one batch: src/otlp/write-queue.ts), but two exports naming the same
   // trace run one after the other: each reads the trace's stored spans, maps them with its own and
   // stores its spans, so a turn split over two concurrent exports would otherwise be seen by neither
   // (and their session rows, turns and otlp_spans rows would be locked by both). The trace ids are
   // claimed all at once, synchronously, so an export only ever waits for exports that claimed before
-  // it: no cycle. A write slot is taken only after the traces are claimed, so a slot holder never
-  // waits for a trace. Exports of different traces share only rows every writer takes in one order
-  // (docs/architecture.md, "Ingest's lock order": requests by id, sessions by id, agent versions,
-  // turns by (session, turn_index), per-agent rollups, request rollups,
-  // billing usage, by key), so they wait for each other instead of deadlocking; a deadlock that
-  // still happens (another writer of the same session) is retried whole (withRetry).
+  // it: no cycle; exports waiting for a writer never share a trace. An export queues for a writer
+  // only after its traces are claimed, so a writer never waits for a trace. Batches of different
+  // traces share only rows every writer takes in one order (docs/architecture.md, "Ingest's lock
+  // order": requests by id, sessions by id, agent versions, turns by (session, turn_index), per-agent
+  // rollups, request rollups, billing usage, by key), so they wait for each other instead of
+  // deadlocking; a deadlock that still happens (another writer of the same session) is retried whole
+  // (withRetry).
   const release = await claimTraces(state, [...byTrace.keys()]);
   try {
-    await takeSlot(state);
-    try {
-      return await writeBatch(services, state, tenantId, byTrace, decoded);
-    } finally {
-      freeSlot(state);
-    }
+    const spans = decoded.batches.reduce((n, b) => n + b.spans.length, 0);
+    return await queueWrite(state.writes, { byTrace, decoded, spans }, tenantId, spans, (group) => writeExports(services, state, tenantId, group));
   } finally {
     release();
   }
@@ -161,31 +162,16 @@ async function claimTraces(state: OtlpState, traceIds: string[]): Promise<() => 
   };
 }
 
-async function takeSlot(state: OtlpState): Promise<void> {
-  if (state.writers < MAX_CONCURRENT_WRITES) {
-    state.writers++;
-    return;
-  }
-  // The slot is handed over by freeSlot: writers stays counted.
-  await new Promise<void>((resolve) => state.slotWaiters.push(resolve));
-}
-
-function freeSlot(state: OtlpState): void {
-  const next = state.slotWaiters.shift();
-  if (next) next();
-  else state.writers--;
-}
-
-async function writeBatch(
-  services: OtlpDeps,
-  state: OtlpState,
-  tenantId: string | null,
-  byTrace: Map<string, { fresh: FreshSpan[]; resource: Attrs }>,
-  decoded: DecodedRequest,
-): Promise<ExportOutcome> {
+/**
+ * Writes a group of exports of one tenant (no two share a trace) as one batch; one outcome per export,
+ * in order.
+ */
+async function writeExports(services: OtlpDeps, state: OtlpState, tenantId: string | null, group: ExportWrite[]): Promise<ExportOutcome[]> {
   const db = services.database.db;
   const now = Date.now();
-  // Traces this export may be the first to see and can name (a span names the session or closes
+  const byTrace = new Map<string, { fresh: FreshSpan[]; resource: Attrs }>();
+  for (const e of group) for (const [traceId, t] of e.byTrace) byTrace.set(traceId, t);
+  // Traces this batch may be the first to see and can name (a span names the session or closes
   // it): fixed in the read's statement when no span of theirs is stored yet.
   const firstSight = new Map<string, TraceIdentity>();
   for (const [traceId, t] of byTrace) {
@@ -201,7 +187,7 @@ async function writeBatch(
   for (const [traceId, t] of byTrace) {
     const earlier = stored.spans.get(traceId) ?? [];
     const known = stored.identities.get(traceId);
-    const seen = identityOf(traceId, [...earlier, ...t.fresh], t.resource);
+    const seen = earlier.length === 0 ? firstSight.get(traceId) ?? identityOf(traceId, t.fresh, t.resource) : identityOf(traceId, [...earlier, ...t.fresh], t.resource);
     if (known) {
       ready.set(traceId, known);
       if ((!known.roomName && seen.roomName) || (!known.agentId && seen.agentId)) {
@@ -218,58 +204,97 @@ async function writeBatch(
   const records: OtlpRecord[] = [];
   const turns: OtlpTurn[] = [];
   const keep: FreshSpan[] = [];
+  // Where each export's records and turns start (they are mapped export by export, in order).
+  const recordStarts: number[] = [];
+  const turnStarts: number[] = [];
   // Mapped traces with spans that waited for their session (stored unmapped): they are mapped now.
   const waited = new Set<string>();
-  for (const [traceId, t] of byTrace) {
-    const earlier = stored.spans.get(traceId) ?? [];
-    const storedIds = new Set(earlier.map((s) => s.spanId));
-    const novel = t.fresh.filter((s) => !storedIds.has(s.spanId)); // a re-sent span is stored already
-    const identity = ready.get(traceId);
-    if (!identity) {
-      keep.push(...novel); // every span waits for the session
-      continue;
+  for (const e of group) {
+    recordStarts.push(records.length);
+    turnStarts.push(turns.length);
+    for (const [traceId, t] of e.byTrace) {
+      const earlier = stored.spans.get(traceId) ?? [];
+      const storedIds = new Set(earlier.map((s) => s.spanId));
+      const novel = earlier.length === 0 ? t.fresh : t.fresh.filter((s) => !storedIds.has(s.spanId)); // a re-sent span is stored already
+      const identity = ready.get(traceId);
+      if (!identity) {
+        keep.push(...novel); // every span waits for the session
+        continue;
+      }
+      // Only what a later batch reads back (spansToKeep): the INSERT of every span cost ~15-30 ms an export.
+      keep.push(...spansToKeep(earlier, novel));
+      if (earlier.some((s) => !s.mapped)) waited.add(traceId);
+      const mapped = mapTrace({
+        tenantId,
+        identity,
+        stored: earlier.filter((s) => s.mapped),
+        fresh: earlier.length === 0 ? novel : [...earlier.filter((s) => !s.mapped), ...novel],
+      });
+      records.push(...mapped.records);
+      turns.push(...mapped.turns);
     }
-    // Only what a later batch reads back (spansToKeep): the INSERT of every span cost ~15-30 ms an export.
-    keep.push(...spansToKeep(earlier, novel));
-    if (earlier.some((s) => !s.mapped)) waited.add(traceId);
-    const mapped = mapTrace({
-      tenantId,
-      identity,
-      stored: earlier.filter((s) => s.mapped),
-      fresh: [...earlier.filter((s) => !s.mapped), ...novel],
-    });
-    records.push(...mapped.records);
-    turns.push(...mapped.turns);
   }
   resolveSttModels(records, services.config);
-  // One transaction for the whole export: records (with their sessions and rollups), turns and the
+  // One transaction for the whole batch: records (with their sessions and rollups), turns and the
   // kept spans. Three transactions per batch held the session and rollup locks three times over.
   const checkedTurns = checkTurns(turns);
   // Seqs taken before the transaction (numberTurns says why).
   const numbered = await numberTurns(db, tenantId, checkedTurns.unique);
-  let turnsAccepted = 0;
   const mappedTraces = new Set(ready.keys());
   const ingested = await ingestRecords(services, tenantId, records, async (tx) => {
-    // The spans' rows are this export's traces' alone (claimed above). The turns are attributed to
+    // The spans' rows are this batch's traces' alone (claimed above). The turns are attributed to
     // their session's agent as they are inserted and folded into the agent's rollups by ingest's one
     // fold statement, with the records: the agent's hot rollup rows are locked only from there to
     // COMMIT, as for /v1/ingest (folding them here held them through every later statement).
     const inserted = await insertNumberedTurns(tx, tenantId, numbered, { statement: insertTurnsAndSpans, values: spanValues(tenantId, keep, mappedTraces, waited) });
-    turnsAccepted = inserted.accepted;
     return { turns: inserted.folds };
   });
-  const timeline = turns.length > 0 ? turnsResult(checkedTurns, turnsAccepted) : null;
   if (++state.batches % PRUNE_EVERY === 0) await pruneTraceState(db);
 
-  const skipped = ingested.skipped;
-  state.spansRejected += skipped;
-  const reasons = [decoded.firstRejection, ingested.skipped_records[0]?.reason, timeline?.skipped_rows[0]?.reason].filter(Boolean);
-  return {
-    rejectedSpans: decoded.rejected + skipped,
-    errorMessage: reasons.length > 0 ? `${decoded.rejected + skipped} span(s) rejected: ${reasons.join("; ")}` : "",
-    records: ingested.accepted,
-    turns: timeline?.accepted ?? 0,
+  state.spansRejected += ingested.skipped;
+  const recordSkips = skipsByExport(recordStarts, records.length, ingested.skipped_records, ingested.skipped);
+  const turnSkips = skipsByExport(turnStarts, turns.length, checkedTurns.skipped, checkedTurns.skippedCount);
+  return group.map((e, i) => {
+    const rejected = e.decoded.rejected + (recordSkips.counts[i] ?? 0);
+    const reasons = [e.decoded.firstRejection, recordSkips.reasons[i], turnSkips.reasons[i]].filter(Boolean);
+    return { rejectedSpans: rejected, errorMessage: reasons.length > 0 ? `${rejected} span(s) rejected: ${reasons.join("; ")}` : "" };
+  });
+}
+
+/**
+ * Skipped rows of a batch per export (exports' rows start at `starts`, the batch has `length` rows),
+ * with each export's first reason. `listed` are the first skips by index (ingest lists up to 100 of
+ * `total`): exact when all are listed; the unlisted rest, which come after the last listed one, are
+ * counted against the exports from that one on, each up to its rows not yet counted.
+ */
+export function skipsByExport(
+  starts: readonly number[],
+  length: number,
+  listed: readonly { index: number; reason: string }[],
+  total: number,
+): { counts: number[]; reasons: (string | undefined)[] } {
+  const counts = starts.map(() => 0);
+  const reasons: (string | undefined)[] = starts.map(() => undefined);
+  const exportOf = (index: number) => {
+    let e = 0;
+    while (e + 1 < starts.length && (starts[e + 1] ?? length) <= index) e++;
+    return e;
   };
+  let last = 0;
+  for (const s of listed) {
+    const e = exportOf(s.index);
+    counts[e] = (counts[e] ?? 0) + 1;
+    reasons[e] ??= s.reason;
+    last = e;
+  }
+  let rest = total - listed.length;
+  for (let e = last; rest > 0 && e < starts.length; e++) {
+    const room = ((starts[e + 1] ?? length) - (starts[e] ?? 0)) - (counts[e] ?? 0);
+    const n = Math.min(rest, Math.max(0, room));
+    counts[e] = (counts[e] ?? 0) + n;
+    rest -= n;
+  }
+  return { counts, reasons };
 }
 
 function projectOf(resource: Attrs): string | null {

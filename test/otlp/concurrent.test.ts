@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { ACME, AUTH_YAML, countOf, rows } from "../ingest/helpers.js";
 import { useTestApp } from "../support/app.js";
+import { otlpState, skipsByExport } from "../../src/otlp/receive.js";
 import { jsonBody, SpanScript } from "./support.js";
 
 /**
@@ -94,5 +95,57 @@ describe("POST /v1/otlp/v1/traces: overlapping exports at once", () => {
     expect(await rows(db(), sql`SELECT 1 FROM turns WHERE agent_id IS DISTINCT FROM 'front-desk'`)).toEqual([]);
     // Every kept span is marked mapped (all sessions are named).
     expect(await rows(db(), sql`SELECT 1 FROM otlp_spans WHERE NOT mapped`)).toEqual([]);
+  });
+
+  it("exports written together as one batch are each answered for their own spans", async () => {
+    const script = new SpanScript({ "service.name": "grouped-agent", "telemetry.sdk.language": "nodejs" });
+    const t0 = Date.now() - 200_000;
+    // Five closed one-turn sessions, one export each, posted at once (writers take the exports waiting
+    // together as one batch); the third's LLM request reports a fractional token count (its record is
+    // refused by ingest's rules).
+    const exports = Array.from({ length: 5 }, (_, i) => {
+      const conv = `RM_group_${i}`;
+      const session = script.start("agent_session", t0, { "gen_ai.conversation.id": conv });
+      const user = script.start("user_turn", t0 + 100, { "gen_ai.request.model": "nova-3", "gen_ai.provider.name": "deepgram" }, session);
+      script.start("user_speaking", t0 + 100, {}, user).end(t0 + 1500);
+      user.end(t0 + 1600);
+      const agent = script.start("agent_turn", t0 + 1600, { "gen_ai.conversation.id": conv, "gen_ai.agent.name": "front-desk" }, session);
+      const tokens = i === 2 ? 1.5 : 100;
+      const req = script.start("llm_request", t0 + 1610, { "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": tokens }, agent);
+      req.end(t0 + 2000);
+      script.start("agent_speaking", t0 + 2100, {}, agent).end(t0 + 5000);
+      agent.end(t0 + 5000);
+      session.end(t0 + 6000);
+      return script.take();
+    });
+    const batchesBefore = otlpState(t.services).batches;
+    const answers = await Promise.all(
+      exports.map(async (spans) => {
+        const res = await t.call("POST", "/v1/otlp/v1/traces", { key: ACME, raw: jsonBody(spans), headers: { "content-type": "application/json" } });
+        return { status: res.status, body: (await res.json()) as { partialSuccess?: { rejectedSpans: string; errorMessage: string } } };
+      }),
+    );
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
+    // Both writers took one export each as the five arrived; the three that waited went as one batch.
+    expect(otlpState(t.services).batches - batchesBefore).toBeLessThan(5);
+    expect(answers.map((a) => a.body.partialSuccess?.rejectedSpans ?? "0")).toEqual(["0", "0", "1", "0", "0"]);
+    expect(answers[2]?.body.partialSuccess?.errorMessage).toContain("input_tokens");
+    const stored = await rows<{ session_id: string; n: number }>(
+      db(),
+      sql`SELECT session_id, count(*)::int AS n FROM requests WHERE session_id LIKE 'RM_group_%' GROUP BY session_id ORDER BY session_id`,
+    );
+    expect(stored.map((r) => r.n)).toEqual([2, 2, 1, 2, 2]);
+    expect(await rows(db(), sql`SELECT session_id FROM turns WHERE session_id LIKE 'RM_group_%' ORDER BY session_id`)).toHaveLength(5);
+  });
+});
+
+describe("skipsByExport", () => {
+  it("counts each skipped row against the export it came from, the unlisted rest after the last listed one", () => {
+    // Three exports of rows [0,3), [3,5), [5,9).
+    const starts = [0, 3, 5];
+    expect(skipsByExport(starts, 9, [{ index: 4, reason: "b" }, { index: 6, reason: "c" }], 2)).toEqual({ counts: [0, 1, 1], reasons: [undefined, "b", "c"] });
+    expect(skipsByExport(starts, 9, [], 0)).toEqual({ counts: [0, 0, 0], reasons: [undefined, undefined, undefined] });
+    // Only the first skip listed of four: the other three come after it, counted from its export on.
+    expect(skipsByExport(starts, 9, [{ index: 3, reason: "b" }], 4).counts).toEqual([0, 2, 2]);
   });
 });

@@ -115,21 +115,26 @@ export function maxTokens(v: unknown): number | undefined {
  * is complete; a refused or cut-off answer bills nothing. Each protocol gives only its usage reader.
  */
 export function jsonAnswerMeter(units: (body: Buffer) => Units): Meter {
-  const chunks: Buffer[] = [];
-  let ok = true;
-  return {
-    headers(status) {
-      ok = status < 300;
-    },
-    chunk(chunk) {
-      if (ok) chunks.push(chunk);
-      return true;
-    },
-    units(complete) {
-      if (!ok || !complete) return {};
-      return units(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-    },
-  };
+  return new JsonAnswerMeter(units);
+}
+
+/** jsonAnswerMeter's meter: one object per call, no closures. */
+class JsonAnswerMeter implements Meter {
+  private readonly chunks: Buffer[] = [];
+  private ok = true;
+  constructor(private readonly read: (body: Buffer) => Units) {}
+  headers(status: number): void {
+    this.ok = status < 300;
+  }
+  chunk(chunk: Buffer): boolean {
+    if (this.ok) this.chunks.push(chunk);
+    return true;
+  }
+  units(complete: boolean): Units {
+    if (!this.ok || !complete) return {};
+    const { chunks } = this;
+    return this.read(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+  }
 }
 
 /** A top-level field of a JSON body, parsed; undefined when the body does not parse. */

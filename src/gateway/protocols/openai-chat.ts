@@ -87,11 +87,11 @@ export function usageFromSlice(body: Buffer): unknown {
 }
 
 /** JSON answer: its usage block read at the end, from a slice when it can be (no parse of the content). */
-const jsonMeter = (): Meter =>
-  jsonAnswerMeter((body) => {
-    const sliced = usageFromSlice(body);
-    return openaiUsageUnits(sliced !== undefined ? sliced : parsedField(body, "usage")) ?? {};
-  });
+const jsonUsage = (body: Buffer): Units => {
+  const sliced = usageFromSlice(body);
+  return openaiUsageUnits(sliced !== undefined ? sliced : parsedField(body, "usage")) ?? {};
+};
+const jsonMeter = (): Meter => jsonAnswerMeter(jsonUsage);
 
 const USAGE_MARK = '"usage":{';
 

@@ -67,11 +67,11 @@ export function responsesUsageUnits(usage: unknown): Units | null {
 }
 
 /** JSON answer: the response object's usage (written after its output), read at the end. */
-const jsonMeter = (): Meter =>
-  jsonAnswerMeter((body) => {
-    const sliced = usageFromSlice(body);
-    return responsesUsageUnits(sliced !== undefined && sliced !== null ? sliced : parsedField(body, "usage")) ?? {};
-  });
+const jsonUsage = (body: Buffer): Units => {
+  const sliced = usageFromSlice(body);
+  return responsesUsageUnits(sliced !== undefined && sliced !== null ? sliced : parsedField(body, "usage")) ?? {};
+};
+const jsonMeter = (): Meter => jsonAnswerMeter(jsonUsage);
 
 /** The terminal events whose `response` carries the final usage. */
 const TERMINAL = /"type":"response\.(?:completed|incomplete|failed)"/;
