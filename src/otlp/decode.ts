@@ -24,7 +24,7 @@ export function decodeTraces(bytes: Uint8Array, contentType: string, keys: Attri
     } catch (err) {
       throw new DomainError("bad_request", `undecodable OTLP protobuf: ${(err as Error).message.slice(0, 200)}`);
     }
-    return checked(wire);
+    return checked(wire, true);
   } else if (type === "application/json") {
     let parsed: unknown;
     try {
@@ -56,18 +56,22 @@ function normalise(request: PbExportRequest, keys: AttributeKeys): DecodedReques
     }
     wire.push(batch);
   }
-  return checked(wire);
+  return checked(wire, false);
 }
 
 const NOT_AN_OBJECT: PbSpan = {};
 
-/** Each span checked (ids, times) for either encoding: a bad one is rejected alone, with the first reason. */
-function checked(wire: WireResourceSpans[]): DecodedRequest {
+/**
+ * Each span checked (ids, times) for either encoding: a bad one is rejected alone, with the first
+ * reason. `hexRead`: the ids are the protobuf reader's hex (lower-case hex digits by construction:
+ * only their length is checked; the pattern test of three ids a span showed in the CPU profile).
+ */
+function checked(wire: WireResourceSpans[], hexRead: boolean): DecodedRequest {
   const out: DecodedRequest = { batches: [], rejected: 0, firstRejection: null };
   for (const rs of wire) {
     const batch: ResourceBatch = { resource: rs.resource, spans: [] };
     for (const raw of rs.spans) {
-      const span = raw.span === NOT_AN_OBJECT ? "not an object" : toSpan(raw.span, raw.attributes);
+      const span = raw.span === NOT_AN_OBJECT ? "not an object" : toSpan(raw.span, raw.attributes, hexRead);
       if (typeof span === "string") {
         out.rejected++;
         out.firstRejection ??= span;
@@ -78,11 +82,11 @@ function checked(wire: WireResourceSpans[]): DecodedRequest {
   return out;
 }
 
-function toSpan(s: PbSpan, attributes: Attrs): Span | string {
+function toSpan(s: PbSpan, attributes: Attrs, hexRead: boolean): Span | string {
   const traceId = hexId(s.traceId);
   const spanId = hexId(s.spanId);
-  if (traceId === null || !TRACE_ID.test(traceId) || traceId === ZERO_TRACE) return "span with an invalid trace id";
-  if (spanId === null || !SPAN_ID.test(spanId) || spanId === ZERO_SPAN) return "span with an invalid span id";
+  if (traceId === null || traceId.length !== 32 || !(hexRead || TRACE_ID.test(traceId)) || traceId === ZERO_TRACE) return "span with an invalid trace id";
+  if (spanId === null || !isSpanId(spanId, hexRead)) return "span with an invalid span id";
   const parent = hexId(s.parentSpanId);
   const startMs = nanosToMs(s.startTimeUnixNano);
   const endMs = nanosToMs(s.endTimeUnixNano);
@@ -91,7 +95,7 @@ function toSpan(s: PbSpan, attributes: Attrs): Span | string {
   return {
     traceId,
     spanId,
-    parentSpanId: parent && SPAN_ID.test(parent) && parent !== ZERO_SPAN ? parent : null,
+    parentSpanId: parent && isSpanId(parent, hexRead) ? parent : null,
     name: typeof s.name === "string" ? s.name.slice(0, 256) : "",
     startMs,
     endMs,
@@ -100,6 +104,8 @@ function toSpan(s: PbSpan, attributes: Attrs): Span | string {
     attributes,
   };
 }
+
+const isSpanId = (id: string, hexRead: boolean) => id.length === 16 && (hexRead || SPAN_ID.test(id)) && id !== ZERO_SPAN;
 
 /** An id in hex (the protobuf reader's, or OTLP/JSON's) as lower-case hex; null when absent. */
 function hexId(v: unknown): string | null {
