@@ -1,7 +1,13 @@
 import { and, type SQL, sql } from "drizzle-orm";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
 import { type Db, queryRows } from "../db/client.js";
-import { calls, fleetIndexAgentCheckpoints as checkpoints, fleetIndexAgentSessionVersions as versions, sessions } from "../db/schema/index.js";
+import {
+  calls,
+  fleetIndexAgentCheckpoints as checkpoints,
+  fleetIndexAgentRetiredSessions as retired,
+  fleetIndexAgentSessionVersions as versions,
+  sessions,
+} from "../db/schema/index.js";
 import { spanRowsSql } from "../rollups/fleet-checkpoints.js";
 import { agentPairKey } from "../rollups/fleet-index.js";
 import type { PageSegment } from "./window.js";
@@ -96,7 +102,10 @@ async function pageSessionCounts(db: Db, scope: TenantScope, pairs: PagePair[], 
   const count = (where: SQL | undefined) => sql`(SELECT count(*) FROM ${sessions} WHERE ${and(ofPair, where, scoped)})`;
   const before = from !== null && span.from !== null && from < span.from ? count(sql`started_at >= ${iso(from)} AND started_at < ${iso(span.from)}`) : sql`0`;
   const after = count(sql`started_at >= ${iso(span.to)} AND started_at <= ${iso(now)}`);
-  const inSpan = count(and(span.from ? sql`started_at >= ${iso(span.from)}` : undefined, sql`started_at < ${iso(span.to)}`));
+  // What is left of the span's sessions plus what retention removed of them (whole days: spans start
+  // and end at UTC day starts), so the count outlives the raw rows whether or not it was cached.
+  const inSpan = sql`${count(and(span.from ? sql`started_at >= ${iso(span.from)}` : undefined, sql`started_at < ${iso(span.to)}`))} + (SELECT coalesce(sum(sessions), 0) FROM ${retired}
+      WHERE ${and(ofPair, span.from ? sql`day >= ${iso(span.from)}` : undefined, sql`day < ${iso(span.to)}`, tenantCondition(retired.tenantId, scope))})`;
   const current = sql`coalesce(v.version, 0)`;
   const cached = sql`c.sessions IS NOT NULL AND c.sessions_version = ${current}`;
   const rows = await queryRows<SpanCountRow>(

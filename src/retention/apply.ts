@@ -130,6 +130,18 @@ function leavesBefore(parts: readonly DayPartition[], table: string, before: Dat
   return parts.filter((p) => p.table === table && (p.dayMs === null || p.dayMs < before.getTime())).map((p) => p.name);
 }
 
+/**
+ * A CTE after `d` (deleted sessions): their counts per UTC day of start and agent, added to
+ * fleet_index_agent_retired_sessions in the deleting statement, so a span's session count (what is
+ * left plus what was retired: src/fleet/page-counts.ts) is the same before, during and after the
+ * delete, and a span count cached before it stays valid. Agent order: the lock order of its rows.
+ */
+const RETIRE_SESSIONS = sql`, r AS (
+  INSERT INTO fleet_index_agent_retired_sessions AS x (day, tenant_id, agent_id, sessions)
+  SELECT date_trunc('day', started_at, 'UTC'), tenant_id, agent_id, count(*) FROM d WHERE agent_id IS NOT NULL
+   GROUP BY 1, 2, 3 ORDER BY 3, 2 NULLS FIRST, 1
+  ON CONFLICT (agent_id, tenant_id, day) DO UPDATE SET sessions = x.sessions + excluded.sessions)`;
+
 /** Deletes `where` rows of `leaf` (a plain table: the table itself or one partition) in batches; progress names `table`. */
 async function deleteInBatches(
   conn: Db,
@@ -141,12 +153,14 @@ async function deleteInBatches(
   leaf: string,
 ): Promise<number> {
   const t = sql.raw(`"${leaf}"`);
+  const sessions = table === "sessions";
   let total = 0;
   for (;;) {
     if (o.signal?.aborted) return total;
     const [row] = await queryRows<{ n: number }>(
       conn,
-      sql`WITH d AS (DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t} WHERE ${where} LIMIT ${batch})) RETURNING 1)
+      sql`WITH d AS (DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t} WHERE ${where} LIMIT ${batch}))
+                     RETURNING ${sessions ? sql`tenant_id, agent_id, started_at` : sql`1`})${sessions ? RETIRE_SESSIONS : sql``}
           SELECT count(*)::int AS n FROM d`,
     );
     const n = Number(row?.n ?? 0);

@@ -58,6 +58,7 @@ export const RETENTION_TABLES: readonly RetentionTable[] = [
   byTs("billing_usage_daily", "rollup", "bucket"),
   byTs("fleet_index_agent_rollups", "rollup", "bucket"),
   byTs("fleet_index_agent_rollups_daily", "rollup", "bucket"),
+  byTs("fleet_index_agent_retired_sessions", "rollup", "day"),
   byTs("audit_log", "audit", "ts"),
 ];
 

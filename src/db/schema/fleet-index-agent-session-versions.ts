@@ -1,4 +1,5 @@
 import { bigint, pgTable, text, unique } from "drizzle-orm/pg-core";
+import { tstz } from "./columns.js";
 
 /**
  * Per (tenant, agent), a counter that ingest's session upsert bumps whenever it writes a session of the
@@ -16,4 +17,21 @@ export const fleetIndexAgentSessionVersions = pgTable(
     version: bigint({ mode: "number" }).notNull().default(1),
   },
   (t) => [unique("fleet_index_agent_session_versions_key_uq").on(t.agentId, t.tenantId).nullsNotDistinct()],
+);
+
+/**
+ * Per UTC day of `started_at` and (tenant, agent), the sessions retention removed (src/retention/apply.ts
+ * moves them here in the statement that deletes them), so the fleet index's session counts over spans
+ * reaching past the raw horizon keep their totals (src/fleet/page-counts.ts adds them to what is left).
+ * Kept for the rollup horizon, like the agent rollups.
+ */
+export const fleetIndexAgentRetiredSessions = pgTable(
+  "fleet_index_agent_retired_sessions",
+  {
+    day: tstz().notNull(),
+    tenantId: text(),
+    agentId: text().notNull(),
+    sessions: bigint({ mode: "number" }).notNull(),
+  },
+  (t) => [unique("fleet_index_agent_retired_sessions_key_uq").on(t.agentId, t.tenantId, t.day).nullsNotDistinct()],
 );

@@ -8,7 +8,7 @@ export { deadAirEvents } from "./dead-air-events.js";
 export { diagGates, diagRuns } from "./diagnostics.js";
 export { fleetIndexAgentRollups, fleetIndexAgentRollupsDaily, fleetIndexAgentRollupsMonthly } from "./fleet-index-agent-rollups.js";
 export { fleetIndexAgentCheckpoints, fleetIndexCheckpoints } from "./fleet-index-checkpoints.js";
-export { fleetIndexAgentSessionVersions } from "./fleet-index-agent-session-versions.js";
+export { fleetIndexAgentRetiredSessions, fleetIndexAgentSessionVersions } from "./fleet-index-agent-session-versions.js";
 export { models } from "./models.js";
 export { nodeSamples } from "./node-samples.js";
 export { projects } from "./projects.js";
