@@ -201,7 +201,8 @@ class RelaySink implements BodySink {
   readonly head: HeaderList;
   /** An error answer is held until its end (or MAX_HELD_ERROR_BYTES) so a key in it can still be refused. */
   held: Buffer[] | null;
-  done: () => void = () => {};
+  /** Resolves relay()'s promise (set right after construction). */
+  done: (() => void) | null = null;
   private readonly watch: KeyWatch | null;
   private heldBytes = 0;
   private ttfb: number | null = null;
@@ -274,7 +275,7 @@ class RelaySink implements BodySink {
       attempt.error = aborted ? "client disconnected before the answer ended" : "upstream answer cut off";
     }
     recordAttempt(this.ctx, attempt);
-    this.done();
+    this.done?.();
   }
 }
 

@@ -16,6 +16,12 @@ export interface FastValidator<R> {
   /** Untrusted input (JSON of POST /v1/ingest): the parsed record, or null (ask the schema). */
   parse(raw: unknown, now?: number): R | null;
   /**
+   * parse without the copy: null when parse answers null, else the values a reading changed (a
+   * timestamp's Date), by key; every other key parse keeps has its value in `raw` itself (unknown
+   * keys are still there: the caller reads the schema's keys only).
+   */
+  read(raw: unknown, now?: number): Record<string, unknown> | null;
+  /**
    * A record built in process, already of the schema's shape (`timestamp` a Date or epoch ms): whether
    * every value passes its field's rule (lengths, bounds, storable text), without copying it.
    */
@@ -66,6 +72,27 @@ export function fastValidator<R>(shape: Record<string, z.ZodType>): FastValidato
     return record as R;
   }
 
+  function read(raw: unknown, now = Date.now()): Record<string, unknown> | null {
+    if (raw === null || typeof raw !== "object" || Object.getPrototypeOf(raw) !== Object.prototype) return null;
+    const o = raw as Record<string, unknown>;
+    const changed: Record<string, unknown> = {};
+    for (const key in o) {
+      const v = o[key];
+      const field = fields.get(key);
+      if (field === undefined) {
+        if (v != null && unread.has(key)) return null;
+        continue;
+      }
+      if (v == null && !field.required) continue;
+      const out = field.read(v, now);
+      if (out === REFUSED) return null;
+      if (out !== v) changed[key] = out;
+    }
+    // A required key's reading refuses null, so present here means read and valid.
+    for (const key of required) if (!Object.hasOwn(o, key)) return null;
+    return changed;
+  }
+
   function check(record: object, now = Date.now()): boolean {
     const o = record as Record<string, unknown>;
     for (const key in o) {
@@ -90,7 +117,7 @@ export function fastValidator<R>(shape: Record<string, z.ZodType>): FastValidato
     return true;
   }
 
-  return { parse, check, keys: new Set(fields.keys()) };
+  return { parse, read, check, keys: new Set(fields.keys()) };
 }
 
 /** A key's reading from its zod type, or null when the type has none. */

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { fastValidator } from "../../src/ingest/record-fast.js";
-import { fastRecord, requestRecordSchema } from "../../src/ingest/records.js";
+import { fastRecord, fastRecordInPlace, requestRecordSchema } from "../../src/ingest/records.js";
 
 const now = Date.now();
 
@@ -90,6 +90,8 @@ describe("fastRecord agrees with requestRecordSchema", () => {
           const fast = fastRecord(raw, now);
           const slow = viaSchema(raw);
           cases++;
+          // Ingest reads the record in place (no copy): the same answer as the copy.
+          expect(fastRecordInPlace(raw, now), `${key}=${String(value)}`).toEqual(fast);
           if (fast === null) continue; // the caller runs the schema: same answer by construction
           accepted++;
           expect(slow, `${key}=${String(value)}`).not.toBeNull();
@@ -104,6 +106,7 @@ describe("fastRecord agrees with requestRecordSchema", () => {
   it("leaves non-plain inputs to the schema", () => {
     for (const raw of [null, undefined, 1, "x", [], [valid()], new Map()]) {
       expect(fastRecord(raw, now)).toBeNull();
+      expect(fastRecordInPlace(raw, now)).toBeNull();
     }
   });
 

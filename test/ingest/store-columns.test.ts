@@ -45,6 +45,12 @@ describe("ingest's column arrays keep every value", () => {
     }));
     const inserted = await storeRequestRows(tdb.database.db, null, rows);
     expect(inserted).toHaveLength(rows.length);
+    // Columns null in every row go as empty arrays, padded with NULLs: still one row each, all NULL.
+    const [nulls] = await queryRows<{ n: number; set: number }>(
+      tdb.database.db,
+      sql`SELECT count(*)::int AS n, count(*) FILTER (WHERE fallback_from IS NOT NULL OR output_tokens IS NOT NULL OR agent_id IS NOT NULL)::int AS set FROM requests`,
+    );
+    expect(nulls).toEqual({ n: rows.length, set: 0 });
     const stored = await queryRows<Record<string, unknown>>(
       tdb.database.db,
       sql`SELECT id, (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, model_id, project, session_id, room_name, error_message, ttfb_ms, total_latency_ms, cost_usd::text AS cost_usd,
