@@ -8,7 +8,7 @@ import type { Catalog, RateCard } from "../billing/rate.js";
 import { type RecordCheck, toRequestRow, type TypedRecord, typedRequestRow } from "./records.js";
 import type { RequestStore, Within } from "./store-requests.js";
 
-/** At most this many skip reasons are listed in one answer (the count is always exact). */
+/** At most this many skip reasons are listed in one HTTP answer (the count is always exact). */
 export const MAX_LISTED_SKIPS = 100;
 
 export interface SkippedRow {
@@ -40,16 +40,17 @@ export interface IngestDeps {
  * than cost_tracking.backdate_horizon_days.
  */
 export function ingestRequests(deps: IngestDeps, tenantId: string | null, batch: readonly unknown[]): Promise<IngestResult> {
-  return ingest(deps, tenantId, batch, toRequestRow, rawId);
+  return ingest(deps, tenantId, batch, toRequestRow, rawId, MAX_LISTED_SKIPS);
 }
 
 /**
  * The typed entry for in-process producers (the gateway's recorder, the OTLP receiver): records built
  * as TypedRecord skip the wire-format parse; each value's rule, the horizon, the foreign-project
- * check, rating and the store are the same as ingestRequests'.
+ * check, rating and the store are the same as ingestRequests'. Every skipped record is listed (no
+ * answer size to bound): a producer attributes each to its own source.
  */
 export function ingestRecords(deps: IngestDeps, tenantId: string | null, records: readonly TypedRecord[], within?: Within): Promise<IngestResult> {
-  return ingest(deps, tenantId, records, typedRequestRow, (r) => (typeof r.id === "string" ? r.id.slice(0, 64) : null), within);
+  return ingest(deps, tenantId, records, typedRequestRow, (r) => (typeof r.id === "string" ? r.id.slice(0, 64) : null), Number.POSITIVE_INFINITY, within);
 }
 
 type ToRow<T> = (input: T, tenantId: string | null, card: RateCard, catalog: Catalog, notBefore: number | null) => RecordCheck;
@@ -60,6 +61,7 @@ async function ingest<T>(
   batch: readonly T[],
   toRow: ToRow<T>,
   idOf: (input: T) => string | null,
+  listAtMost: number,
   within?: Within,
 ): Promise<IngestResult> {
   const { card, catalog } = deps.rateCard.snapshot();
@@ -74,7 +76,7 @@ async function ingest<T>(
     if (check.ok && foreign?.has(check.row.project ?? "default")) check = { ok: false, reason: "project: owned by another tenant" };
     if (!check.ok) {
       skippedCount++;
-      if (skipped.length < MAX_LISTED_SKIPS) skipped.push({ index, id: idOf(input), reason: check.reason });
+      if (skipped.length < listAtMost) skipped.push({ index, id: idOf(input), reason: check.reason });
       return;
     }
     // The same id twice in one batch: the first wins, the rest are duplicates.

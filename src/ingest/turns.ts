@@ -44,8 +44,8 @@ export interface TimelineResult {
 
 export const MAX_LISTED_ROW_SKIPS = 100;
 
-/** Validates each row on its own: a malformed row is skipped, never the batch. */
-export function validateRows<T>(schema: z.ZodType<T>, batch: unknown[]) {
+/** Validates each row on its own: a malformed row is skipped, never the batch; the first `listAtMost` skips are listed. */
+export function validateRows<T>(schema: z.ZodType<T>, batch: unknown[], listAtMost = MAX_LISTED_ROW_SKIPS) {
   const valid: T[] = [];
   const skipped: RowSkip[] = [];
   let skippedCount = 0;
@@ -54,7 +54,7 @@ export function validateRows<T>(schema: z.ZodType<T>, batch: unknown[]) {
     if (parsed.success) valid.push(parsed.data);
     else {
       skippedCount++;
-      if (skipped.length < MAX_LISTED_ROW_SKIPS) skipped.push({ index, reason: firstIssue(parsed.error) });
+      if (skipped.length < listAtMost) skipped.push({ index, reason: firstIssue(parsed.error) });
     }
   });
   return { valid, skipped, skippedCount };
@@ -81,9 +81,12 @@ export interface CheckedTurns {
   skippedCount: number;
 }
 
-/** Validates each turn on its own and keeps the first of a (session_id, turn_index) pair. */
-export function checkTurns(batch: unknown[]): CheckedTurns {
-  const { valid, skipped, skippedCount } = validateRows(turnSchema, batch);
+/**
+ * Validates each turn on its own and keeps the first of a (session_id, turn_index) pair; `listAtMost`
+ * as validateRows' (an in-process producer lists them all).
+ */
+export function checkTurns(batch: unknown[], listAtMost?: number): CheckedTurns {
+  const { valid, skipped, skippedCount } = validateRows(turnSchema, batch, listAtMost);
   const seen = new Set<string>();
   const unique = valid.filter((t) => {
     const key = `${t.session_id}\u0000${t.turn_index}`;

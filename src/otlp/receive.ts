@@ -237,7 +237,8 @@ async function writeExports(services: OtlpDeps, state: OtlpState, tenantId: stri
   resolveSttModels(records, services.config);
   // One transaction for the whole batch: records (with their sessions and rollups), turns and the
   // kept spans. Three transactions per batch held the session and rollup locks three times over.
-  const checkedTurns = checkTurns(turns);
+  // Every skipped turn and record is listed, so each is counted against the export it came from.
+  const checkedTurns = checkTurns(turns, Number.POSITIVE_INFINITY);
   // Seqs taken before the transaction (numberTurns says why).
   const numbered = await numberTurns(db, tenantId, checkedTurns.unique);
   const mappedTraces = new Set(ready.keys());
@@ -252,8 +253,8 @@ async function writeExports(services: OtlpDeps, state: OtlpState, tenantId: stri
   if (++state.batches % PRUNE_EVERY === 0) await pruneTraceState(db);
 
   state.spansRejected += ingested.skipped;
-  const recordSkips = skipsByExport(recordStarts, records.length, ingested.skipped_records, ingested.skipped);
-  const turnSkips = skipsByExport(turnStarts, turns.length, checkedTurns.skipped, checkedTurns.skippedCount);
+  const recordSkips = skipsByExport(recordStarts, records.length, ingested.skipped_records);
+  const turnSkips = skipsByExport(turnStarts, turns.length, checkedTurns.skipped);
   return group.map((e, i) => {
     const rejected = e.decoded.rejected + (recordSkips.counts[i] ?? 0);
     const reasons = [e.decoded.firstRejection, recordSkips.reasons[i], turnSkips.reasons[i]].filter(Boolean);
@@ -263,36 +264,20 @@ async function writeExports(services: OtlpDeps, state: OtlpState, tenantId: stri
 
 /**
  * Skipped rows of a batch per export (exports' rows start at `starts`, the batch has `length` rows),
- * with each export's first reason. `listed` are the first skips by index (ingest lists up to 100 of
- * `total`): exact when all are listed; the unlisted rest, which come after the last listed one, are
- * counted against the exports from that one on, each up to its rows not yet counted.
+ * with each export's first reason; `skipped` lists every skipped row by index.
  */
 export function skipsByExport(
   starts: readonly number[],
   length: number,
-  listed: readonly { index: number; reason: string }[],
-  total: number,
+  skipped: readonly { index: number; reason: string }[],
 ): { counts: number[]; reasons: (string | undefined)[] } {
   const counts = starts.map(() => 0);
   const reasons: (string | undefined)[] = starts.map(() => undefined);
-  const exportOf = (index: number) => {
+  for (const s of skipped) {
     let e = 0;
-    while (e + 1 < starts.length && (starts[e + 1] ?? length) <= index) e++;
-    return e;
-  };
-  let last = 0;
-  for (const s of listed) {
-    const e = exportOf(s.index);
+    while (e + 1 < starts.length && (starts[e + 1] ?? length) <= s.index) e++;
     counts[e] = (counts[e] ?? 0) + 1;
     reasons[e] ??= s.reason;
-    last = e;
-  }
-  let rest = total - listed.length;
-  for (let e = last; rest > 0 && e < starts.length; e++) {
-    const room = ((starts[e + 1] ?? length) - (starts[e] ?? 0)) - (counts[e] ?? 0);
-    const n = Math.min(rest, Math.max(0, room));
-    counts[e] = (counts[e] ?? 0) + n;
-    rest -= n;
   }
   return { counts, reasons };
 }

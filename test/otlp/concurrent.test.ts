@@ -140,12 +140,13 @@ describe("POST /v1/otlp/v1/traces: overlapping exports at once", () => {
 });
 
 describe("skipsByExport", () => {
-  it("counts each skipped row against the export it came from, the unlisted rest after the last listed one", () => {
+  it("counts each skipped row against the export it came from", () => {
     // Three exports of rows [0,3), [3,5), [5,9).
     const starts = [0, 3, 5];
-    expect(skipsByExport(starts, 9, [{ index: 4, reason: "b" }, { index: 6, reason: "c" }], 2)).toEqual({ counts: [0, 1, 1], reasons: [undefined, "b", "c"] });
-    expect(skipsByExport(starts, 9, [], 0)).toEqual({ counts: [0, 0, 0], reasons: [undefined, undefined, undefined] });
-    // Only the first skip listed of four: the other three come after it, counted from its export on.
-    expect(skipsByExport(starts, 9, [{ index: 3, reason: "b" }], 4).counts).toEqual([0, 2, 2]);
+    expect(skipsByExport(starts, 9, [{ index: 4, reason: "b" }, { index: 6, reason: "c" }])).toEqual({ counts: [0, 1, 1], reasons: [undefined, "b", "c"] });
+    expect(skipsByExport(starts, 9, [])).toEqual({ counts: [0, 0, 0], reasons: [undefined, undefined, undefined] });
+    // Rows of one export and the next, each counted where it stands.
+    const four = [3, 4, 5, 8].map((index) => ({ index, reason: `r${index}` }));
+    expect(skipsByExport(starts, 9, four)).toEqual({ counts: [0, 2, 2], reasons: [undefined, "r3", "r5"] });
   });
 });
