@@ -1,4 +1,4 @@
-import { WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { realtimeTranscriptionMeter } from "../audio/stream-meters.js";
 import { deepgramAudioFormat, isRecord, jsonObject } from "../audio/stt-units.js";
 import type { UpstreamTarget } from "../protocol.js";
@@ -92,7 +92,7 @@ class OpenAiTranscriptionLeg extends TranslatingLeg {
     this.toVendor({
       type: "session.update",
       session: { type: "transcription", audio: { input: { format: { type: "audio/pcm", rate: OPENAI_RATE }, transcription, turn_detection: { type: "server_vad" } } } },
-    });
+    }, this.billed);
   }
 
   /** The leg's meter as the switch reads it: Deepgram frames out, the OpenAI vendor's bill as units. */
@@ -121,24 +121,17 @@ class OpenAiTranscriptionLeg extends TranslatingLeg {
     // KeepAlive has no counterpart: an OpenAI session stays open without it.
   }
 
-  private toVendor(event: object): void {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    const frame = JSON.stringify(event);
-    this.billed.client(Buffer.from(frame), false);
-    this.ws.send(frame);
-  }
-
   private append(pcm: Buffer): void {
     if (pcm.length === 0) return;
     this.sent += pcm.length;
-    this.toVendor({ type: "input_audio_buffer.append", audio: pcm.toString("base64") });
+    this.toVendor({ type: "input_audio_buffer.append", audio: pcm.toString("base64") }, this.billed);
   }
 
   private commit(): void {
     if (this.sent - this.committedUpTo < MIN_COMMIT_BYTES) return;
     this.committedUpTo = this.sent;
     this.awaitingCommit = true;
-    this.toVendor({ type: "input_audio_buffer.commit" });
+    this.toVendor({ type: "input_audio_buffer.commit" }, this.billed);
   }
 
   protected fromVendor(frame: Buffer): void {

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { WebSocket } from "ws";
+import { WebSocket } from "ws";
 import { asBuffer, type StreamMeter } from "../ws/relay.js";
 import type { LegSocket } from "./switching-upstream.js";
 
@@ -35,6 +35,14 @@ export abstract class TranslatingLeg extends EventEmitter implements LegSocket {
   /** A message of the client's protocol (an object, or a frame already serialized), as if the vendor had sent it. */
   protected toClient(msg: object | string): void {
     this.emit("message", Buffer.from(typeof msg === "string" ? msg : JSON.stringify(msg)), false);
+  }
+
+  /** A JSON message of the vendor's protocol, counted on `meter`'s client side (the vendor's bill); dropped once the socket is not open. */
+  protected toVendor(msg: object, meter: StreamMeter): void {
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    const frame = JSON.stringify(msg);
+    meter.client(Buffer.from(frame), false);
+    this.ws.send(frame);
   }
 
   ping(): void {

@@ -1,4 +1,4 @@
-import { WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { TtsContextLedger } from "../audio/tts-contexts.js";
 import { isRecord, jsonObject } from "../audio/stt-units.js";
 import type { GatewayErrorCode, UpstreamTarget } from "../protocol.js";
@@ -113,7 +113,7 @@ class CartesiaOverElevenLabs extends TranslatingLeg {
     if (!msg || typeof msg.context_id !== "string") return;
     const context = msg.context_id;
     if (msg.cancel === true) {
-      if (this.open.delete(context)) this.toVendor({ context_id: context, close_context: true });
+      if (this.open.delete(context)) this.toVendor({ context_id: context, close_context: true }, this.billed);
       return;
     }
     if (typeof msg.transcript !== "string") return;
@@ -123,22 +123,15 @@ class CartesiaOverElevenLabs extends TranslatingLeg {
       return;
     }
     // A new ElevenLabs context starts with a single space (it synthesizes nothing).
-    if (!this.open.has(context)) this.toVendor({ text: " ", context_id: context });
+    if (!this.open.has(context)) this.toVendor({ text: " ", context_id: context }, this.billed);
     this.open.set(context, false);
     const last = msg.continue !== true;
-    if (msg.transcript !== "") this.toVendor({ text: msg.transcript, context_id: context, ...((last || msg.flush === true) && { flush: true }) });
-    else if (last || msg.flush === true) this.toVendor({ context_id: context, flush: true });
+    if (msg.transcript !== "") this.toVendor({ text: msg.transcript, context_id: context, ...((last || msg.flush === true) && { flush: true }) }, this.billed);
+    else if (last || msg.flush === true) this.toVendor({ context_id: context, flush: true }, this.billed);
     if (last) {
       this.open.set(context, true);
-      this.toVendor({ context_id: context, close_context: true });
+      this.toVendor({ context_id: context, close_context: true }, this.billed);
     }
-  }
-
-  private toVendor(msg: object): void {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    const frame = JSON.stringify(msg);
-    this.billed.client(Buffer.from(frame), false);
-    this.ws.send(frame);
   }
 
   protected fromVendor(frame: Buffer): void {
