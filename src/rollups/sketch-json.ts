@@ -196,6 +196,11 @@ function unpackCentis(value: unknown, count: number): number[] | null {
 /**
  * SQL that merges two stored sketches (either may be null) exactly as mergeSketch does: buckets add,
  * raw samples concatenate while both have them and the merged count is within EXACT_SAMPLE_LIMIT.
+ * The buckets: `a`'s object with `b`'s keys added in (`||` keeps the right side's value of a key
+ * both hold), walking only `b`'s keys and looking each up in `a`. Callers pass the stored sketch
+ * as `a` and a batch's as `b`, which holds the fewer buckets. Grouping the union of both sides' keys
+ * instead cost 3-4 x as much per merge (a stored sketch of 20-60 buckets and a 167-sample batch's:
+ * 200-270 vs 55-70 us, docs/perf/ingest.md).
  */
 export function mergeSketchSql(a: SQL, b: SQL): SQL {
   return sql`CASE WHEN ${a} IS NULL THEN ${b} WHEN ${b} IS NULL THEN ${a} ELSE jsonb_build_object(
@@ -207,9 +212,7 @@ export function mergeSketchSql(a: SQL, b: SQL): SQL {
     'samples', CASE WHEN jsonb_typeof(${a}->'samples') = 'array' AND jsonb_typeof(${b}->'samples') = 'array'
       AND (${a}->>'count')::numeric + (${b}->>'count')::numeric <= ${sql.raw(String(EXACT_SAMPLE_LIMIT))}
       THEN (${a}->'samples') || (${b}->'samples') END,
-    'buckets', (SELECT coalesce(jsonb_object_agg(k, n), '{}'::jsonb) FROM (
-      SELECT key AS k, sum(value::numeric) AS n FROM (
-        SELECT * FROM jsonb_each_text(${a}->'buckets') UNION ALL SELECT * FROM jsonb_each_text(${b}->'buckets')
-      ) u GROUP BY key) g)
+    'buckets', coalesce(${a}->'buckets', '{}'::jsonb) || (SELECT coalesce(jsonb_object_agg(key, value::numeric + coalesce((${a}->'buckets'->>key)::numeric, 0)), '{}'::jsonb)
+      FROM jsonb_each_text(${b}->'buckets'))
   ) END`;
 }
