@@ -47,11 +47,14 @@ const MODELS = [
 
 function makeBatch(): Record<string, unknown>[] {
   const sessions = Array.from({ length: 10 }, () => `bench-${randomUUID()}`);
+  // One millisecond apart, as a producer's records are: a batch of one timestamp would let the
+  // insert read it once (a column of one value is sent once: src/ingest/store-requests.ts).
+  const first = Date.now() - BATCH;
   return Array.from({ length: BATCH }, (_, i) => {
     const m = MODELS[i % 3] ?? MODELS[0];
     return {
       id: randomUUID(),
-      timestamp: Date.now() / 1000,
+      timestamp: (first + i) / 1000,
       modality: m.modality,
       model_id: m.model_id,
       project: "bench",

@@ -56,11 +56,14 @@ function columnArrays(rows: readonly RequestRow[]): string[] {
     let last: unknown;
     let lastText = "NULL";
     let allNull = true;
+    let oneText = true;
     for (let i = 0; i < rows.length; i++) {
       const v = (rows[i] as Record<string, unknown>)[name];
       if (v !== last) {
         last = v;
-        lastText = json ? jsonElement(v) : arrayElement(v);
+        const text = json ? jsonElement(v) : arrayElement(v);
+        if (i > 0 && text !== lastText) oneText = false;
+        lastText = text;
         if (lastText !== "NULL") allNull = false;
       }
       parts[i] = lastText;
@@ -68,10 +71,15 @@ function columnArrays(rows: readonly RequestRow[]): string[] {
     // A column NULL in every row is an empty array: unnests in one select list run in lockstep and
     // pad a shorter one with NULLs (the id column always has every row), so Postgres reads no
     // "NULL,NULL,…" (error_message, fallback_from, the audio tokens, metadata… in most batches).
-    out.push(allNull ? "{}" : `{${parts.join(",")}}`);
+    // A column of one value in every row (project, agent, status, pricing, rate rule, probe flag… in
+    // most batches) is that value alone, repeated by Postgres (unnestColumns).
+    out.push(allNull ? "{}" : oneText ? `{${lastText}}` : `{${parts.join(",")}}`);
   }
   return out;
 }
+
+/** The placeholder of the batch's row count (no column has this name). */
+const ROW_COUNT = "row_count";
 
 /** The columns in order; a json/jsonb column's values are always sent as their JSON text. */
 const ARRAY_COLUMNS = STORED.map((c) => ({ name: c.name, json: /^jsonb?$/.test(recordsetType(c.column)) }));
@@ -102,12 +110,21 @@ function jsonElement(v: unknown): string {
  * `unnest(…) AS src(…)` in FROM is a function scan that first copies every row into a tuplestore.
  * Postgres CPU per stored gateway row (1,600-row batches, two sets of 5 alternating runs): median
  * 13.9 / 14.4 -> 12.2 / 12.0 us. The unnests zip row by row: every array has one length, but a
- * column NULL in every row, which is empty and padded with NULLs.
+ * column NULL in every row, which is empty and padded with NULLs, and a column of one value in every
+ * row, sent as that value alone and repeated `rows` times (array_fill; with one row the two
+ * spellings are the same array). Postgres reads the value once instead of once per row, Node sends
+ * it once (the bench's batch: ~60 of ~140 KB of column arrays, docs/perf/ingest.md).
  * Each column's array fills the placeholder named after the column.
  */
 function unnestColumns() {
-  const args = STORED.map((c) => sql`unnest(${sql.placeholder(c.name)}::${sql.raw(recordsetType(c.column))}[]) AS ${sql.raw(c.name)}`);
-  return sql`(SELECT ${sql.join(args, sql`, `)}) AS src`;
+  // Each array is one parameter, named once in `a` (each placeholder drizzle meets is a parameter
+  // of its own: naming it three times would send it three times).
+  const arrays = STORED.map((c) => sql`${sql.placeholder(c.name)}::${sql.raw(recordsetType(c.column))}[] AS ${sql.raw(c.name)}`);
+  const args = STORED.map((c) => {
+    const array = sql.raw(`a.${c.name}`);
+    return sql`unnest(CASE WHEN cardinality(${array}) = 1 THEN array_fill(${array}[1], ARRAY[a.${sql.raw(ROW_COUNT)}]) ELSE ${array} END) AS ${sql.raw(c.name)}`;
+  });
+  return sql`(SELECT ${sql.join(args, sql`, `)} FROM (SELECT ${sql.join(arrays, sql`, `)}, ${sql.placeholder(ROW_COUNT)}::int AS ${sql.raw(ROW_COUNT)}) AS a) AS src`;
 }
 
 /**
@@ -203,7 +220,7 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
       const sorted = rows.map(withDefaults).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       // The rows are already keyed by column name: one array literal per column.
       const arrays = columnArrays(sorted);
-      const values: Record<string, unknown> = { tenant: tenantId };
+      const values: Record<string, unknown> = { tenant: tenantId, [ROW_COUNT]: sorted.length };
       STORED.forEach((c, i) => {
         values[c.name] = arrays[i];
       });

@@ -80,4 +80,52 @@ describe("ingest's column arrays keep every value", () => {
       });
     }
   });
+
+  it("a column of one value in every row (sent once, repeated by Postgres) is stored in every row; one-row batches too", async () => {
+    const ts = new Date("2026-11-20T11:00:00.000Z");
+    const meta = { note: 'same "for" all', n: 1 };
+    const batch = (n: number, text: string): RequestRow[] =>
+      Array.from({ length: n }, (_, i) => ({
+        id: randomUUID(),
+        ts,
+        modality: "llm",
+        model_id: `one/${text}`,
+        provider: "p",
+        project: text,
+        // One value but for a null in the middle: sent row by row.
+        session_id: i === 1 ? null : `s ${text}`,
+        room_name: text,
+        ttfb_ms: 7.5,
+        total_latency_ms: 10 + i,
+        cost_usd: "0.0000116",
+        metadata: meta,
+        is_probe: true,
+      }));
+    const rows = [...AWKWARD.flatMap((text) => [batch(3, text), batch(1, text)])];
+    for (const b of rows) expect(await storeRequestRows(tdb.database.db, null, b)).toHaveLength(b.length);
+    const stored = await queryRows<Record<string, unknown>>(
+      tdb.database.db,
+      sql`SELECT id, (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, model_id, project, session_id, room_name, ttfb_ms, total_latency_ms,
+                 cost_usd::text AS cost_usd, metadata, is_probe FROM requests WHERE model_id LIKE 'one/%'`,
+    );
+    const byId = new Map(stored.map((r) => [r.id, r]));
+    expect(stored).toHaveLength(rows.flat().length);
+    for (const b of rows) {
+      for (const [i, r] of b.entries()) {
+        expect(byId.get(r.id)).toEqual({
+          id: r.id,
+          ts_ms: ts.getTime(),
+          model_id: r.model_id,
+          project: r.project,
+          session_id: i === 1 ? null : r.session_id,
+          room_name: r.room_name,
+          ttfb_ms: 7.5,
+          total_latency_ms: 10 + i,
+          cost_usd: "0.0000116000",
+          metadata: meta,
+          is_probe: true,
+        });
+      }
+    }
+  });
 });
