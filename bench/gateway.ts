@@ -24,11 +24,10 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 import { Pool } from "undici";
 import { OtlpCollector } from "../test/support/stubs/otlp-collector.js";
-import { backendCpu, backendCpuSpent, cliEntry, cpuTimes, createBenchDatabase, fmt, percentile, ROOT, startServer } from "./support.js";
+import { backendCpu, backendCpuSpent, cliEntry, cpuTimes, createBenchDatabase, fmt, gatewayConfig, percentile, ROOT, spawnWithPort, startGatewayStub, startServer } from "./support.js";
 
 /**
  * c=1 calls per peer, spread over ROUNDS rounds (5,000 a round by default). Each round switches the
@@ -97,16 +96,6 @@ interface Target {
   origin: string;
   path: string;
   headers: Record<string, string>;
-}
-
-async function spawnWithPort(cmd: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, cmd, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-  const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const port = await new Promise<number>((resolve, reject) => {
-    rl.once("line", (l) => resolve(Number(l)));
-    child.once("exit", () => reject(new Error(`${cmd.join(" ")} exited`)));
-  });
-  return { child, port };
 }
 
 async function startPortkey(): Promise<{ child: ChildProcess; port: number }> {
@@ -275,15 +264,12 @@ async function attempt<T>(f: () => Promise<T>): Promise<Outcome<T>> {
 }
 
 async function main() {
-  const stub = await spawnWithPort(["--import", "tsx", join(ROOT, "bench/gateway-stub.ts")]);
+  const stub = await startGatewayStub();
   const stubOrigin = `http://127.0.0.1:${stub.port}`;
   stubPid = stub.child.pid;
   const dir = mkdtempSync(join(tmpdir(), "voxgate-bench-gw-"));
   const configPath = join(dir, "voxgate.yaml");
-  writeFileSync(
-    configPath,
-    `auth:\n  api_keys: [${KEY}]\nproviders:\n  openai: { api_key: "${PROVIDER_KEY}", base_url: "${stubOrigin}/v1" }\nmodels:\n  llm:\n    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }\nworkers: { enabled: false }\n`,
-  );
+  writeFileSync(configPath, gatewayConfig(stubOrigin, KEY, PROVIDER_KEY));
   const db = await createBenchDatabase("gateway");
   // The OTel variables are cleared for every peer but the exporting one (empty = unset).
   const voxgate = await startServer({ DATABASE_URL: db.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn", OTEL_EXPORTER_OTLP_ENDPOINT: "" }, [...SERVER_NODE_ARGS, ...cliEntry()]);

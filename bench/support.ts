@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 
@@ -73,6 +74,27 @@ export async function startServer(env: Record<string, string | undefined>, entry
         child.kill("SIGTERM");
       }),
   };
+}
+
+/** Spawns `node <args>`, a helper process that prints its port as its first stdout line (the loopback stubs, the floors). */
+export async function spawnWithPort(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  const rl = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const port = await new Promise<number>((resolve, reject) => {
+    rl.once("line", (l) => resolve(Number(l)));
+    child.once("exit", () => reject(new Error(`${args.join(" ")} exited`)));
+  });
+  return { child, port };
+}
+
+/** The gateway benches' loopback vendor (bench/gateway-stub.ts: OpenAI chat completions and Responses) in its own process. */
+export function startGatewayStub(): Promise<{ child: ChildProcess; port: number }> {
+  return spawnWithPort(["--import", "tsx", `${ROOT}bench/gateway-stub.ts`]);
+}
+
+/** The voxgate.yaml of the gateway benches: one API key, `openai/gpt-4.1-mini` routed to the stub, no workers. */
+export function gatewayConfig(stubOrigin: string, apiKey: string, providerKey: string): string {
+  return `auth:\n  api_keys: [${apiKey}]\nproviders:\n  openai: { api_key: "${providerKey}", base_url: "${stubOrigin}/v1" }\nmodels:\n  llm:\n    openai/gpt-4.1-mini: { provider: openai, model: gpt-4.1-mini }\nworkers: { enabled: false }\n`;
 }
 
 /**
