@@ -4,16 +4,25 @@
  * database. Per step: records/s, CPU per record in each collector and in the database's Postgres
  * backends. The 1-collector step is the same-run baseline of the ratios. On a 2-core machine more
  * processes cannot add throughput; the figures say what a record costs where, so what more cores buy.
+ * Then the same for the gateway (bench/scale-gateway.ts): 64 concurrent chat-completions calls in all,
+ * spread round-robin over 1, 2 and 3 `voxgate serve` processes recording into one database, the
+ * bench:gateway stub vendor upstream; calls/s and CPU per call in each process, in Postgres, in the
+ * stub and in the load generator (this process), the three groups measured in interleaved rounds.
  *
- *   npm run bench:scale   (env: BENCH_SECONDS=15, TEST_DATABASE_URL as the other benches; runs dist/ or BENCH_RUNTIME=tsx)
+ *   npm run bench:scale   (env: BENCH_SCALE=ingest|gateway|both, default both; BENCH_SECONDS=15 per
+ *   step (a gateway step: per group and round); BENCH_ROUNDS=3 gateway rounds; BENCH_WARMUP_CALLS=3000
+ *   per gateway process; TEST_DATABASE_URL as the other benches; runs dist/ or BENCH_RUNTIME=tsx)
  */
 import { randomUUID } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
+import { gatewayScale, gatewaySummary } from "./scale-gateway.js";
 import { backendCpu, backendCpuSpent, type BenchServer, cliEntry, cpuSecondsOf, createBenchDatabase, startServer } from "./support.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
+const SCALE = process.env.BENCH_SCALE ?? "both";
+if (!["ingest", "gateway", "both"].includes(SCALE)) throw new Error(`BENCH_SCALE=${SCALE}: expected ingest, gateway or both`);
 const CLIENTS = 4;
 const BATCH = 500;
 const KEY = "bench-scale-key-0123456789abcdef";
@@ -95,7 +104,7 @@ async function post(pool: Pool): Promise<void> {
   if (res.statusCode !== 200) throw new Error(`ingest answered ${res.statusCode}: ${text.slice(0, 200)}`);
 }
 
-async function main() {
+async function ingest() {
   const steps: Step[] = [];
   for (const n of [1, 2, 3]) {
     const bench = await createBenchDatabase(`scale${n}`);
@@ -125,4 +134,12 @@ async function main() {
   );
 }
 
-await main();
+async function gateway() {
+  const loadBefore = execFileSync("uptime").toString().trim();
+  const run = await gatewayScale(entry, SECONDS);
+  const load = execFileSync("uptime").toString().trim();
+  process.stdout.write(`${JSON.stringify({ phase: "gateway", seconds: SECONDS, rounds: run.rounds, load_before: loadBefore, load, groups: gatewaySummary(run) }, null, 2)}\n`);
+}
+
+if (SCALE !== "gateway") await ingest();
+if (SCALE !== "ingest") await gateway();
