@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
 import pg from "pg";
-import { backendCpu, backendCpuSpent, type BenchServer, cpuSecondsOf, createBenchDatabase, gatewayConfig, percentile, startGatewayStub, startServer } from "./support.js";
+import { ADMIN_URL, backendCpu, backendCpuSpent, type BenchServer, cpuSecondsOf, createBenchDatabase, gatewayConfig, percentile, startGatewayStub, startServer } from "./support.js";
 
 const CLIENTS = 64;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -32,8 +32,12 @@ const REWARM_SECONDS = 1;
 const KEY = "bench-scale-gw-key-0123456789abcdef";
 const PROVIDER_KEY = "sk-bench-provider-key-0123456789";
 const BODY = JSON.stringify({ model: "openai/gpt-4.1-mini", messages: [{ role: "user", content: "Say hello." }] });
+/** Seconds every group sits idle, measured at once, after the warm-up: what a replica costs doing nothing. */
+const IDLE_SECONDS = 5;
 /** The recorder flushes every 200 ms: a round's last batch lands within this wait and is counted. */
 const FLUSH_WAIT_MS = 600;
+const r2 = (x: number) => Math.round(x * 100) / 100;
+const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 0.5);
 
 export interface GatewayStep {
   processes: number;
@@ -45,6 +49,12 @@ export interface GatewayStep {
   postgres_cpu_us_per_call: number;
   stub_cpu_us_per_call: number;
   generator_cpu_us_per_call: number;
+  /**
+   * Transactions committed in the step's database per second (pg_stat_database, which backends
+   * update up to a second late: the window shifts, its length holds) and calls per commit.
+   */
+  postgres_commits_per_s: number;
+  calls_per_commit: number;
   /** Cores busy over the round: gateways + Postgres + stub + this generator. */
   cores_used: number;
 }
@@ -89,12 +99,14 @@ async function measure(g: Group, round: number, stubPid: number | undefined, sec
   const stub0 = cpuSecondsOf(stubPid);
   const gen0 = process.cpuUsage();
   const db0 = await backendCpu(g.url);
+  const commits0 = await commits(g.url);
   const { calls, elapsed } = await load(g, { seconds });
   const gen = process.cpuUsage(gen0);
   await wait(FLUSH_WAIT_MS);
   const cpu = g.servers.map((s, i) => cpuSecondsOf(s.child.pid) - (cpu0[i] ?? 0));
   const stubCpu = cpuSecondsOf(stubPid) - stub0;
   const pgCpu = backendCpuSpent(db0, await backendCpu(g.url));
+  const committed = (await commits(g.url)) - commits0;
   // A tenth of a µs: a call costs ~100 µs in the gateway and ~20 µs in Postgres, whole µs would blur the ratios.
   const us = (sec: number) => Math.round((sec * 1e7) / calls) / 10;
   const total = cpu.reduce((a, c) => a + c, 0);
@@ -109,8 +121,21 @@ async function measure(g: Group, round: number, stubPid: number | undefined, sec
     postgres_cpu_us_per_call: us(pgCpu),
     stub_cpu_us_per_call: us(stubCpu),
     generator_cpu_us_per_call: us(genCpu),
+    postgres_commits_per_s: Math.round(committed / elapsed),
+    calls_per_commit: Math.round(calls / committed),
     cores_used: Math.round(((total + pgCpu + stubCpu + genCpu) / elapsed) * 100) / 100,
   };
+}
+
+async function commits(url: string): Promise<number> {
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ n: string }>("SELECT xact_commit AS n FROM pg_stat_database WHERE datname = $1", [new URL(url).pathname.slice(1)]);
+    return Number(rows[0]?.n ?? Number.NaN);
+  } finally {
+    await admin.end();
+  }
 }
 
 async function countRows(url: string): Promise<number> {
@@ -126,6 +151,8 @@ async function countRows(url: string): Promise<number> {
 export interface GatewayScale {
   rounds: number;
   steps: GatewayStep[];
+  /** Per group, idle: CPU ms per second in its gateway processes (all of them) and its Postgres backends. */
+  idle: { processes: number; gateways_cpu_ms_per_s: number; postgres_cpu_ms_per_s: number }[];
   /** Per group: calls made (warm-ups included) and rows its database holds afterwards. */
   recorded: { processes: number; called: number; recorded: number }[];
 }
@@ -146,6 +173,17 @@ export async function gatewayScale(entry: string[], seconds: number): Promise<Ga
       for (let i = 0; i < n; i++) g.servers.push(await startServer({ DATABASE_URL: db.url, VOXGATE_CONFIG: configPath, LOG_LEVEL: "warn", OTEL_EXPORTER_OTLP_ENDPOINT: "" }, entry));
     }
     for (const g of groups) await load(g, { amount: WARMUP_CALLS * g.n });
+    await wait(FLUSH_WAIT_MS);
+    const idle0 = await Promise.all(groups.map(async (g) => ({ gw: g.servers.map((s) => cpuSecondsOf(s.child.pid)), db: await backendCpu(g.url) })));
+    await wait(IDLE_SECONDS * 1000);
+    const idle = await Promise.all(
+      groups.map(async (g, i) => {
+        const before = idle0[i] as (typeof idle0)[number];
+        const gw = g.servers.reduce((a, s, j) => a + cpuSecondsOf(s.child.pid) - (before.gw[j] ?? 0), 0);
+        const db = backendCpuSpent(before.db, await backendCpu(g.url));
+        return { processes: g.n, gateways_cpu_ms_per_s: r2((gw * 1000) / IDLE_SECONDS), postgres_cpu_ms_per_s: r2((db * 1000) / IDLE_SECONDS) };
+      }),
+    );
     const steps: GatewayStep[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       for (const g of r % 2 === 0 ? groups : [...groups].reverse()) {
@@ -156,7 +194,7 @@ export async function gatewayScale(entry: string[], seconds: number): Promise<Ga
     await wait(FLUSH_WAIT_MS);
     const recorded = [];
     for (const g of groups) recorded.push({ processes: g.n, called: g.called, recorded: await countRows(g.url) });
-    return { rounds: ROUNDS, steps, recorded };
+    return { rounds: ROUNDS, steps, idle, recorded };
   } finally {
     for (const g of groups) {
       await Promise.all(g.servers.map((s) => s.stop()));
@@ -166,8 +204,28 @@ export async function gatewayScale(entry: string[], seconds: number): Promise<Ga
   }
 }
 
-const r2 = (x: number) => Math.round(x * 100) / 100;
-const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 0.5);
+/**
+ * Postgres CPU per second over every round, fitted as a·calls/s + b·processes (least squares): each
+ * recorder commits its own batch every 200 ms, so a replica adds a per-transaction cost whatever its
+ * rate, and a call its row's. a in µs per call, b in ms of Postgres CPU per second per busy replica.
+ */
+export function postgresFit(steps: GatewayStep[]): { us_per_call: number; ms_per_s_per_replica: number } {
+  let rr = 0;
+  let rn = 0;
+  let nn = 0;
+  let ry = 0;
+  let ny = 0;
+  for (const s of steps) {
+    const y = s.postgres_cpu_us_per_call * s.calls_per_s; // µs of Postgres CPU per second
+    rr += s.calls_per_s * s.calls_per_s;
+    rn += s.calls_per_s * s.processes;
+    nn += s.processes * s.processes;
+    ry += s.calls_per_s * y;
+    ny += s.processes * y;
+  }
+  const det = rr * nn - rn * rn;
+  return { us_per_call: r2((ry * nn - rn * ny) / det), ms_per_s_per_replica: r2((rr * ny - rn * ry) / det / 1000) };
+}
 
 /**
  * Per group: its median round (by calls/s) and every round's calls/s; ratios to the 1-process group
@@ -198,6 +256,7 @@ export function gatewaySummary(run: GatewayScale) {
       calls_per_s_per_gateway_core: Math.round(1e6 / median(mine.map((s) => s.gateways_cpu_us_per_call))),
       postgres_cpu_ms_per_1000_calls: median(mine.map((s) => s.postgres_cpu_us_per_call)),
       postgres_share_of_cpu: r2(median(mine.map((s) => s.postgres_cpu_us_per_call / (s.postgres_cpu_us_per_call + s.gateways_cpu_us_per_call)))),
+      idle: run.idle.find((x) => x.processes === n),
       recorded: run.recorded.find((x) => x.processes === n),
     };
   });

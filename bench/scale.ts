@@ -17,7 +17,7 @@ import { randomUUID } from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
-import { gatewayScale, gatewaySummary } from "./scale-gateway.js";
+import { gatewayScale, gatewaySummary, postgresFit } from "./scale-gateway.js";
 import { backendCpu, backendCpuSpent, type BenchServer, cliEntry, cpuSecondsOf, createBenchDatabase, startServer } from "./support.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
@@ -138,7 +138,7 @@ async function gateway() {
   const loadBefore = execFileSync("uptime").toString().trim();
   const run = await gatewayScale(entry, SECONDS);
   const load = execFileSync("uptime").toString().trim();
-  process.stdout.write(`${JSON.stringify({ phase: "gateway", seconds: SECONDS, rounds: run.rounds, load_before: loadBefore, load, groups: gatewaySummary(run) }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ phase: "gateway", seconds: SECONDS, rounds: run.rounds, load_before: loadBefore, load, groups: gatewaySummary(run), postgres_fit: postgresFit(run.steps) }, null, 2)}\n`);
 }
 
 if (SCALE !== "gateway") await ingest();
