@@ -18,7 +18,8 @@ import pg from "pg";
 import { ADMIN_URL, backendCpu, backendCpuSpent, type BenchServer, cpuSecondsOf, createBenchDatabase, gatewayConfig, percentile, startGatewayStub, startServer } from "./support.js";
 
 const CLIENTS = 64;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** 5: with 3 rounds of 15 s at load 6-9 the paired calls/s ratios spread 0.66-2.57 (2026-11-28 16:39). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 /**
  * Calls each process serves before anything is measured (as bench:gateway's BENCH_WARMUP_CALLS): V8
  * optimizes the handler after some thousand calls, and a gateway's steady state is the figure.

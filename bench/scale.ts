@@ -10,7 +10,7 @@
  * stub and in the load generator (this process), the three groups measured in interleaved rounds.
  *
  *   npm run bench:scale   (env: BENCH_SCALE=ingest|gateway|both, default both; BENCH_SECONDS=15 per
- *   step (a gateway step: per group and round); BENCH_ROUNDS=3 gateway rounds; BENCH_WARMUP_CALLS=3000
+ *   step (a gateway step: per group and round); BENCH_ROUNDS=5 gateway rounds; BENCH_WARMUP_CALLS=3000
  *   per gateway process; TEST_DATABASE_URL as the other benches; runs dist/ or BENCH_RUNTIME=tsx)
  */
 import { randomUUID } from "node:crypto";
