@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { mergeStoredSketch } from "../rollups/sketch-json.js";
-import { addSample, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch, summarize } from "../stats/summary.js";
+import { type LatencySketch, summarize } from "../stats/summary.js";
+import { type ParsedSketch, parseStoredSketch, type SketchCache, sketchCacheOf, sketchOfParts } from "./sketch-cache.js";
 import type { LatencyReport, ModelLatency } from "./schemas.js";
 import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
 import { type Period, type ReportSegment, reportSegments } from "./window.js";
@@ -17,91 +17,120 @@ interface ModelSketches {
   latency: LatencySketch;
 }
 
-/** One part of a model's sketches: a rollup row's stored sketches, or the raw edge rows' sketches built in SQL. */
+/** A row of the window: a rollup row (its version and, unless cached, its stored sketches) or one model's raw edge values. */
 interface PartRow {
   model_id: string;
   modality: string;
   provider: string;
   requests: string | number;
+  /** The rollup row's version (tableoid:ctid:xmin); null on a raw edge row. */
+  v: string | null;
+  /** True when the query was told the version is cached: then its sketches are not sent (NULL). */
+  cached: boolean | null;
   th: unknown;
   lh: unknown;
-  /** A raw edge row's TTFB and total latency (null on rollup rows). */
-  tv: number | null;
-  lv: number | null;
+  /** A model's raw edge rows' TTFB and total latencies, comma-separated (null on rollup rows, or when none has one). */
+  tv: string | null;
+  lv: string | null;
 }
 
-
-/** The two sketches of a model: the rollup columns (count, sketch) and the raw column of each. */
-const SKETCHES = { t: { count: "tn", hist: "th", raw: "ttfb_ms" }, l: { count: "ln", hist: "lh", raw: "total_latency_ms" } } as const;
-type Which = keyof typeof SKETCHES;
-
 /**
- * The window's sources as CTEs: `r`, the rollup rows (with their sample counts as plain columns),
- * `x`, the raw edge rows, and `n`, each model's sample count over the whole window, which says
- * whether its sketches can be exact (raw samples are read only then).
+ * The window's rollup rows with their versions, and its raw edge rows' values, in one statement. A
+ * rollup row whose version is in `known` comes without its sketches (NULL): the caller has them parsed
+ * (src/reports/sketch-cache.ts), and Postgres never reads those sketches' TOAST. The raw edge (up to an
+ * hour of rows, ten times as many at ten times the traffic) comes as one row per model with its values
+ * as text: a row per request cost ~1 µs each to receive and parse.
  */
-function windowCtes(segments: ReportSegment[], scope: ReportScope): SQL {
+function partsSql(segments: ReportSegment[], scope: ReportScope, known: string[]): SQL {
   const empty = (cols: string) => sql.raw(`SELECT ${cols} WHERE false`);
   const r = segmentsUnion(
     segments,
     scope,
-    { rollup: sql`model_id, modality, provider, requests, ttfb_count AS tn, latency_count AS ln, ttfb_hist AS th, latency_hist AS lh`, raw: null },
+    {
+      rollup: sql`model_id, modality, provider, requests, tableoid::text || ':' || ctid::text || ':' || xmin::text AS v, ttfb_hist AS th, latency_hist AS lh`,
+      raw: null,
+    },
     { excludeProbe: true, allProjects: true },
   );
   const x = segmentsUnion(segments, scope, { rollup: null, raw: sql`model_id, modality, provider, ttfb_ms, total_latency_ms` }, { excludeProbe: true });
-  return sql`WITH r (model_id, modality, provider, requests, tn, ln, th, lh) AS (${r ?? empty("''::text, ''::text, ''::text, 0::bigint, 0, 0, NULL::jsonb, NULL::jsonb")}),
-    x (model_id, modality, provider, ttfb_ms, total_latency_ms) AS (${x ?? empty("''::text, ''::text, ''::text, 0::float8, 0::float8")}),
-    n AS (SELECT model_id, sum(tn) AS tn, sum(ln) AS ln FROM (
-      SELECT model_id, tn, ln FROM r UNION ALL SELECT model_id, (ttfb_ms IS NOT NULL)::int, (total_latency_ms IS NOT NULL)::int FROM x) u GROUP BY model_id)`;
+  return sql`WITH r (model_id, modality, provider, requests, v, th, lh) AS (${r ?? empty("''::text, ''::text, ''::text, 0::bigint, ''::text, NULL::jsonb, NULL::jsonb")}),
+    x (model_id, modality, provider, ttfb_ms, total_latency_ms) AS (${x ?? empty("''::text, ''::text, ''::text, 0::float8, 0::float8")})
+    SELECT model_id, modality, provider, requests, v, cached, CASE WHEN cached THEN NULL ELSE th END AS th, CASE WHEN cached THEN NULL ELSE lh END AS lh,
+      NULL::text AS tv, NULL::text AS lv FROM (SELECT *, v IN (SELECT json_array_elements_text(${JSON.stringify(known)}::json)) AS cached FROM r) r
+    UNION ALL
+    SELECT model_id, modality, provider, count(*), NULL, NULL, NULL, NULL, string_agg(ttfb_ms::text, ','), string_agg(total_latency_ms::text, ',')
+      FROM x GROUP BY model_id, modality, provider`;
 }
 
-/**
- * One row per stored sketch pair (rollup rows, without their raw samples unless the model's whole
- * window is small enough to be exact), then the raw edge rows' two values each, which Node adds to
- * the sketches (addSample): cheaper than building their sketches in SQL (four passes over the rows).
- * Node merges the stored sketches (mergeStoredSketch): summing their buckets in SQL (jsonb_each per
- * stored sketch, then a hash aggregate) cost more than the whole read and grew with each sketch's
- * distinct buckets.
- */
-function partsSql(ctes: SQL): SQL {
-  const stored = (w: Which) => {
-    const { count, hist } = SKETCHES[w];
-    // A stored sketch past the bound has no samples: rebuilt without them only when it has some.
-    return sql.raw(`CASE WHEN n.${count} <= ${EXACT_SAMPLE_LIMIT} OR r.${count} > ${EXACT_SAMPLE_LIMIT} THEN r.${hist} ELSE r.${hist} - 'samples' END`);
-  };
-  return sql`${ctes}
-    SELECT r.model_id, r.modality, r.provider, r.requests, ${stored("t")} AS th, ${stored("l")} AS lh, NULL::float8 AS tv, NULL::float8 AS lv
-      FROM r JOIN n USING (model_id)
-    UNION ALL
-    SELECT model_id, modality, provider, 1, NULL, NULL, ttfb_ms, total_latency_ms FROM x`;
+/** One model's parts before they are merged. */
+interface ModelParts {
+  modality: string;
+  provider: string;
+  requests: number;
+  ttfb: ParsedSketch[];
+  latency: ParsedSketch[];
+  rawTtfb: number[];
+  rawLatency: number[];
 }
 
 /**
  * Latency sketches per model over a period, probe traffic excluded: rollup sketches for whole
- * buckets (today's from its day rows), the raw edge hour's samples added, in one statement whose rows
- * are a few hundred stored sketches and the edge hour's rows. Percentiles come from src/stats/summary.ts.
+ * buckets (today's from its day rows), the raw edge hour's samples added. Rollup sketches come from
+ * the database handle's cache when their row has not changed since the last answer of the same
+ * tenant, project and period; percentiles come from src/stats/summary.ts.
  */
-export async function latencySketches(db: Db, args: ReportScope & { period: Period; now?: Date }): Promise<Map<string, ModelSketches>> {
-  const rows = await queryRows<PartRow>(db, partsSql(windowCtes(reportSegments(args.period, args.now ?? new Date()), args)));
-  const out = new Map<string, ModelSketches>();
-  for (const r of rows) {
-    let e = out.get(r.model_id);
+export async function latencySketches(db: Db, args: ReportScope & { period: Period; now?: Date; cache?: SketchCache }): Promise<Map<string, ModelSketches>> {
+  const segments = reportSegments(args.period, args.now ?? new Date());
+  const cache = args.cache ?? sketchCacheOf(db);
+  const shape = JSON.stringify([args.tenantId, args.project, args.period]);
+  let known = cache.known(shape);
+  let rows = await queryRows<PartRow>(db, partsSql(segments, args, known));
+  // The cached rows' sketches, taken before this answer's new ones go in (which may evict some).
+  let hits = rows.map((r) => (r.cached ? cache.get(r.v as string) : undefined));
+  // A version listed as known but evicted meanwhile (another report filled the cache): ask again for every sketch.
+  if (rows.some((r, i) => r.cached && hits[i] === undefined)) {
+    known = [];
+    rows = await queryRows<PartRow>(db, partsSql(segments, args, known));
+    hits = [];
+  }
+  const byModel = new Map<string, ModelParts>();
+  const versions: string[] = [];
+  for (const [i, r] of rows.entries()) {
+    let e = byModel.get(r.model_id);
     if (!e) {
-      e = { modality: r.modality, provider: r.provider, requests: 0, ttfb: emptySketch(), latency: emptySketch() };
-      out.set(r.model_id, e);
+      e = { modality: r.modality, provider: r.provider, requests: 0, ttfb: [], latency: [], rawTtfb: [], rawLatency: [] };
+      byModel.set(r.model_id, e);
     }
     e.requests += Number(r.requests);
-    if (r.th !== null || r.lh !== null) {
-      mergeStoredSketch(e.ttfb, r.th);
-      mergeStoredSketch(e.latency, r.lh);
+    if (r.v !== null) {
+      let pair = hits[i];
+      if (!pair) {
+        pair = { ttfb: parseStoredSketch(r.th), latency: parseStoredSketch(r.lh) };
+        cache.set(r.v, pair);
+      }
+      versions.push(r.v);
+      e.ttfb.push(pair.ttfb);
+      e.latency.push(pair.latency);
+    } else {
+      if (r.tv !== null) for (const v of r.tv.split(",")) e.rawTtfb.push(Number(v));
+      if (r.lv !== null) for (const v of r.lv.split(",")) e.rawLatency.push(Number(v));
     }
-    if (r.tv !== null) addSample(e.ttfb, r.tv);
-    if (r.lv !== null) addSample(e.latency, r.lv);
+  }
+  cache.remember(shape, versions);
+  const out = new Map<string, ModelSketches>();
+  for (const [model, e] of byModel) {
+    out.set(model, {
+      modality: e.modality,
+      provider: e.provider,
+      requests: e.requests,
+      ttfb: sketchOfParts(e.ttfb, e.rawTtfb),
+      latency: sketchOfParts(e.latency, e.rawLatency),
+    });
   }
   return out;
 }
 
-export async function latencyReport(db: Db, args: ReportScope & { period: Exclude<Period, "all">; now?: Date }): Promise<LatencyReport> {
+export async function latencyReport(db: Db, args: ReportScope & { period: Exclude<Period, "all">; now?: Date; cache?: SketchCache }): Promise<LatencyReport> {
   const sketches = await latencySketches(db, args);
   const models: Record<string, ModelLatency> = {};
   for (const [modelId, s] of [...sketches.entries()].sort(([a], [b]) => a.localeCompare(b))) {

@@ -1,0 +1,213 @@
+import type { Db } from "../db/client.js";
+import { storedSamples } from "../rollups/sketch-json.js";
+import { addSample, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/summary.js";
+
+/**
+ * A rollup row's stored latency sketch, parsed once: its buckets as parallel arrays (index, count),
+ * its samples when the row keeps them all. Reports merge hundreds of these per answer; as jsonb they
+ * were most of a read's cost (Postgres detoasting and printing ~1 KB per sketch, Node parsing it), and
+ * that cost grew with the traffic (more samples per hour, more distinct buckets per sketch).
+ */
+export interface ParsedSketch {
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+  zeros: number;
+  index: Int32Array;
+  counts: Float64Array;
+  /** Every sample (as many as `count`), or null when the stored sketch has none. */
+  samples: readonly number[] | null;
+}
+
+const EMPTY: ParsedSketch = {
+  count: 0,
+  sum: 0,
+  min: Number.POSITIVE_INFINITY,
+  max: Number.NEGATIVE_INFINITY,
+  zeros: 0,
+  index: new Int32Array(0),
+  counts: new Float64Array(0),
+  samples: [],
+};
+
+/** A stored sketch (jsonb, as node-postgres and PGlite hand it over) parsed; anything malformed is empty, as in mergeStoredSketch. */
+export function parseStoredSketch(value: unknown): ParsedSketch {
+  let raw = value;
+  if (typeof value === "string") {
+    try {
+      raw = JSON.parse(value) as unknown;
+    } catch {
+      return EMPTY;
+    }
+  }
+  if (raw === null || typeof raw !== "object") return EMPTY;
+  const o = raw as Record<string, unknown>;
+  const num = (v: unknown, dflt: number) => (typeof v === "number" && Number.isFinite(v) ? v : dflt);
+  const count = num(o.count, 0);
+  if (count <= 0) return EMPTY;
+  const keys: number[] = [];
+  const counts: number[] = [];
+  const buckets = o.buckets;
+  if (buckets !== null && typeof buckets === "object") {
+    const b = buckets as Record<string, unknown>;
+    for (const k in b) {
+      const n = b[k];
+      const i = Number(k);
+      if (typeof n === "number" && Number.isInteger(i)) {
+        keys.push(i);
+        counts.push(n);
+      }
+    }
+  }
+  return {
+    count,
+    sum: num(o.sum, 0),
+    min: num(o.min, Number.POSITIVE_INFINITY),
+    max: num(o.max, Number.NEGATIVE_INFINITY),
+    zeros: num(o.zeros, 0),
+    index: Int32Array.from(keys),
+    counts: Float64Array.from(counts),
+    samples: storedSamples(o.samples, count),
+  };
+}
+
+/** The ttfb and total-latency sketches of one rollup row version. */
+export interface SketchPair {
+  ttfb: ParsedSketch;
+  latency: ParsedSketch;
+}
+
+/**
+ * Most numbers (bucket indexes and counts, samples) the cache of one database holds: ~25 MB. A month
+ * of one tenant's hour and day rows at 10M requests a year is ~0.1 M; the rest serves other tenants,
+ * projects and periods.
+ */
+const MAX_WEIGHT = 3_000_000;
+/** Most query shapes (tenant, project, period) whose last answer's row versions are remembered. */
+const MAX_SHAPES = 500;
+
+const weightOf = (p: ParsedSketch) => 8 + p.index.length * 2 + (p.samples?.length ?? 0);
+
+/**
+ * Parsed rollup sketches by row version, for one database handle. A version is the row's table,
+ * ctid and xmin (`tableoid:ctid:xmin`): a tuple version never changes, an upsert writes a new one, so a
+ * cached version is never stale; a replica (DATABASE_READ_URL) has the primary's versions, and each
+ * handle has its own cache anyway. A report sends the versions its last answer of the same shape held
+ * and is answered NULL sketches for those still current: closed hours and days cost a few bytes a row
+ * instead of their sketches, so a read no longer grows with each sketch's size. Least recently used
+ * versions go first.
+ */
+export class SketchCache {
+  private readonly entries = new Map<string, SketchPair>();
+  private readonly shapes = new Map<string, string[]>();
+  private weight = 0;
+
+  constructor(private readonly maxWeight = MAX_WEIGHT) {}
+
+  get(version: string): SketchPair | undefined {
+    const hit = this.entries.get(version);
+    if (hit) {
+      // Map order is insertion order: re-inserting marks it most recently used.
+      this.entries.delete(version);
+      this.entries.set(version, hit);
+    }
+    return hit;
+  }
+
+  has(version: string): boolean {
+    return this.entries.has(version);
+  }
+
+  set(version: string, pair: SketchPair): void {
+    const old = this.entries.get(version);
+    if (old) this.weight -= weightOf(old.ttfb) + weightOf(old.latency);
+    this.entries.delete(version);
+    this.entries.set(version, pair);
+    this.weight += weightOf(pair.ttfb) + weightOf(pair.latency);
+    for (const [k, v] of this.entries) {
+      if (this.weight <= this.maxWeight || k === version) break;
+      this.entries.delete(k);
+      this.weight -= weightOf(v.ttfb) + weightOf(v.latency);
+    }
+  }
+
+  /** The versions the last answer of this shape held that are still cached: the ones the database may answer without their sketches. */
+  known(shape: string): string[] {
+    return (this.shapes.get(shape) ?? []).filter((v) => this.entries.has(v));
+  }
+
+  remember(shape: string, versions: string[]): void {
+    this.shapes.delete(shape);
+    this.shapes.set(shape, versions);
+    if (this.shapes.size > MAX_SHAPES) this.shapes.delete(this.shapes.keys().next().value as string);
+  }
+}
+
+const caches = new WeakMap<Db, SketchCache>();
+
+/** The sketch cache of a database handle (created on first use; it goes with the handle). */
+export function sketchCacheOf(db: Db): SketchCache {
+  let cache = caches.get(db);
+  if (!cache) {
+    cache = new SketchCache();
+    caches.set(db, cache);
+  }
+  return cache;
+}
+
+/**
+ * One sketch from parsed rollup sketches and raw samples, as merging them one by one with
+ * mergeStoredSketch and addSample gives: exact (their samples) while the total count is within
+ * EXACT_SAMPLE_LIMIT and every part kept its samples, else the sum of their buckets. The buckets are
+ * summed in one dense array over the parts' index range: a week of hour and day rows is ~10^4 bucket
+ * counts, which string-keyed records made a few milliseconds.
+ */
+export function sketchOfParts(parts: readonly ParsedSketch[], raw: readonly number[]): LatencySketch {
+  const out = emptySketch();
+  let total = raw.length;
+  let allSamples = true;
+  for (const p of parts) {
+    total += p.count;
+    if (p.samples === null) allSamples = false;
+  }
+  const exact = allSamples && total <= EXACT_SAMPLE_LIMIT;
+  if (exact) {
+    const samples: number[] = [];
+    for (const p of parts) for (const v of p.samples as readonly number[]) samples.push(v);
+    out.samples = samples;
+  } else {
+    out.samples = null;
+    let lo = Number.POSITIVE_INFINITY;
+    let hi = Number.NEGATIVE_INFINITY;
+    for (const p of parts) {
+      const index = p.index;
+      for (let k = 0; k < index.length; k++) {
+        const i = index[k] as number;
+        if (i < lo) lo = i;
+        if (i > hi) hi = i;
+      }
+    }
+    if (lo <= hi) {
+      const dense = new Float64Array(hi - lo + 1);
+      for (const p of parts) {
+        const index = p.index;
+        const counts = p.counts;
+        for (let k = 0; k < index.length; k++) {
+          const at = (index[k] as number) - lo;
+          dense[at] = (dense[at] as number) + (counts[k] as number);
+        }
+      }
+      for (let k = 0; k < dense.length; k++) if (dense[k] !== 0) out.buckets[String(k + lo)] = dense[k] as number;
+    }
+  }
+  for (const p of parts) {
+    out.count += p.count;
+    out.sum += p.sum;
+    if (p.min < out.min) out.min = p.min;
+    if (p.max > out.max) out.max = p.max;
+    out.zeros += p.zeros;
+  }
+  for (const v of raw) addSample(out, v);
+  return out;
+}
