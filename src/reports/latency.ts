@@ -1,9 +1,9 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { type LatencySketch, summarize } from "../stats/summary.js";
-import { type ParsedSketch, parseStoredSketch, type SketchCache, sketchCacheOf, sketchOfParts } from "./sketch-cache.js";
+import { type ParsedSketch, ROW_VERSION, readSketchRows, type SketchCache, type SketchRow, sketchCacheOf, sketchOfParts } from "./sketch-cache.js";
 import type { LatencyReport, ModelLatency } from "./schemas.js";
-import { queryRows, type ReportScope, segmentsUnion } from "./sources.js";
+import { type ReportScope, segmentsUnion } from "./sources.js";
 import { type Period, type ReportSegment, reportSegments } from "./window.js";
 
 /** The answer of GET /v1/latency: its types are the schema's (src/reports/schemas.ts). */
@@ -18,17 +18,11 @@ interface ModelSketches {
 }
 
 /** A row of the window: a rollup row (its version and, unless cached, its stored sketches) or one model's raw edge values. */
-interface PartRow {
+interface PartRow extends SketchRow {
   model_id: string;
   modality: string;
   provider: string;
   requests: string | number;
-  /** The rollup row's version (tableoid:ctid:xmin); null on a raw edge row. */
-  v: string | null;
-  /** True when the query was told the version is cached: then its sketches are not sent (NULL). */
-  cached: boolean | null;
-  th: unknown;
-  lh: unknown;
   /** A model's raw edge rows' TTFB and total latencies, comma-separated (null on rollup rows, or when none has one). */
   tv: string | null;
   lv: string | null;
@@ -41,13 +35,13 @@ interface PartRow {
  * hour of rows, ten times as many at ten times the traffic) comes as one row per model with its values
  * as text: a row per request cost ~1 µs each to receive and parse.
  */
-function partsSql(segments: ReportSegment[], scope: ReportScope, known: string[]): SQL {
+function partsSql(segments: ReportSegment[], scope: ReportScope, known: SQL): SQL {
   const empty = (cols: string) => sql.raw(`SELECT ${cols} WHERE false`);
   const r = segmentsUnion(
     segments,
     scope,
     {
-      rollup: sql`model_id, modality, provider, requests, tableoid::text || ':' || ctid::text || ':' || xmin::text AS v, ttfb_hist AS th, latency_hist AS lh`,
+      rollup: sql`model_id, modality, provider, requests, ${ROW_VERSION} AS v, ttfb_hist AS th, latency_hist AS lh`,
       raw: null,
     },
     { excludeProbe: true, allProjects: true },
@@ -56,7 +50,7 @@ function partsSql(segments: ReportSegment[], scope: ReportScope, known: string[]
   return sql`WITH r (model_id, modality, provider, requests, v, th, lh) AS (${r ?? empty("''::text, ''::text, ''::text, 0::bigint, ''::text, NULL::jsonb, NULL::jsonb")}),
     x (model_id, modality, provider, ttfb_ms, total_latency_ms) AS (${x ?? empty("''::text, ''::text, ''::text, 0::float8, 0::float8")})
     SELECT model_id, modality, provider, requests, v, cached, CASE WHEN cached THEN NULL ELSE th END AS th, CASE WHEN cached THEN NULL ELSE lh END AS lh,
-      NULL::text AS tv, NULL::text AS lv FROM (SELECT *, v IN (SELECT json_array_elements_text(${JSON.stringify(known)}::json)) AS cached FROM r) r
+      NULL::text AS tv, NULL::text AS lv FROM (SELECT *, v IN ${known} AS cached FROM r) r
     UNION ALL
     SELECT model_id, modality, provider, count(*), NULL, NULL, NULL, NULL, string_agg(ttfb_ms::text, ','), string_agg(total_latency_ms::text, ',')
       FROM x GROUP BY model_id, modality, provider`;
@@ -82,19 +76,9 @@ interface ModelParts {
 export async function latencySketches(db: Db, args: ReportScope & { period: Period; now?: Date; cache?: SketchCache }): Promise<Map<string, ModelSketches>> {
   const segments = reportSegments(args.period, args.now ?? new Date());
   const cache = args.cache ?? sketchCacheOf(db);
-  const shape = JSON.stringify([args.tenantId, args.project, args.period]);
-  let known = cache.known(shape);
-  let rows = await queryRows<PartRow>(db, partsSql(segments, args, known));
-  // The cached rows' sketches, taken before this answer's new ones go in (which may evict some).
-  let hits = rows.map((r) => (r.cached ? cache.get(r.v as string) : undefined));
-  // A version listed as known but evicted meanwhile (another report filled the cache): ask again for every sketch.
-  if (rows.some((r, i) => r.cached && hits[i] === undefined)) {
-    known = [];
-    rows = await queryRows<PartRow>(db, partsSql(segments, args, known));
-    hits = [];
-  }
+  const shape = JSON.stringify(["latency", args.tenantId, args.project, args.period]);
+  const { rows, pairs } = await readSketchRows<PartRow>(db, cache, shape, (known) => partsSql(segments, args, known));
   const byModel = new Map<string, ModelParts>();
-  const versions: string[] = [];
   for (const [i, r] of rows.entries()) {
     let e = byModel.get(r.model_id);
     if (!e) {
@@ -102,13 +86,8 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
       byModel.set(r.model_id, e);
     }
     e.requests += Number(r.requests);
-    if (r.v !== null) {
-      let pair = hits[i];
-      if (!pair) {
-        pair = { ttfb: parseStoredSketch(r.th), latency: parseStoredSketch(r.lh) };
-        cache.set(r.v, pair);
-      }
-      versions.push(r.v);
+    const pair = pairs[i];
+    if (pair) {
       e.ttfb.push(pair.ttfb);
       e.latency.push(pair.latency);
     } else {
@@ -116,7 +95,6 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
       if (r.lv !== null) for (const v of r.lv.split(",")) e.rawLatency.push(Number(v));
     }
   }
-  cache.remember(shape, versions);
   const out = new Map<string, ModelSketches>();
   for (const [model, e] of byModel) {
     out.set(model, {

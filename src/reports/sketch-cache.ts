@@ -1,4 +1,5 @@
-import type { Db } from "../db/client.js";
+import { type SQL, sql } from "drizzle-orm";
+import { type Db, queryRows } from "../db/client.js";
 import { storedSamples } from "../rollups/sketch-json.js";
 import { addSample, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/summary.js";
 
@@ -142,6 +143,52 @@ export class SketchCache {
     this.shapes.set(shape, versions);
     if (this.shapes.size > MAX_SHAPES) this.shapes.delete(this.shapes.keys().next().value as string);
   }
+}
+
+/** A rollup row's version as the cache keys it: its table, its place and the transaction that wrote it. */
+export const ROW_VERSION = sql.raw(`tableoid::text || ':' || ctid::text || ':' || xmin::text`);
+
+/** The columns readSketchRows needs of each row: rollup rows have a version, other rows (raw ones) a null `v`. */
+export interface SketchRow {
+  v: string | null;
+  /** True when the query was told the version is cached: then `th` and `lh` are not sent (NULL). */
+  cached: boolean | null;
+  th: unknown;
+  lh: unknown;
+}
+
+/**
+ * Runs a query of rollup rows through the cache. `query(known)` gets the set of versions the cache
+ * holds for this shape (use as `v IN ${known}`) and must answer `cached` for each rollup row and NULL
+ * sketches where it is true; Postgres then never reads those sketches' TOAST. Returns the rows with
+ * each rollup row's parsed sketches (undefined for the other rows).
+ */
+export async function readSketchRows<R extends SketchRow>(
+  db: Db,
+  cache: SketchCache,
+  shape: string,
+  query: (known: SQL) => SQL,
+): Promise<{ rows: R[]; pairs: (SketchPair | undefined)[] }> {
+  const ask = (known: string[]) => queryRows<R>(db, query(sql`(SELECT json_array_elements_text(${JSON.stringify(known)}::json))`));
+  let rows = await ask(cache.known(shape));
+  // The cached rows' sketches, taken before this answer's new ones go in (which may evict some).
+  let pairs = rows.map((r) => (r.cached && r.v !== null ? cache.get(r.v) : undefined));
+  // A version listed as known but evicted meanwhile (another report filled the cache): ask again for every sketch.
+  if (rows.some((r, i) => r.cached && pairs[i] === undefined)) {
+    rows = await ask([]);
+    pairs = [];
+  }
+  const versions: string[] = [];
+  for (const [i, r] of rows.entries()) {
+    if (r.v === null) continue;
+    if (!pairs[i]) {
+      pairs[i] = { ttfb: parseStoredSketch(r.th), latency: parseStoredSketch(r.lh) };
+      cache.set(r.v, pairs[i]);
+    }
+    versions.push(r.v);
+  }
+  cache.remember(shape, versions);
+  return { rows, pairs };
 }
 
 const caches = new WeakMap<Db, SketchCache>();

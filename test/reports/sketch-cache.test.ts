@@ -125,6 +125,23 @@ describe("latency reports from cached rollup sketches", () => {
     expect(after.models).toEqual(fresh.models);
   });
 
+  it("the dashboard's latency series reads a changed hour again, and a point of few samples is exact", async () => {
+    const db = t.services.database.db;
+    const now = Date.now();
+    const hour = Math.floor((now - 5 * HOUR) / HOUR) * HOUR;
+    const at = (min: number) => ({ ...acme, agoMs: now - (hour + min * MIN), now });
+    await insertRequests(db, [row({ ...at(1), ttfb_ms: 10, total_latency_ms: 100 }), row({ ...at(2), ttfb_ms: 20, total_latency_ms: 200 })]);
+    const point = async () => {
+      const res = await t.call("GET", "/api/latency/series?period=today", { key: KEYS.acme });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { points: { t: string; requests: number; p50_ttfb_ms: number | null; p95_ttfb_ms: number | null }[] };
+      return body.points.find((p) => p.t === new Date(hour).toISOString());
+    };
+    expect(await point()).toMatchObject({ requests: 2, p95_ttfb_ms: 20 });
+    await insertRequests(db, [row({ ...at(3), ttfb_ms: 33.33, total_latency_ms: 300 })]);
+    expect(await point()).toMatchObject({ requests: 3, p50_ttfb_ms: 20, p95_ttfb_ms: 33.33 });
+  });
+
   it("reports of many shapes at once over a cache too small to hold them answer as an empty cache does", async () => {
     const db = t.services.database.db;
     const now = Date.now();
