@@ -80,4 +80,27 @@ describe("ingest's insert of new ids, and its way back when a batch meets a stor
       { is_probe: true, n: 1 },
     ]);
   });
+
+  it("probe calls mark rows of their own tenant's or no tenant's rooms only, whichever way the batch is inserted", async () => {
+    await db().execute(sql`INSERT INTO calls (room_sid, room_name, is_probe, tenant_id) VALUES
+      ('RM_pt_acme', 'pt-acme', true, 'acme'), ('RM_pt_globex', 'pt-globex', true, 'globex'),
+      ('RM_pt_none', 'pt-none', true, NULL), ('RM_pt_real', 'pt-real', false, 'acme')`);
+    const rooms = ["pt-acme", "pt-globex", "pt-none", "pt-real", "pt-nocall", null];
+    const batch = () => [
+      ...rooms.flatMap((room_name) => [row({ tenant_id: "acme", project: "p-pt", room_name }), row({ tenant_id: "acme", project: "p-pt", room_name })]),
+      // A row of another tenant than the batch's (ingest writes none): its own tenant's calls count.
+      row({ tenant_id: "globex", project: "p-pt", room_name: "pt-globex" }),
+    ];
+    const want = (rows: RequestRow[]) =>
+      Object.fromEntries(rows.map((r) => [r.id, r.tenant_id === "globex" || r.room_name === "pt-acme" || r.room_name === "pt-none"]));
+    const store = createRequestStore(requestProjections());
+    const first = batch();
+    expect(Object.fromEntries((await store.store(db(), "acme", first)).map((r) => [r.id, r.is_probe ?? false]))).toEqual(want(first));
+    // A stored id in the batch: the insert that skips it (ON CONFLICT) marks the others alike.
+    const second = batch();
+    const inserted = await store.store(db(), "acme", [first[0] as RequestRow, ...second]);
+    expect(Object.fromEntries(inserted.map((r) => [r.id, r.is_probe ?? false]))).toEqual(want(second));
+    const stored = await queryRows<{ id: string; is_probe: boolean }>(db(), sql`SELECT id, is_probe FROM requests WHERE project = 'p-pt'`);
+    expect(Object.fromEntries(stored.map((r) => [r.id, r.is_probe]))).toEqual({ ...want(first), ...want(second) });
+  });
 });
