@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import type * as Protobuf from "protobufjs";
+import type { FreshSpan } from "./map.js";
 import type { Attrs, AttrValue } from "./spans.js";
 
 type Reader = Protobuf.Reader;
@@ -98,11 +99,12 @@ export interface PbExportRequest {
   resourceSpans?: PbResourceSpans[];
 }
 
-/** A span as read off the wire (ids in hex, times in ns), before decode.ts checks it, with the attributes asked for. */
-export interface WireSpan {
-  span: PbSpan;
-  attributes: Attrs;
-}
+/**
+ * A span as read off the wire, in the receiver's own shape (src/otlp/map.ts FreshSpan, project and
+ * runtime still unset) but not yet checked (decode.ts): ids in hex ("" when absent), times in epoch ms
+ * (0 when absent), the name and status as sent, and the attributes asked for.
+ */
+export type WireSpan = FreshSpan;
 
 /** One ResourceSpans: the resource's attributes asked for and its spans (of every scope). */
 export interface WireResourceSpans {
@@ -182,32 +184,42 @@ function readResourceSpans(r: Reader, end: number, keys: AttributeKeys): WireRes
 }
 
 function readSpan(r: Reader, end: number, keys: AttributeKeys): WireSpan {
-  const span: PbSpan = {};
-  const attributes: Attrs = {};
+  // Built whole, in one shape (the receiver's span: no message object, wrapper or copy per span).
+  const span: WireSpan = {
+    traceId: "",
+    spanId: "",
+    parentSpanId: null,
+    name: "",
+    startMs: 0,
+    endMs: 0,
+    statusCode: 0,
+    statusMessage: "",
+    attributes: {},
+    project: null,
+    python: false,
+  };
   while (r.pos < end) {
     const tag = r.uint32();
     if (tag === LEN(1)) span.traceId = hexBytes(r);
     else if (tag === LEN(2)) span.spanId = hexBytes(r);
     else if (tag === LEN(4)) span.parentSpanId = hexBytes(r);
     else if (tag === LEN(5)) span.name = r.string();
-    else if (tag === I64(7)) span.startTimeUnixNano = fixed64(r);
-    else if (tag === I64(8)) span.endTimeUnixNano = fixed64(r);
-    else if (tag === LEN(9)) readKeyValue(r, nestedEnd(r), keys, attributes);
+    else if (tag === I64(7)) span.startMs = fixed64(r) / 1e6;
+    else if (tag === I64(8)) span.endMs = fixed64(r) / 1e6;
+    else if (tag === LEN(9)) readKeyValue(r, nestedEnd(r), keys, span.attributes);
     else if (tag === LEN(15)) {
       const statusEnd = nestedEnd(r);
-      const status: { message?: string; code?: number } = {};
       while (r.pos < statusEnd) {
         const t = r.uint32();
-        if (t === LEN(2)) status.message = r.string();
-        else if (t === VARINT(3)) status.code = r.int32();
+        if (t === LEN(2)) span.statusMessage = r.string();
+        else if (t === VARINT(3)) span.statusCode = r.int32();
         else r.skipType(t & 7);
       }
       ended(r, statusEnd);
-      span.status = status;
     } else r.skipType(tag & 7);
   }
   ended(r, end);
-  return { span, attributes };
+  return span;
 }
 
 /**

@@ -1,4 +1,6 @@
 import { gzipSync } from "node:zlib";
+import type { SpanStatusCode } from "@opentelemetry/api";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/errors.js";
@@ -129,6 +131,26 @@ describe("decodeTraces (fuzz)", () => {
       expect(err).toBeInstanceOf(DomainError);
     }
   };
+
+  it("protobuf and OTLP/JSON of the same spans decode alike, refused ones included (bad ids, times)", () => {
+    const spans = sampleSpans();
+    const [a, b, c] = spans as [ReadableSpan, ReadableSpan, ReadableSpan];
+    const withContext = (s: ReadableSpan, ctx: Partial<ReturnType<ReadableSpan["spanContext"]>>, extra: Partial<ReadableSpan> = {}): ReadableSpan =>
+      ({ ...s, spanContext: () => ({ ...s.spanContext(), ...ctx }), ...extra }) as ReadableSpan;
+    const broken = [
+      withContext(a, { traceId: "0".repeat(32) }),
+      withContext(b, { spanId: "0".repeat(16) }),
+      withContext(c, {}, { endTime: [c.startTime[0] - 5, 0] }),
+      withContext(c, {}, { parentSpanContext: { ...c.spanContext(), spanId: "0".repeat(16) }, status: { code: 7 as SpanStatusCode } }),
+    ];
+    const all = [...spans, ...broken];
+    const fromProtobuf = decodeTraces(protobufBody(all), "application/x-protobuf");
+    expect(fromProtobuf.rejected).toBe(3);
+    expect(fromProtobuf.firstRejection).toBe("span with an invalid trace id");
+    expect(decodeTraces(jsonBody(all), "application/json")).toEqual(fromProtobuf);
+    const kept = fromProtobuf.batches[0]?.spans.at(-1);
+    expect(kept).toMatchObject({ parentSpanId: null, statusCode: 0 });
+  });
 
   it("arbitrary bytes never throw anything but a 400", () => {
     fc.assert(
