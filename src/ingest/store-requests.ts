@@ -111,7 +111,7 @@ function jsonElement(v: unknown): string {
  * Postgres CPU per stored gateway row (1,600-row batches, two sets of 5 alternating runs): median
  * 13.9 / 14.4 -> 12.2 / 12.0 us. The unnests zip row by row: every array has one length, but a
  * column NULL in every row, which is empty and padded with NULLs, and a column of one value in every
- * row, sent as that value alone and repeated `rows` times (array_fill; with one row the two
+ * row, sent as that value alone and repeated once per row (array_fill; with one row the two
  * spellings are the same array). Postgres reads the value once instead of once per row, Node sends
  * it once (the bench's batch: ~60 of ~140 KB of column arrays, docs/perf/ingest.md).
  * Each column's array fills the placeholder named after the column.
