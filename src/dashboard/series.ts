@@ -129,9 +129,9 @@ export async function latencySeries(
     db,
     args.cache ?? sketchCacheOf(db),
     shape,
-    (known) => sql`SELECT b, n, v, cached, CASE WHEN cached THEN NULL ELSE th END AS th, CASE WHEN cached THEN NULL ELSE lh END AS lh FROM (
-      SELECT ${t.bucket} AS b, ${t.requests} AS n, ${ROW_VERSION} AS v, ${ROW_VERSION} IN ${known} AS cached, ${t.ttfbHist} AS th, ${t.latencyHist} AS lh
-      FROM ${t}${where ? sql` WHERE ${where}` : sql``}) r`,
+    (known) => sql`SELECT r.b, r.n, r.v, k.kv IS NOT NULL AS cached, CASE WHEN k.kv IS NULL THEN r.th END AS th, CASE WHEN k.kv IS NULL THEN r.lh END AS lh
+      FROM (SELECT ${t.bucket} AS b, ${t.requests} AS n, ${ROW_VERSION} AS v, ${t.ttfbHist} AS th, ${t.latencyHist} AS lh
+        FROM ${t}${where ? sql` WHERE ${where}` : sql``}) r LEFT JOIN ${known} k ON k.kv = r.v`,
   );
   const parts = new Map<number, { n: number; ttfb: ParsedSketch[]; latency: ParsedSketch[] }>();
   for (const [i, r] of rows.entries()) {

@@ -49,8 +49,8 @@ function partsSql(segments: ReportSegment[], scope: ReportScope, known: SQL): SQ
   const x = segmentsUnion(segments, scope, { rollup: null, raw: sql`model_id, modality, provider, ttfb_ms, total_latency_ms` }, { excludeProbe: true });
   return sql`WITH r (model_id, modality, provider, requests, v, th, lh) AS (${r ?? empty("''::text, ''::text, ''::text, 0::bigint, ''::text, NULL::jsonb, NULL::jsonb")}),
     x (model_id, modality, provider, ttfb_ms, total_latency_ms) AS (${x ?? empty("''::text, ''::text, ''::text, 0::float8, 0::float8")})
-    SELECT model_id, modality, provider, requests, v, cached, CASE WHEN cached THEN NULL ELSE th END AS th, CASE WHEN cached THEN NULL ELSE lh END AS lh,
-      NULL::text AS tv, NULL::text AS lv FROM (SELECT *, v IN ${known} AS cached FROM r) r
+    SELECT r.model_id, r.modality, r.provider, r.requests, r.v, k.kv IS NOT NULL AS cached, CASE WHEN k.kv IS NULL THEN r.th END AS th,
+      CASE WHEN k.kv IS NULL THEN r.lh END AS lh, NULL::text AS tv, NULL::text AS lv FROM r LEFT JOIN ${known} k ON k.kv = r.v
     UNION ALL
     SELECT model_id, modality, provider, count(*), NULL, NULL, NULL, NULL, string_agg(ttfb_ms::text, ','), string_agg(total_latency_ms::text, ',')
       FROM x GROUP BY model_id, modality, provider`;

@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import { type Db, queryRows } from "../db/client.js";
 import { storedSamples } from "../rollups/sketch-json.js";
-import { addSample, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch } from "../stats/summary.js";
+import { addSample, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch, noteSortedBuckets } from "../stats/summary.js";
 
 /**
  * A rollup row's stored latency sketch, parsed once: its buckets as parallel arrays (index, count),
@@ -158,10 +158,11 @@ export interface SketchRow {
 }
 
 /**
- * Runs a query of rollup rows through the cache. `query(known)` gets the set of versions the cache
- * holds for this shape (use as `v IN ${known}`) and must answer `cached` for each rollup row and NULL
- * sketches where it is true; Postgres then never reads those sketches' TOAST. Returns the rows with
- * each rollup row's parsed sketches (undefined for the other rows).
+ * Runs a query of rollup rows through the cache. `query(known)` gets the versions the cache holds for
+ * this shape as a relation of one column `kv` (join it: `LEFT JOIN ${known} k ON k.kv = r.v`; a join
+ * hashes the list once, where `v IN (…)` was a hashed subplan per reference) and must answer `cached`
+ * for each rollup row and NULL sketches where it is true; Postgres then never reads those sketches'
+ * TOAST. Returns the rows with each rollup row's parsed sketches (undefined for the other rows).
  */
 export async function readSketchRows<R extends SketchRow>(
   db: Db,
@@ -169,7 +170,8 @@ export async function readSketchRows<R extends SketchRow>(
   shape: string,
   query: (known: SQL) => SQL,
 ): Promise<{ rows: R[]; pairs: (SketchPair | undefined)[] }> {
-  const ask = (known: string[]) => queryRows<R>(db, query(sql`(SELECT json_array_elements_text(${JSON.stringify(known)}::json))`));
+  // Distinct: a version listed twice would join its row twice.
+  const ask = (known: string[]) => queryRows<R>(db, query(sql`(SELECT json_array_elements_text(${JSON.stringify([...new Set(known)])}::json) AS kv)`));
   let rows = await ask(cache.known(shape));
   // The cached rows' sketches, taken before this answer's new ones go in (which may evict some).
   let pairs = rows.map((r) => (r.cached && r.v !== null ? cache.get(r.v) : undefined));
@@ -219,6 +221,9 @@ export function sketchOfParts(parts: readonly ParsedSketch[], raw: readonly numb
     if (p.samples === null) allSamples = false;
   }
   const exact = allSamples && total <= EXACT_SAMPLE_LIMIT;
+  // The summed buckets in ascending order, for quantiles (noteSortedBuckets) when no raw sample follows.
+  const keys: number[] = [];
+  const counts: number[] = [];
   if (exact) {
     const samples: number[] = [];
     for (const p of parts) for (const v of p.samples as readonly number[]) samples.push(v);
@@ -245,7 +250,13 @@ export function sketchOfParts(parts: readonly ParsedSketch[], raw: readonly numb
           dense[at] = (dense[at] as number) + (counts[k] as number);
         }
       }
-      for (let k = 0; k < dense.length; k++) if (dense[k] !== 0) out.buckets[String(k + lo)] = dense[k] as number;
+      for (let k = 0; k < dense.length; k++) {
+        const n = dense[k] as number;
+        if (n === 0) continue;
+        out.buckets[String(k + lo)] = n;
+        keys.push(k + lo);
+        counts.push(n);
+      }
     }
   }
   for (const p of parts) {
@@ -255,6 +266,7 @@ export function sketchOfParts(parts: readonly ParsedSketch[], raw: readonly numb
     if (p.max > out.max) out.max = p.max;
     out.zeros += p.zeros;
   }
+  if (!exact && raw.length === 0) noteSortedBuckets(out, keys, counts);
   for (const v of raw) addSample(out, v);
   return out;
 }

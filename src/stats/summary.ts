@@ -166,16 +166,34 @@ export function quantiles(sketch: LatencySketch, qs: readonly number[]): number[
     const sorted = sortedSamples(sketch);
     return ranks.map((rank) => sorted[rank - 1] ?? sketch.max);
   }
-  const keys = Float64Array.from(Object.keys(sketch.buckets), Number).sort();
+  const known = sortedBucketsOf.get(sketch.buckets);
+  let keys: ArrayLike<number>;
+  let counts: ArrayLike<number>;
+  if (known && known.count === sketch.count) ({ keys, counts } = known);
+  else {
+    keys = Float64Array.from(Object.keys(sketch.buckets), Number).sort();
+    counts = Array.from(keys, (k) => sketch.buckets[String(k)] ?? 0);
+  }
   return ranks.map((rank) => {
     if (rank <= sketch.zeros) return Math.max(sketch.min, 0);
     let seen = sketch.zeros;
-    for (const k of keys) {
-      seen += sketch.buckets[String(k)] ?? 0;
-      if (seen >= rank) return clamp(bucketValue(k), sketch.min, sketch.max);
+    for (let i = 0; i < keys.length; i++) {
+      seen += counts[i] as number;
+      if (seen >= rank) return clamp(bucketValue(keys[i] as number), sketch.min, sketch.max);
     }
     return sketch.max;
   });
+}
+
+/**
+ * A sketch's buckets in ascending key order, given by whoever built them so (src/reports/sketch-cache.ts
+ * sums them in a dense array): quantiles then skips turning the keys into numbers and sorting them.
+ * Valid while the sketch's count is the one given: every change to a sketch (addSample, mergeSketch)
+ * adds to its count.
+ */
+const sortedBucketsOf = new WeakMap<Record<string, number>, { count: number; keys: ArrayLike<number>; counts: ArrayLike<number> }>();
+export function noteSortedBuckets(sketch: LatencySketch, keys: ArrayLike<number>, counts: ArrayLike<number>): void {
+  sortedBucketsOf.set(sketch.buckets, { count: sketch.count, keys, counts });
 }
 
 /**
