@@ -316,14 +316,18 @@ function insertStatement(ctes: readonly NamedSql[], skipStored: boolean): SQL {
 }
 
 /**
- * The projections' upserts as ONE statement, one round trip, in list order: all but the last as
- * CTEs (`g0`, `g1`, …), which Postgres runs to completion whether or not anything reads them.
+ * The projections' upserts as ONE statement, one round trip, run in list order (the lock order): each
+ * a CTE (`g0`, `g1`, …) that the final SELECT reads, one sub-select per CTE from left to right, so
+ * each upsert runs when its turn comes in the select list. The fold used to be the last upsert as the
+ * main statement with the others as unread CTEs: Postgres runs the main statement first and then the
+ * unread CTEs from the last to the first, so billing usage was locked first and the per-agent hour
+ * rows last, the reverse of re-rating's order (src/rollups/adjust.ts), which could deadlock with it.
+ * test/ingest/fold-order.test.ts records the order the rows are written in.
  */
 function foldStatement(folds: readonly FoldPart[]): SQL {
   const upserts = folds.flatMap((f) => f.upserts().map((u) => u.sql));
-  const last = upserts.pop();
-  if (!last) throw new Error("a fold projection has no upsert");
-  if (upserts.length === 0) return last;
-  const ctes = upserts.map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert})`);
-  return sql`WITH ${sql.join(ctes, sql`, `)} ${last}`;
+  if (upserts.length === 0) throw new Error("a fold projection has no upsert");
+  const ctes = upserts.map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert} RETURNING 1)`);
+  const reads = upserts.map((_, i) => sql.raw(`(SELECT count(*) FROM g${i}) AS n${i}`));
+  return sql`WITH ${sql.join(ctes, sql`, `)} SELECT ${sql.join(reads, sql`, `)}`;
 }
