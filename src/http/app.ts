@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { z } from "zod";
 import { authOffRefusal } from "../auth/browser-guard.js";
 import { auditRoutes } from "../audit/routes.js";
@@ -96,28 +97,33 @@ export function createApp(deps: AppDeps, options: AppOptions = {}): OpenAPIHono<
   app.use("/api/*", identified);
   app.use("/mcp", identified);
   app.use(refuseUnstorableUrl);
-  app.route("/", apiKeyRoutes(deps));
-  app.route("/", ingestRoutes(deps));
-  app.route("/", otlpRoutes(deps));
-  app.route("/", fleetRoutes(deps));
-  app.route("/", callRoutes(deps));
-  app.route("/", billingRoutes(deps));
-  app.route("/", manageRoutes(deps));
-  app.route("/", auditRoutes(deps));
-  app.route("/", secretRoutes(deps));
-  app.route("/", readRoutes(deps));
-  app.route("/", sessionRoutes(deps));
-  app.route("/", dashboardApiRoutes(deps));
-  app.route("/", openApiRoutes(app));
-  app.route("/", mcpRoutes(deps, () => openApiDocument(app)));
+  // Each area's router defines full paths, so all mount at the root, in this order.
+  const areas = [
+    apiKeyRoutes(deps),
+    ingestRoutes(deps),
+    otlpRoutes(deps),
+    fleetRoutes(deps),
+    callRoutes(deps),
+    billingRoutes(deps),
+    manageRoutes(deps),
+    auditRoutes(deps),
+    secretRoutes(deps),
+    readRoutes(deps),
+    sessionRoutes(deps),
+    dashboardApiRoutes(deps),
+    openApiRoutes(app),
+    mcpRoutes(deps, () => openApiDocument(app)),
+  ];
+  for (const area of areas) app.route("/", area);
 
   // Unknown /v1 and /api paths are JSON 404s; everything else falls through to the web app.
-  app.all("/v1/*", (c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
-  app.all("/api/*", (c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
+  const noRoute = (c: Context<AppEnv>) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404);
+  app.all("/v1/*", noRoute);
+  app.all("/api/*", noRoute);
   app.route("/", docsRoutes());
   app.route("/", webAppRoutes());
 
-  app.notFound((c) => c.json(errorBody("not_found", `no route ${c.req.method} ${c.req.path}`), 404));
+  app.notFound(noRoute);
   app.onError(handleError);
   return app;
 }
