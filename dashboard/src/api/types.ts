@@ -7,19 +7,6 @@
 import type { z } from "zod";
 import type { listAuditEntries } from "../../../src/audit/queries.js";
 import type { publicKeyRow } from "../../../src/auth/queries.js";
-import type {
-  GapsResponse,
-  PricingGap,
-  PublicRule,
-  Quote,
-  QuoteBatchResponse,
-  RateCardResponse,
-  RuleListResponse,
-  RuleUpsertResponse,
-  UsageLineItem,
-  UsageResponse,
-  UsageTenantRow,
-} from "../../../src/billing/responses.js";
 import type { RateRuleInput } from "../../../src/billing/rule-store.js";
 import type {
   CallDetailSchema,
@@ -40,13 +27,11 @@ import type {
   WhoamiSchema,
 } from "../../../src/dashboard/schemas.js";
 import type { FleetIndexSchema, RosterSchema } from "../../../src/fleet/schemas.js";
-import type { ProviderTestResult } from "../../../src/manage/provider-check.js";
 import type { createModelBody, modelView } from "../../../src/manage/models.js";
 import type { createProject, createProjectBody, deleteProject, listProjectsWithStats, projectDetail, updateProjectBody } from "../../../src/manage/projects.js";
 import type { createProviderBody, providerView, updateProviderBody } from "../../../src/manage/providers.js";
 import type { LatencyReportSchema, ModelLatencySchema, OverviewSchema, RequestLogRecordSchema } from "../../../src/reports/schemas.js";
 import type { SessionDetailSchema, SessionRowSchema } from "../../../src/sessions/schemas.js";
-import type { RoomLatencyRecord } from "../../../src/sessions/room-latency.js";
 
 type Result<F extends (...args: never[]) => unknown> = Awaited<ReturnType<F>>;
 
@@ -79,6 +64,7 @@ export type RosterResponse = z.infer<typeof RosterSchema>;
 /** GET /api/agents, the fleet index. */
 export type FleetIndex = z.infer<typeof FleetIndexSchema>;
 
+// Answers typed by the server's own declarations, passed on as they are.
 export type {
   GapsResponse,
   PricingGap,
@@ -86,14 +72,14 @@ export type {
   Quote,
   QuoteBatchResponse,
   RateCardResponse,
-  RoomLatencyRecord,
   RuleListResponse,
   RuleUpsertResponse,
   UsageLineItem,
   UsageResponse,
   UsageTenantRow,
-  ProviderTestResult,
-};
+} from "../../../src/billing/responses.js";
+export type { ProviderTestResult } from "../../../src/manage/provider-check.js";
+export type { RoomLatencyRecord } from "../../../src/sessions/room-latency.js";
 
 export type ProjectList = Result<typeof listProjectsWithStats>;
 export type ProjectDetail = Result<typeof projectDetail>;
