@@ -5,17 +5,7 @@ import { cartesiaToElevenLabsBridge } from "../failover/tts-translate.js";
 import type { VoiceMap } from "../failover/voices.js";
 import { jsonObject } from "../audio/stt-units.js";
 import { cartesiaTranscript, characterCount } from "../audio/tts-units.js";
-import {
-  authorizationToken,
-  forwardableHeaders,
-  type GatewayErrorCode,
-  headerValue,
-  type InboundRequest,
-  ProtocolInputError,
-  type ProxyRoute,
-  type UpstreamTarget,
-  type VendorProtocol,
-} from "../protocol.js";
+import { authorizationToken, forwardableHeaders, type GatewayErrorCode, headerValue, type InboundRequest, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
 import { forwardQuery, type StreamModels, type WsProtocol, type WsRoute } from "../ws/ws-route.js";
 import { charactersMeter, optionalString, type SpeechState, withModelField } from "./audio-common.js";
 import { jsonObjectBody } from "./json-body.js";

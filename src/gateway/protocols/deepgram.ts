@@ -5,15 +5,7 @@ import { shortStringField } from "../audio/tts-contexts.js";
 import { deepgramLiveWire } from "../failover/deepgram-live.js";
 import { deepgramToOpenAiBridge } from "../failover/openai-transcription-leg.js";
 import type { TtsWire } from "../failover/tts-legs.js";
-import {
-  authorizationToken,
-  forwardableHeaders,
-  type InboundRequest,
-  ProtocolInputError,
-  type ProxyRoute,
-  type UpstreamTarget,
-  type VendorProtocol,
-} from "../protocol.js";
+import { authorizationToken, forwardableHeaders, type InboundRequest, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
 import { forwardQuery, subprotocolToken, type WsProtocol, type WsRoute } from "../ws/ws-route.js";
 import { bufferedJsonMeter, charactersMeter, modelQuery, type SpeechState } from "./audio-common.js";
 

@@ -3,17 +3,7 @@ import { jsonObject } from "../audio/stt-units.js";
 import { shortStringField, stringValueAt, TtsContextLedger, trueAt } from "../audio/tts-contexts.js";
 import type { TtsWire } from "../failover/tts-legs.js";
 import { characterCount, elevenlabsText } from "../audio/tts-units.js";
-import {
-  authorizationToken,
-  forwardableHeaders,
-  type GatewayErrorCode,
-  headerValue,
-  type InboundRequest,
-  ProtocolInputError,
-  type ProxyRoute,
-  type UpstreamTarget,
-  type VendorProtocol,
-} from "../protocol.js";
+import { authorizationToken, forwardableHeaders, type GatewayErrorCode, headerValue, type InboundRequest, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
 import { forwardQuery, type WsProtocol, type WsRoute } from "../ws/ws-route.js";
 import { charactersMeter, modelQuery, optionalString, type SpeechState, withModelField } from "./audio-common.js";
 import { jsonObjectBody } from "./json-body.js";
