@@ -17,22 +17,34 @@ import { deepgramSpeakWsCharacters } from "./tts-units.js";
 /** Text of a text frame for parsing; binary frames are never parsed as JSON. */
 const text = (frame: Buffer, isBinary: boolean): string | null => (isBinary ? null : frame.toString("utf8"));
 
-/** Deepgram live listen: binary frames are audio; `Results` answer; `Metadata.duration` is the bill. */
-export function deepgramListenMeter(format: DeepgramAudioFormat): StreamMeter {
+/**
+ * A transcription stream whose audio goes up as binary frames (Deepgram live, AssemblyAI): their
+ * bytes are counted, a text frame up (a control message) is not work, and only text frames down (the
+ * vendor's JSON) go to `answer`, which says whether one answers.
+ */
+export function binaryAudioMeter(vendor: { answer(frame: Buffer): boolean; units(audioBytes: number): Units; error?(): string | null }): StreamMeter {
   let audioBytes = 0;
-  let metadataDuration: number | null = null;
-  let resultsEnd: number | null = null;
-  let error: string | null = null;
-  // Raw audio is timed from its bytes; only container audio needs how far the results reached.
-  const needResultsEnd = rawAudioSeconds(0, format) === null;
   return {
     client(frame, isBinary) {
       if (!isBinary) return false;
       audioBytes += frame.length;
       return true;
     },
-    upstream(frame, isBinary) {
-      if (isBinary) return false;
+    upstream: (frame, isBinary) => !isBinary && vendor.answer(frame),
+    units: () => vendor.units(audioBytes),
+    ...(vendor.error && { error: vendor.error }),
+  };
+}
+
+/** Deepgram live listen: binary frames are audio; `Results` answer; `Metadata.duration` is the bill. */
+export function deepgramListenMeter(format: DeepgramAudioFormat): StreamMeter {
+  let metadataDuration: number | null = null;
+  let resultsEnd: number | null = null;
+  let error: string | null = null;
+  // Raw audio is timed from its bytes; only container audio needs how far the results reached.
+  const needResultsEnd = rawAudioSeconds(0, format) === null;
+  return binaryAudioMeter({
+    answer(frame) {
       // Most frames are Results: recognised without decoding or parsing them (the hot path of a stream).
       if (frame.includes(RESULTS_TYPE)) {
         if (needResultsEnd) {
@@ -55,12 +67,12 @@ export function deepgramListenMeter(format: DeepgramAudioFormat): StreamMeter {
       }
       return false;
     },
-    units(): Units {
+    units(audioBytes) {
       const seconds = deepgramLiveSeconds({ metadataDuration, audioBytes, resultsEnd }, format);
       return seconds === null ? {} : { audioSeconds: seconds };
     },
     error: () => error,
-  };
+  });
 }
 
 const RESULTS_TYPE = Buffer.from('"Results"');

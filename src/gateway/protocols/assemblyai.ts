@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import { binaryAudioMeter } from "../audio/stream-meters.js";
 import { jsonObject } from "../audio/stt-units.js";
 import { authorizationToken, type GatewayErrorCode, headerValue, type InboundRequest, type Units, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
 import type { StreamMeter } from "../ws/relay.js";
@@ -66,17 +67,10 @@ const TERMINATION = Buffer.from('"Termination"');
  */
 export function assemblyaiMeter(bytesPerSecond: number | null, now: () => number = () => performance.now()): StreamMeter {
   const opened = now();
-  let audioBytes = 0;
   let audioSeconds: number | null = null;
   let sessionSeconds: number | null = null;
-  return {
-    client(frame, isBinary) {
-      if (!isBinary) return false;
-      audioBytes += frame.length;
-      return true;
-    },
-    upstream(frame, isBinary) {
-      if (isBinary) return false;
+  return binaryAudioMeter({
+    answer(frame) {
       if (frame.includes(TURN)) return true;
       if (frame.includes(TERMINATION)) {
         const msg = jsonObject(frame.toString("utf8"));
@@ -86,7 +80,7 @@ export function assemblyaiMeter(bytesPerSecond: number | null, now: () => number
       }
       return false;
     },
-    units(): Units {
+    units(audioBytes) {
       const decoded = bytesPerSecond ? audioBytes / bytesPerSecond : null;
       const out: Units = {};
       const seconds = audioSeconds ?? decoded;
@@ -94,7 +88,7 @@ export function assemblyaiMeter(bytesPerSecond: number | null, now: () => number
       out.billedSeconds = Math.round((sessionSeconds ?? (now() - opened) / 1000) * 1000) / 1000;
       return out;
     },
-  };
+  });
 }
 
 /** WebSocket /v3/ws: model from `speech_model` (else the project's stack), rewritten to the routed model's name. */
