@@ -36,12 +36,16 @@ export type { ModelList } from "./schemas.js";
 const tag = "dashboard";
 
 /**
+ * What the dashboard's API routes read: reports from the read database (a replica when
+ * DATABASE_READ_URL is set), the registry (yaml + the primary: the web app reads back what it just
+ * saved), and the static keys (whoami also needs to know whether auth is on).
+ */
+export type DashboardRouteDeps = ConfigStore & ReadStore & Pick<KeyGate, "staticKeys">;
+
+/**
  * Dashboard reads the web app needs beyond the public API (docs/api/dashboard.md): whoami, cost and latency series, log
  * status filter and detail, calls with legs, models with source. Read scope, tenant from the key.
  */
-/** What the dashboard's API routes read: the registry, the read database and the static keys. */
-export type DashboardRouteDeps = ConfigStore & ReadStore & Pick<KeyGate, "staticKeys">;
-
 export function dashboardExtraRoutes(deps: DashboardRouteDeps) {
   const r = contractRouter();
   const db = (_c: Context<AppEnv>) => deps.readDatabase.db;

@@ -19,17 +19,12 @@ export type { DashboardCostReport } from "./schemas.js";
 
 export const DASHBOARD_TAG = "dashboard";
 
+export type { DashboardRouteDeps };
+
 /**
  * The dashboard API under /api (read by the web app): thin adapters over the same report functions
  * as /v1 (one query path), read scope, tenant from the key.
  */
-/**
- * The dashboard's reads: reports from the read database (a replica when DATABASE_READ_URL is set), the
- * registry (yaml + the primary: the web app reads back what it just saved); whoami also needs to know
- * whether auth is on.
- */
-export type { DashboardRouteDeps };
-
 export function dashboardApiRoutes(deps: DashboardRouteDeps) {
   const r = contractRouter();
   const tag = DASHBOARD_TAG;
