@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono, type MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app-env.js";
@@ -11,6 +11,7 @@ import { overview } from "../reports/overview.js";
 import { costsQuery, latencyQuery, projectQuery } from "../reports/query.js";
 import { gateOtherMethods } from "../reports/routes.js";
 import { LatencyReportSchema, OverviewSchema } from "../reports/schemas.js";
+import { PACKAGE_ROOT } from "../version.js";
 import { type DashboardRouteDeps, dashboardExtraRoutes } from "./api-routes.js";
 import { type DashboardCostReport, DashboardCostReportSchema } from "./schemas.js";
 
@@ -89,7 +90,7 @@ export function dashboardApiRoutes(deps: DashboardRouteDeps) {
   return r;
 }
 
-export const DASHBOARD_DIST = fileURLToPath(new URL("../../dashboard/dist", import.meta.url));
+export const DASHBOARD_DIST = join(PACKAGE_ROOT, "dashboard", "dist");
 
 /**
  * The single-page web app: /assets/* from the Vite build, every other path the index page

@@ -1,12 +1,13 @@
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import type { NodePgDatabase } from "drizzle-orm/node-postgres";
 import type { PgliteDatabase } from "drizzle-orm/pglite";
 import type { Database } from "./client.js";
 import { aheadWindow, ensureDayPartitions } from "./partitions.js";
+import { PACKAGE_ROOT } from "../version.js";
 
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../migrations", import.meta.url));
+export const MIGRATIONS_FOLDER = join(PACKAGE_ROOT, "migrations");
 
 /** Arbitrary constant: every Voxgate replica takes this advisory lock while migrating. */
 const MIGRATION_LOCK_KEY = 0x766f7867; // "voxg"
