@@ -5,7 +5,7 @@ FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json drizzle.config.ts ./
+COPY tsconfig.json tsconfig.build.json drizzle.config.ts vite.server.config.ts ./
 COPY src ./src
 COPY dashboard ./dashboard
 COPY migrations ./migrations
