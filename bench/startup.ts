@@ -9,7 +9,10 @@
  * node_modules, `npx tsc -p tsconfig.build.json`) a second Voxgate from <dir>/dist/cli/main.js is
  * started in the same rounds (A/B in one run, the order switched every other round), on its own
  * database and data directory. On 2 shared cores the bare server's time alone moves ×3 between runs
- * minutes apart: a change of ~50 ms shows only against a peer measured in the same rounds.
+ * minutes apart: a change of ~50 ms shows only against a peer measured in the same rounds. Each
+ * start's CPU (user + system of the server process, read from /proc when /health first answers) is
+ * reported beside its wall time: on the loaded machine it moves far less than the wall time, so the
+ * CPU ratios (to the bare server's CPU, and this ÷ base) are the figures to compare across runs.
  *
  *   npm run bench:startup   (env: BENCH_RUNS=5, BENCH_BASE_DIST=<dir>, BENCH_PGLITE=0 to skip PGlite)
  */
@@ -17,7 +20,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { cliEntry, createBenchDatabase, fmt, freePort, startServer } from "./support.js";
+import { cliEntry, cpuSecondsOf, createBenchDatabase, fmt, freePort, startServer } from "./support.js";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const BASE_DIST = process.env.BENCH_BASE_DIST;
@@ -32,7 +35,7 @@ interface Peer {
 
 const PEERS: Peer[] = [{ name: "this build", entry: cliEntry() }, ...(BASE_DIST ? [{ name: "base build", entry: [join(BASE_DIST, "dist/cli/main.js")] }] : [])];
 
-async function bareNodeMs(): Promise<number> {
+async function bareNode(): Promise<{ ms: number; cpuMs: number }> {
   const port = await freePort();
   const t0 = performance.now();
   const child = spawn(process.execPath, ["-e", `require("node:http").createServer((q,s)=>s.end("ok")).listen(${port},"127.0.0.1")`]);
@@ -43,22 +46,24 @@ async function bareNodeMs(): Promise<number> {
     await new Promise((r) => setTimeout(r, 10));
   }
   const ms = performance.now() - t0;
+  const cpuMs = cpuSecondsOf(child.pid) * 1000;
   await new Promise<void>((resolve) => {
     child.once("exit", () => resolve());
     child.kill();
   });
-  return ms;
+  return { ms, cpuMs };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
-/** One server start: ms to a healthy /health and the RSS after IDLE_MS. */
-async function start(peer: Peer, env: Record<string, string | undefined>): Promise<{ ms: number; rss: number }> {
+/** One server start: ms (wall and CPU) to a healthy /health and the RSS after IDLE_MS. */
+async function start(peer: Peer, env: Record<string, string | undefined>): Promise<{ ms: number; cpuMs: number; rss: number }> {
   const s = await startServer(env, peer.entry);
+  const cpuMs = cpuSecondsOf(s.child.pid) * 1000;
   await new Promise((r) => setTimeout(r, IDLE_MS));
   const rss = s.rssBytes();
   await s.stop();
-  return { ms: s.startupMs, rss };
+  return { ms: s.startupMs, cpuMs, rss };
 }
 
 /**
@@ -68,33 +73,51 @@ async function start(peer: Peer, env: Record<string, string | undefined>): Promi
  */
 async function measure(label: string, runs: number, env: (peer: Peer, peerIndex: number, round: number) => Record<string, string | undefined>): Promise<void> {
   const bare: number[] = [];
-  const rows = PEERS.map(() => ({ ms: [] as number[], ratio: [] as number[], rss: 0 }));
+  const bareCpu: number[] = [];
+  const rows = PEERS.map(() => ({ ms: [] as number[], ratio: [] as number[], cpu: [] as number[], cpuRatio: [] as number[], rss: 0 }));
   const ab: number[] = [];
+  const abCpu: number[] = [];
   for (let round = 0; round < runs; round++) {
-    const b = await bareNodeMs();
+    const { ms: b, cpuMs: bc } = await bareNode();
     bare.push(b);
+    bareCpu.push(bc);
     const order = PEERS.map((_, i) => i);
     if (round % 2 === 1) order.reverse();
     const ms: number[] = [];
+    const cpu: number[] = [];
     for (const i of order) {
       const peer = PEERS[i] as Peer;
       const r = await start(peer, env(peer, i, round));
       const row = rows[i] as (typeof rows)[number];
       row.ms.push(r.ms);
       row.ratio.push(r.ms / b);
+      row.cpu.push(r.cpuMs);
+      row.cpuRatio.push(r.cpuMs / bc);
       row.rss = Math.max(row.rss, r.rss);
       ms[i] = r.ms;
+      cpu[i] = r.cpuMs;
     }
-    if (PEERS.length > 1) ab.push((ms[0] as number) / (ms[1] as number));
+    if (PEERS.length > 1) {
+      ab.push((ms[0] as number) / (ms[1] as number));
+      abCpu.push((cpu[0] as number) / (cpu[1] as number));
+    }
   }
-  console.log(`  ${label}  (bare node ${fmt(median(bare), 0)} ms median, rounds ${bare.map((x) => fmt(x, 0)).join(" / ")})`);
+  console.log(
+    `  ${label}  (bare node ${fmt(median(bare), 0)} ms median, rounds ${bare.map((x) => fmt(x, 0)).join(" / ")}; CPU ${fmt(median(bareCpu), 0)} ms median)`,
+  );
   PEERS.forEach((peer, i) => {
     const row = rows[i] as (typeof rows)[number];
     console.log(
       `    ${peer.name.padEnd(11)} ${fmt(median(row.ms), 0).padStart(6)} ms median of ${runs} = ${fmt(median(row.ratio), 1)} × bare node (rounds ${row.ratio.map((x) => fmt(x, 1)).join(" / ")})  idle RSS ≤ ${fmt(row.rss / 1048576, 0)} MB`,
     );
+    console.log(
+      `    ${"".padEnd(11)} CPU ${fmt(median(row.cpu), 0)} ms median = ${fmt(median(row.cpuRatio), 1)} × bare node's CPU (rounds ${row.cpuRatio.map((x) => fmt(x, 1)).join(" / ")})`,
+    );
   });
-  if (ab.length > 0) console.log(`    this ÷ base ${fmt(median(ab), 2)} × (rounds ${ab.map((x) => fmt(x, 2)).join(" / ")})`);
+  if (ab.length > 0) {
+    console.log(`    this ÷ base ${fmt(median(ab), 2)} × (rounds ${ab.map((x) => fmt(x, 2)).join(" / ")})`);
+    console.log(`    this ÷ base, CPU ${fmt(median(abCpu), 2)} × (rounds ${abCpu.map((x) => fmt(x, 2)).join(" / ")})`);
+  }
 }
 
 async function main() {
