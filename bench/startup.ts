@@ -6,7 +6,8 @@
  * Targets (docs/PERFORMANCE.md): under 6 × the bare server and under 120 MB idle (Postgres).
  *
  * With BENCH_BASE_DIST=<dir> (another commit, built: `git archive <commit> | tar -x -C <dir>`, link
- * node_modules, `npx tsc -p tsconfig.build.json`) a second Voxgate from <dir>/dist/cli/main.js is
+ * node_modules, `npm run build:server`: since the server bundle, tsc alone would measure the unbundled
+ * build) a second Voxgate from <dir>/dist/cli/main.js is
  * started in the same rounds (A/B in one run, the order switched every other round), on its own
  * database and data directory. On 2 shared cores the bare server's time alone moves ×3 between runs
  * minutes apart: a change of ~50 ms shows only against a peer measured in the same rounds. Each
