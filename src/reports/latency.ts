@@ -1,7 +1,7 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { type LatencySketch, summarize } from "../stats/summary.js";
-import { type ParsedSketch, ROW_VERSION, readSketchRows, type SketchCache, type SketchRow, sketchCacheOf, sketchOfParts } from "./sketch-cache.js";
+import { mergeParts, type ParsedSketch, ROW_VERSION, readSketchRows, type SketchCache, type SketchRow, sketchCacheOf, sketchOfParts } from "./sketch-cache.js";
 import type { LatencyReport, ModelLatency } from "./schemas.js";
 import { type ReportScope, segmentsUnion } from "./sources.js";
 import { type Period, type ReportSegment, reportSegments } from "./window.js";
@@ -61,6 +61,8 @@ interface ModelParts {
   modality: string;
   provider: string;
   requests: number;
+  /** Its rollup rows' versions and parsed sketches. */
+  versions: string[];
   ttfb: ParsedSketch[];
   latency: ParsedSketch[];
   rawTtfb: number[];
@@ -82,12 +84,13 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
   for (const [i, r] of rows.entries()) {
     let e = byModel.get(r.model_id);
     if (!e) {
-      e = { modality: r.modality, provider: r.provider, requests: 0, ttfb: [], latency: [], rawTtfb: [], rawLatency: [] };
+      e = { modality: r.modality, provider: r.provider, requests: 0, versions: [], ttfb: [], latency: [], rawTtfb: [], rawLatency: [] };
       byModel.set(r.model_id, e);
     }
     e.requests += Number(r.requests);
     const pair = pairs[i];
     if (pair) {
+      e.versions.push(r.v as string);
       e.ttfb.push(pair.ttfb);
       e.latency.push(pair.latency);
     } else {
@@ -97,12 +100,13 @@ export async function latencySketches(db: Db, args: ReportScope & { period: Peri
   }
   const out = new Map<string, ModelSketches>();
   for (const [model, e] of byModel) {
+    const merged = cache.mergedParts(JSON.stringify([shape, model]), e.versions.join(" "), () => ({ ttfb: mergeParts(e.ttfb), latency: mergeParts(e.latency) }));
     out.set(model, {
       modality: e.modality,
       provider: e.provider,
       requests: e.requests,
-      ttfb: sketchOfParts(e.ttfb, e.rawTtfb),
-      latency: sketchOfParts(e.latency, e.rawLatency),
+      ttfb: sketchOfParts([merged.ttfb], e.rawTtfb),
+      latency: sketchOfParts([merged.latency], e.rawLatency),
     });
   }
   return out;

@@ -19,6 +19,8 @@ export interface ParsedSketch {
   counts: Float64Array;
   /** Every sample (as many as `count`), or null when the stored sketch has none. */
   samples: readonly number[] | null;
+  /** True when `index` is in ascending order (what quantiles needs; mergeParts' always is). */
+  ascending: boolean;
 }
 
 const EMPTY: ParsedSketch = {
@@ -30,6 +32,7 @@ const EMPTY: ParsedSketch = {
   index: new Int32Array(0),
   counts: new Float64Array(0),
   samples: [],
+  ascending: true,
 };
 
 /** A stored sketch (jsonb, as node-postgres and PGlite hand it over) parsed; anything malformed is empty, as in mergeStoredSketch. */
@@ -70,6 +73,7 @@ export function parseStoredSketch(value: unknown): ParsedSketch {
     index: Int32Array.from(keys),
     counts: Float64Array.from(counts),
     samples: storedSamples(o.samples, count),
+    ascending: keys.every((k, i) => i === 0 || (keys[i - 1] as number) < k),
   };
 }
 
@@ -85,6 +89,8 @@ export interface SketchPair {
  * projects and periods.
  */
 const MAX_WEIGHT = 3_000_000;
+/** Most merged answer lines kept (each ~300 bucket numbers, up to 1,000 samples more). */
+const MAX_MERGED = 1_000;
 /** Most query shapes (tenant, project, period) whose last answer's row versions are remembered. */
 const MAX_SHAPES = 500;
 
@@ -102,6 +108,7 @@ const weightOf = (p: ParsedSketch) => 8 + p.index.length * 2 + (p.samples?.lengt
 export class SketchCache {
   private readonly entries = new Map<string, SketchPair>();
   private readonly shapes = new Map<string, string[]>();
+  private readonly merged = new Map<string, { parts: string; pair: SketchPair }>();
   private weight = 0;
 
   constructor(private readonly maxWeight = MAX_WEIGHT) {}
@@ -136,6 +143,21 @@ export class SketchCache {
   /** The versions the last answer of this shape held that are still cached: the ones the database may answer without their sketches. */
   known(shape: string): string[] {
     return (this.shapes.get(shape) ?? []).filter((v) => this.entries.has(v));
+  }
+
+  /**
+   * The parts of one answer line (a model of a report, a point of a series) merged, reused while the
+   * line is made of the same row versions: a week's closed hours and days are summed once, not on
+   * every read. `parts` names the versions (joined).
+   */
+  mergedParts(line: string, parts: string, merge: () => SketchPair): SketchPair {
+    const hit = this.merged.get(line);
+    if (hit && hit.parts === parts) return hit.pair;
+    const pair = merge();
+    this.merged.delete(line);
+    this.merged.set(line, { parts, pair });
+    if (this.merged.size > MAX_MERGED) this.merged.delete(this.merged.keys().next().value as string);
+    return pair;
   }
 
   remember(shape: string, versions: string[]): void {
@@ -206,67 +228,80 @@ export function sketchCacheOf(db: Db): SketchCache {
 }
 
 /**
- * One sketch from parsed rollup sketches and raw samples, as merging them one by one with
- * mergeStoredSketch and addSample gives: exact (their samples) while the total count is within
- * EXACT_SAMPLE_LIMIT and every part kept its samples, else the sum of their buckets. The buckets are
- * summed in one dense array over the parts' index range: a week of hour and day rows is ~10^4 bucket
- * counts, which string-keyed records made a few milliseconds.
+ * Parts merged into one parsed sketch: counts and sums added, buckets summed in one dense array over
+ * the parts' index range (a week of hour and day rows is ~10^4 bucket counts, which string-keyed
+ * records made a few milliseconds), samples kept while every part has them and their total is within
+ * EXACT_SAMPLE_LIMIT. Its buckets are in ascending order.
  */
-export function sketchOfParts(parts: readonly ParsedSketch[], raw: readonly number[]): LatencySketch {
-  const out = emptySketch();
-  let total = raw.length;
+export function mergeParts(parts: readonly ParsedSketch[]): ParsedSketch {
+  let count = 0;
+  let sum = 0;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  let zeros = 0;
   let allSamples = true;
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
   for (const p of parts) {
-    total += p.count;
+    count += p.count;
+    sum += p.sum;
+    if (p.min < min) min = p.min;
+    if (p.max > max) max = p.max;
+    zeros += p.zeros;
     if (p.samples === null) allSamples = false;
+    const index = p.index;
+    for (let k = 0; k < index.length; k++) {
+      const i = index[k] as number;
+      if (i < lo) lo = i;
+      if (i > hi) hi = i;
+    }
   }
-  const exact = allSamples && total <= EXACT_SAMPLE_LIMIT;
-  // The summed buckets in ascending order, for quantiles (noteSortedBuckets) when no raw sample follows.
   const keys: number[] = [];
   const counts: number[] = [];
-  if (exact) {
-    const samples: number[] = [];
-    for (const p of parts) for (const v of p.samples as readonly number[]) samples.push(v);
-    out.samples = samples;
-  } else {
-    out.samples = null;
-    let lo = Number.POSITIVE_INFINITY;
-    let hi = Number.NEGATIVE_INFINITY;
+  if (lo <= hi) {
+    const dense = new Float64Array(hi - lo + 1);
     for (const p of parts) {
       const index = p.index;
+      const n = p.counts;
       for (let k = 0; k < index.length; k++) {
-        const i = index[k] as number;
-        if (i < lo) lo = i;
-        if (i > hi) hi = i;
+        const at = (index[k] as number) - lo;
+        dense[at] = (dense[at] as number) + (n[k] as number);
       }
     }
-    if (lo <= hi) {
-      const dense = new Float64Array(hi - lo + 1);
-      for (const p of parts) {
-        const index = p.index;
-        const counts = p.counts;
-        for (let k = 0; k < index.length; k++) {
-          const at = (index[k] as number) - lo;
-          dense[at] = (dense[at] as number) + (counts[k] as number);
-        }
-      }
-      for (let k = 0; k < dense.length; k++) {
-        const n = dense[k] as number;
-        if (n === 0) continue;
-        out.buckets[String(k + lo)] = n;
-        keys.push(k + lo);
-        counts.push(n);
-      }
+    for (let k = 0; k < dense.length; k++) {
+      if (dense[k] === 0) continue;
+      keys.push(k + lo);
+      counts.push(dense[k] as number);
     }
   }
-  for (const p of parts) {
-    out.count += p.count;
-    out.sum += p.sum;
-    if (p.min < out.min) out.min = p.min;
-    if (p.max > out.max) out.max = p.max;
-    out.zeros += p.zeros;
+  let samples: number[] | null = null;
+  if (allSamples && count <= EXACT_SAMPLE_LIMIT) {
+    samples = [];
+    for (const p of parts) for (const v of p.samples as readonly number[]) samples.push(v);
   }
-  if (!exact && raw.length === 0) noteSortedBuckets(out, keys, counts);
+  return { count, sum, min, max, zeros, index: Int32Array.from(keys), counts: Float64Array.from(counts), samples, ascending: true };
+}
+
+/**
+ * One sketch from parsed rollup sketches and raw samples, as merging them one by one with
+ * mergeStoredSketch and addSample gives: exact (their samples) while the total count is within
+ * EXACT_SAMPLE_LIMIT and every part kept its samples, else the sum of their buckets.
+ */
+export function sketchOfParts(parts: readonly ParsedSketch[], raw: readonly number[]): LatencySketch {
+  const m = parts.length === 1 ? (parts[0] as ParsedSketch) : mergeParts(parts);
+  const out = emptySketch();
+  const exact = m.samples !== null && m.count + raw.length <= EXACT_SAMPLE_LIMIT;
+  if (exact) out.samples = (m.samples as readonly number[]).slice();
+  else {
+    out.samples = null;
+    for (let k = 0; k < m.index.length; k++) out.buckets[String(m.index[k])] = m.counts[k] as number;
+  }
+  out.count = m.count;
+  out.sum = m.sum;
+  out.min = m.min;
+  out.max = m.max;
+  out.zeros = m.zeros;
+  if (!exact && m.ascending && raw.length === 0) noteSortedBuckets(out, m.index, m.counts);
   for (const v of raw) addSample(out, v);
   return out;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { latencyReport } from "../../src/reports/latency.js";
-import { parseStoredSketch, SketchCache, sketchOfParts } from "../../src/reports/sketch-cache.js";
+import { mergeParts, parseStoredSketch, SketchCache, sketchOfParts } from "../../src/reports/sketch-cache.js";
 import { mergeStoredSketch } from "../../src/rollups/sketch-json.js";
 import { addSample, EXACT_SAMPLE_LIMIT, emptySketch, type LatencySketch, sketchOf, summarize, summarizeSamples } from "../../src/stats/summary.js";
 import { useTestApp } from "../support/app.js";
@@ -45,6 +45,10 @@ describe("sketchOfParts", () => {
       );
       const before = mergedOneByOne(parts, rawValues);
       expect(summarize(ours)).toEqual(summarize(before));
+      // Merged first (what a report reuses while its rows are unchanged), then the raw values: the same.
+      const premerged = sketchOfParts([mergeParts(parts.map((p) => parseStoredSketch(p)))], rawValues);
+      expect(summarize(premerged)).toEqual(summarize(before));
+      expect({ ...premerged, samples: null, buckets: null }).toEqual({ ...before, samples: null, buckets: null });
       expect(ours.samples === null).toBe(before.samples === null);
       expect({ ...ours, samples: null, buckets: null }).toEqual({ ...before, samples: null, buckets: null });
     }
