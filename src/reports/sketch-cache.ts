@@ -97,8 +97,8 @@ const MAX_SHAPES = 500;
 const weightOf = (p: ParsedSketch) => 8 + p.index.length * 2 + (p.samples?.length ?? 0);
 
 /**
- * Parsed rollup sketches by row version, for one database handle. A version is the row's table,
- * ctid and xmin (`tableoid:ctid:xmin`): a tuple version never changes, an upsert writes a new one, so a
+ * Parsed rollup sketches by row version, for one database handle. A version is the row's table file,
+ * ctid and xmin (ROW_VERSION): a tuple version never changes, an upsert writes a new one, so a
  * cached version is never stale; a replica (DATABASE_READ_URL) has the primary's versions, and each
  * handle has its own cache anyway. A report sends the versions its last answer of the same shape held
  * and is answered NULL sketches for those still current: closed hours and days cost a few bytes a row
@@ -167,8 +167,13 @@ export class SketchCache {
   }
 }
 
-/** A rollup row's version as the cache keys it: its table, its place and the transaction that wrote it. */
-export const ROW_VERSION = sql.raw(`tableoid::text || ':' || ctid::text || ':' || xmin::text`);
+/**
+ * A rollup row's version as the cache keys it: its table's file, its place in it and the transaction
+ * that wrote it. An upsert writes a new tuple (a new place or transaction); the file, not the table's
+ * oid, because a rewrite (VACUUM FULL, CLUSTER) moves rows written by one transaction into places that
+ * other rows of it had.
+ */
+export const ROW_VERSION = sql.raw(`pg_relation_filenode(tableoid)::text || ':' || ctid::text || ':' || xmin::text`);
 
 /** The columns readSketchRows needs of each row: rollup rows have a version, other rows (raw ones) a null `v`. */
 export interface SketchRow {

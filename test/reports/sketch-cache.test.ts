@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { latencyReport } from "../../src/reports/latency.js";
 import { mergeParts, parseStoredSketch, SketchCache, sketchOfParts } from "../../src/reports/sketch-cache.js";
@@ -127,6 +128,28 @@ describe("latency reports from cached rollup sketches", () => {
     // The same as a read with an empty cache.
     const fresh = await latencyReport(db, { tenantId: "acme", project: null, period: "week", cache: new SketchCache() });
     expect(after.models).toEqual(fresh.models);
+  });
+
+  it("a rewritten rollup table (VACUUM FULL) is read again: rows of one transaction moved into each other's places are not taken for each other", async () => {
+    const db = t.services.database.db;
+    const now = Date.now();
+    // One batch (one transaction) writes several rollup rows of one hour: distinct models.
+    const hourAgo = 3 * HOUR + 10 * MIN;
+    const models = ["openai/gpt-4o", "openai/gpt-4o-mini", "openai/o3", "openai/o4-mini"];
+    await insertRequests(
+      db,
+      models.flatMap((model_id, m) => [1, 2, 3].map((k) => row({ ...acme, now, agoMs: hourAgo, model_id, ttfb_ms: 100 * (m + 1) + k, total_latency_ms: 1000 * (m + 1) + k }))),
+    );
+    const first = await latency("/v1/latency?period=week");
+    // Delete the first model's rows from the rollup tables and rewrite them: the others move up.
+    await db.execute(sql.raw(`DELETE FROM request_model_rollups WHERE model_id = '${models[0]}'`));
+    await db.execute(sql.raw(`DELETE FROM request_model_rollups_daily WHERE model_id = '${models[0]}'`));
+    await db.execute(sql.raw("VACUUM FULL request_model_rollups"));
+    await db.execute(sql.raw("VACUUM FULL request_model_rollups_daily"));
+    const after = await latency("/v1/latency?period=week");
+    const fresh = await latencyReport(db, { tenantId: "acme", project: null, period: "week", cache: new SketchCache() });
+    expect(after.models).toEqual(fresh.models);
+    for (const m of models.slice(1)) expect(after.models[m]).toEqual(first.models[m]);
   });
 
   it("the dashboard's latency series reads a changed hour again, and a point of few samples is exact", async () => {
