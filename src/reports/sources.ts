@@ -1,7 +1,6 @@
 import { and, type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { type TenantScope, tenantCondition } from "../auth/context.js";
-import type { Db } from "../db/client.js";
 import { requestModelRollups, requestModelRollupsDaily, requestRollups, requestRollupsDaily, requests } from "../db/schema/index.js";
 import type { RollupTable } from "../db/schema/request-rollups.js";
 import { DAY_MS, floorTo } from "../rollups/buckets.js";
@@ -80,8 +79,5 @@ export function segmentsUnion(
   return parts.length > 0 ? sql.join(parts, sql` UNION ALL `) : null;
 }
 
-/** Rows of a raw SQL query; node-postgres and PGlite both answer with `{ rows }`. */
-export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
-  const result = (await db.execute(query)) as unknown as { rows: T[] };
-  return result.rows;
-}
+/** The reports' raw queries run through the one raw-query helper (src/db/client.ts). */
+export { queryRows } from "../db/client.js";
