@@ -124,11 +124,10 @@ export function searchableKey(apiKey: string): Buffer | null {
 /** True when any header value holds the provider's key (`apiKey` as searchableKey accepts it). */
 export function headersHoldKey(headers: IncomingHttpHeaders, apiKey: string): boolean {
   if (apiKey.length < MIN_SEARCHED_KEY_LENGTH) return false;
-  const text = apiKey;
   for (const name in headers) {
     const v = headers[name];
     if (v === undefined) continue;
-    if (Array.isArray(v) ? v.some((x) => x.includes(text)) : v.includes(text)) return true;
+    if (Array.isArray(v) ? v.some((x) => x.includes(apiKey)) : v.includes(apiKey)) return true;
   }
   return false;
 }

@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queryRows } from "../../src/db/client.js";
 import type { RequestRow } from "../../src/rollups/apply.js";
-import { bucketsOf, EXACT_SAMPLE_LIMIT } from "../../src/stats/summary.js";
+import { bucketsOf, EXACT_SAMPLE_LIMIT, type LatencySketch } from "../../src/stats/summary.js";
 import { createTestDatabase, type TestDatabase } from "../support/db.js";
 import { storeRequestRows } from "../support/seed.js";
 
@@ -74,15 +74,8 @@ describe("stored sketches after merges", () => {
   });
 });
 
-interface Sketch {
-  count: number;
-  sum: number;
-  min: number;
-  max: number;
-  zeros: number;
-  buckets: Record<string, number>;
-  samples?: number[] | null;
-}
+/** The stored jsonb, read as it is: the shape summary.ts writes. */
+type Sketch = LatencySketch;
 
 function expectSketchOf(got: Sketch | undefined, samples: number[], exact: boolean, what: string) {
   expect(got, what).toBeDefined();
