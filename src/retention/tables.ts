@@ -35,6 +35,16 @@ const eventDay = sql.raw(
   `date_trunc('day', CASE WHEN created_at_s = 0 THEN received_at ELSE to_timestamp(greatest(least(created_at_s, 1e11), -1e11)) END, 'UTC')`,
 );
 
+const ROLLUPS_BY_BUCKET = [
+  "request_rollups",
+  "request_rollups_daily",
+  "request_model_rollups",
+  "request_model_rollups_daily",
+  "billing_usage_daily",
+  "fleet_index_agent_rollups",
+  "fleet_index_agent_rollups_daily",
+];
+
 /**
  * In deletion order: turns and dead air before the sessions they belong to (a per-project horizon
  * finds them through their session), legs and events before their calls. A session goes when its
@@ -51,13 +61,8 @@ export const RETENTION_TABLES: readonly RetentionTable[] = [
   byTs("call_legs", "raw", "updated_at"),
   byTs("calls", "raw", "updated_at"),
   byTs("node_samples", "raw", "ts"),
-  byTs("request_rollups", "rollup", "bucket"),
-  byTs("request_rollups_daily", "rollup", "bucket"),
-  byTs("request_model_rollups", "rollup", "bucket"),
-  byTs("request_model_rollups_daily", "rollup", "bucket"),
-  byTs("billing_usage_daily", "rollup", "bucket"),
-  byTs("fleet_index_agent_rollups", "rollup", "bucket"),
-  byTs("fleet_index_agent_rollups_daily", "rollup", "bucket"),
+  // The rollups, each dated by its bucket's start.
+  ...ROLLUPS_BY_BUCKET.map((t) => byTs(t, "rollup", "bucket")),
   byTs("fleet_index_agent_retired_sessions", "rollup", "day"),
   byTs("audit_log", "audit", "ts"),
 ];
