@@ -68,6 +68,20 @@ function tool<S extends z.ZodType>(spec: {
   return spec as ToolSpec;
 }
 
+/** A tool whose one argument is the id of a `what` (`<what>_id`), handed to run as it is. */
+function idTool(spec: {
+  name: string;
+  description: string;
+  scope: Permission;
+  what: string;
+  run: (services: McpDeps, auth: AuthContext, id: string) => Promise<object> | object;
+}): ToolSpec {
+  const { what, run, ...rest } = spec;
+  const key = `${what}_id`;
+  // The input requires the key: it is a string by the time run is called.
+  return tool({ ...rest, input: z.object({ [key]: id(`the ${what} id`) }), run: (s, a, q) => run(s, a, q[key] as string) });
+}
+
 const noArgs = z.strictObject({});
 
 export const TOOLS: readonly ToolSpec[] = [
@@ -170,13 +184,7 @@ export const TOOLS: readonly ToolSpec[] = [
     input: noArgs,
     run: (s, a) => listProjectsWithStats(s, a),
   }),
-  tool({
-    name: "get_project",
-    description: "One project with today's spend and its budget status.",
-    scope: "read",
-    input: z.object({ project_id: id("the project id") }),
-    run: (s, a, q) => projectDetail(s, a, q.project_id),
-  }),
+  idTool({ name: "get_project", description: "One project with today's spend and its budget status.", scope: "read", what: "project", run: projectDetail }),
   tool({
     name: "list_models",
     description: "Models by id (modality, provider), optionally those of one project's stack.",
@@ -203,13 +211,7 @@ export const TOOLS: readonly ToolSpec[] = [
     rawArguments: true,
     run: (s, a, q) => upsertRule(s, a, q),
   }),
-  tool({
-    name: "delete_rate_rule",
-    description: "Delete a database rate rule by id.",
-    scope: "write",
-    input: z.object({ rule_id: id("the rule id") }),
-    run: (s, a, q) => deleteRule(s, a, q.rule_id),
-  }),
+  idTool({ name: "delete_rate_rule", description: "Delete a database rate rule by id.", scope: "write", what: "rule", run: deleteRule }),
   tool({
     name: "create_project",
     description: "Add a project (id, name, daily budget and what happens past it).",
@@ -237,12 +239,12 @@ export const TOOLS: readonly ToolSpec[] = [
     input: asQuery(keyListQuery),
     run: async (s, a, q) => ({ keys: await apiKeyList(s, a, q) }),
   }),
-  tool({
+  idTool({
     name: "revoke_api_key",
     description: "Revoke an API key by id (the row is kept for audit).",
     scope: "admin",
-    input: z.object({ key_id: id("the key id") }),
-    run: async (s, a, q) => ({ revoked: true, key: await revokeApiKey(s, a, q.key_id) }),
+    what: "key",
+    run: async (s, a, keyId) => ({ revoked: true, key: await revokeApiKey(s, a, keyId) }),
   }),
 ];
 
