@@ -57,44 +57,30 @@ export function sessionRoutes(deps: SessionRouteDeps) {
     { method: "get", path: "/api/sessions", tag: "dashboard", summary: "Sessions, as GET /v1/sessions (the web app's list)", scope: "read", query: sessionListQuery, responses: { 200: { description: "a page of session rows", schema: z.array(SessionRowSchema) } } },
     listHandler,
   );
-  defineRoute(
-    r,
-    {
-      method: "get",
-      path: "/v1/sessions/{session_id}",
-      tag,
-      summary: "One session with its cost per modality and its providers",
-      scope: "read",
-      params: sessionParams,
-      query: sessionTenantParam,
-      responses: {
-        200: { description: "the session", schema: SessionDetailSchema },
-        404: { description: "no session with this id visible to the key (missing and another tenant's answer the same)" },
-        409: { description: "an operator key and an id several tenants used: details.tenants names them; add ?tenant=" },
-      },
-    },
-    detailHandler,
-  );
-  // The web app's session reads: the same lookup (visibleSession: its 404 and 409) as /v1/sessions/{session_id}.
-  const dashboardRead = (path: string, summary: string, schema: z.ZodType, answer: (c: Ctx) => Promise<Response>) =>
+  // Every read of one session: the same parameters and the same lookup (visibleSession: its 404 and 409).
+  const sessionRead = (path: string, routeTag: string, summary: string, schema: z.ZodType, answer: (c: Ctx) => Promise<Response>) =>
     defineRoute(
       r,
       {
         method: "get",
-        path: `/api/sessions/{session_id}${path}`,
-        tag: "dashboard",
+        path,
+        tag: routeTag,
         summary,
         scope: "read",
         params: sessionParams,
         query: sessionTenantParam,
         responses: {
           200: { description: summary, schema },
-          404: { description: "no session with this id visible to the key" },
+          404: { description: "no session with this id visible to the key (missing and another tenant's answer the same)" },
           409: { description: "an operator key and an id several tenants used: details.tenants names them; add ?tenant=" },
         },
       },
       answer,
     );
+  sessionRead("/v1/sessions/{session_id}", tag, "One session with its cost per modality and its providers", SessionDetailSchema, detailHandler);
+  // The web app's session reads.
+  const dashboardRead = (path: string, summary: string, schema: z.ZodType, answer: (c: Ctx) => Promise<Response>) =>
+    sessionRead(`/api/sessions/{session_id}${path}`, "dashboard", summary, schema, answer);
   dashboardRead("", "One session with its cost per modality and its providers, as GET /v1/sessions/{session_id}", SessionDetailSchema, detailHandler);
   // Each drill-down's answer type is held to its schema at compile time too.
   const drill = <S extends z.ZodType>(path: string, summary: string, schema: S, read: (d: Db, s: SessionDbRow) => Promise<z.output<S>>) =>
