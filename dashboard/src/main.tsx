@@ -11,20 +11,25 @@ import "./styles.css";
 // The overview is in the first bundle (it is what opens first); every other page loads on demand.
 const page = <K extends string>(load: () => Promise<Record<K, ComponentType>>, name: K) =>
   lazy(async () => ({ default: (await load())[name] }));
-const AuditPage = page(() => import("./pages/Audit"), "AuditPage");
-const BillingPage = page(() => import("./pages/Billing"), "BillingPage");
-const CallsPage = page(() => import("./pages/Calls"), "CallsPage");
-const CallDetailPage = page(() => import("./pages/Calls"), "CallDetailPage");
-const CostsPage = page(() => import("./pages/Costs"), "CostsPage");
-const FleetPage = page(() => import("./pages/Fleet"), "FleetPage");
-const KeysPage = page(() => import("./pages/Keys"), "KeysPage");
-const LatencyPage = page(() => import("./pages/Latency"), "LatencyPage");
-const LogsPage = page(() => import("./pages/Logs"), "LogsPage");
-const ModelsPage = page(() => import("./pages/Models"), "ModelsPage");
-const ProjectsPage = page(() => import("./pages/Projects"), "ProjectsPage");
-const ProvidersPage = page(() => import("./pages/Providers"), "ProvidersPage");
-const SessionsPage = page(() => import("./pages/Sessions"), "SessionsPage");
-const SessionDetailPage = page(() => import("./pages/Sessions"), "SessionDetailPage");
+
+/** Every page: its path, its component and its entry in the sidebar (a detail page has none), in the sidebar's order. */
+const PAGES: { path: string; Page: ComponentType; nav?: string }[] = [
+  { path: "/", Page: OverviewPage, nav: "Overview" },
+  { path: "/costs", Page: page(() => import("./pages/Costs"), "CostsPage"), nav: "Costs" },
+  { path: "/latency", Page: page(() => import("./pages/Latency"), "LatencyPage"), nav: "Latency" },
+  { path: "/logs", Page: page(() => import("./pages/Logs"), "LogsPage"), nav: "Logs" },
+  { path: "/sessions", Page: page(() => import("./pages/Sessions"), "SessionsPage"), nav: "Sessions" },
+  { path: "/sessions/:id", Page: page(() => import("./pages/Sessions"), "SessionDetailPage") },
+  { path: "/calls", Page: page(() => import("./pages/Calls"), "CallsPage"), nav: "Calls" },
+  { path: "/calls/:ref", Page: page(() => import("./pages/Calls"), "CallDetailPage") },
+  { path: "/fleet", Page: page(() => import("./pages/Fleet"), "FleetPage"), nav: "Fleet" },
+  { path: "/billing", Page: page(() => import("./pages/Billing"), "BillingPage"), nav: "Billing" },
+  { path: "/projects", Page: page(() => import("./pages/Projects"), "ProjectsPage"), nav: "Projects" },
+  { path: "/providers", Page: page(() => import("./pages/Providers"), "ProvidersPage"), nav: "Providers" },
+  { path: "/models", Page: page(() => import("./pages/Models"), "ModelsPage"), nav: "Models" },
+  { path: "/keys", Page: page(() => import("./pages/Keys"), "KeysPage"), nav: "API keys" },
+  { path: "/audit", Page: page(() => import("./pages/Audit"), "AuditPage"), nav: "Audit log" },
+];
 
 // A 401 anywhere means the key in this tab no longer works (revoked, or the server's keys changed):
 // drop it and show the sign-in screen. whoami's own 401 is the sign-in screen already.
@@ -45,22 +50,6 @@ const queryClient = new QueryClient({
   },
 });
 
-const NAV = [
-  { to: "/", label: "Overview", end: true },
-  { to: "/costs", label: "Costs" },
-  { to: "/latency", label: "Latency" },
-  { to: "/logs", label: "Logs" },
-  { to: "/sessions", label: "Sessions" },
-  { to: "/calls", label: "Calls" },
-  { to: "/fleet", label: "Fleet" },
-  { to: "/billing", label: "Billing" },
-  { to: "/projects", label: "Projects" },
-  { to: "/providers", label: "Providers" },
-  { to: "/models", label: "Models" },
-  { to: "/keys", label: "API keys" },
-  { to: "/audit", label: "Audit log" },
-];
-
 function Shell() {
   const { whoami, signOut } = useAuth();
   return (
@@ -74,13 +63,15 @@ function Shell() {
           Voxgate
         </div>
         <ul>
-          {NAV.map((n) => (
-            <li key={n.to}>
-              <NavLink to={n.to} end={n.end}>
-                {n.label}
-              </NavLink>
-            </li>
-          ))}
+          {PAGES.map(({ path, nav }) =>
+            nav === undefined ? null : (
+              <li key={path}>
+                <NavLink to={path} end={path === "/"}>
+                  {nav}
+                </NavLink>
+              </li>
+            ),
+          )}
         </ul>
         <div className="whoami" data-testid="whoami">
           <div>
@@ -99,21 +90,9 @@ function Shell() {
       <main id="main" tabIndex={-1}>
         <Suspense fallback={<Loading />}>
           <Routes>
-          <Route path="/" element={<OverviewPage />} />
-          <Route path="/costs" element={<CostsPage />} />
-          <Route path="/latency" element={<LatencyPage />} />
-          <Route path="/logs" element={<LogsPage />} />
-          <Route path="/sessions" element={<SessionsPage />} />
-          <Route path="/sessions/:id" element={<SessionDetailPage />} />
-          <Route path="/calls" element={<CallsPage />} />
-          <Route path="/calls/:ref" element={<CallDetailPage />} />
-          <Route path="/fleet" element={<FleetPage />} />
-          <Route path="/billing" element={<BillingPage />} />
-          <Route path="/projects" element={<ProjectsPage />} />
-          <Route path="/providers" element={<ProvidersPage />} />
-          <Route path="/models" element={<ModelsPage />} />
-          <Route path="/keys" element={<KeysPage />} />
-          <Route path="/audit" element={<AuditPage />} />
+          {PAGES.map(({ path, Page }) => (
+            <Route key={path} path={path} element={<Page />} />
+          ))}
           <Route path="*" element={<p className="state">No such page.</p>} />
           </Routes>
         </Suspense>
