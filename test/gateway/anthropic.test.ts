@@ -71,4 +71,11 @@ describe("Anthropic messages through Voxgate", () => {
       expect(json.type).toBe("error");
     }
   });
+
+  it("sends the caller's anthropic-version and anthropic-beta upstream, and only the JSON type headers of its own", async () => {
+    const before = stub.hits.length;
+    const sent = { "anthropic-version": "2023-06-01", "anthropic-beta": "token-efficient-tools-2025-02-19" };
+    await client().messages.create({ model: "anthropic/claude-haiku-4-5", max_tokens: 64, messages: [{ role: "user", content: "hi" }] }, { headers: sent });
+    expect(stub.hits[before]?.headers).toMatchObject({ ...sent, "content-type": "application/json", accept: "application/json", "x-api-key": PROVIDER_KEY });
+  });
 });

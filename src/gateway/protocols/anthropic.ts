@@ -1,6 +1,6 @@
-import { authorizationToken, type GatewayErrorCode, headerValue, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type Units, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
+import { authorizationToken, type GatewayErrorCode, headerValue, type Meter, type ParsedCall, ProtocolInputError, type Units, type UpstreamTarget, type VendorProtocol } from "../protocol.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
-import { contentChars, jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField, withModel } from "./json-body.js";
+import { contentChars, jsonObjectBody, maxTokens, parsedField, llmJsonRoute } from "./json-body.js";
 import { sseDataMeter } from "./sse.js";
 
 /** The API version sent when the caller's SDK sent none. */
@@ -65,9 +65,6 @@ function parseMessages(inbound: { body: Buffer; headers: Parameters<typeof heade
   return { model: typeof model === "string" ? model : null, stream: json.stream === true, state, estimate };
 }
 
-/** JSON answer: its usage read at the end. */
-const jsonMeter = (): Meter => jsonAnswerMeter((body) => anthropicUsageUnits(parsedField(body, "usage")));
-
 /**
  * SSE: message_start carries input usage, message_delta the cumulative output; only lines holding a
  * usage object are parsed. The first token is the first content_block_delta. Cut off before
@@ -107,25 +104,19 @@ function sseMeter(state: MessagesState): Meter {
 
 const anthropicAuth = (t: UpstreamTarget): Record<string, string> => ({ "x-api-key": t.apiKey });
 
-const messagesRoute: ProxyRoute = {
-  kind: "proxy",
-  method: "POST",
+const messagesRoute = llmJsonRoute({
   path: "/messages",
-  modality: "llm",
   parse: parseMessages,
-  upstreamRequest(inbound, call, target) {
+  headers(call, target) {
     const state = call.state as MessagesState;
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      accept: call.stream ? "text/event-stream" : "application/json",
-      "anthropic-version": state.version,
-      ...anthropicAuth(target),
-    };
+    const headers: Record<string, string> = { "anthropic-version": state.version, ...anthropicAuth(target) };
     if (state.beta) headers["anthropic-beta"] = state.beta;
-    return { method: "POST", path: "/messages", headers, body: withModel(inbound.body, state.json, target.modelName, {}) };
+    return headers;
   },
-  meter: (call) => (call.stream ? sseMeter(call.state as MessagesState) : jsonMeter()),
-};
+  sseMeter: (call) => sseMeter(call.state as MessagesState),
+  // JSON answer: its usage read at the end.
+  jsonUsage: (body) => anthropicUsageUnits(parsedField(body, "usage")),
+});
 
 /** /anthropic/v1: Anthropic's Messages API (the SDK's baseURL is the host root + /anthropic). */
 export const anthropicProtocol: VendorProtocol = {

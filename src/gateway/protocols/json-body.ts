@@ -1,5 +1,5 @@
 import { jsonBoundsProblem } from "../../http/body.js";
-import { type Meter, ProtocolInputError, type Units } from "../protocol.js";
+import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type Units, type UpstreamTarget } from "../protocol.js";
 
 /** A JSON request body that must be an object; malformed or another type is a 400, never a 500. */
 export function jsonObjectBody(body: Buffer): Record<string, unknown> {
@@ -144,4 +144,44 @@ export function parsedField(body: Buffer, key: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** What differs between the LLM APIs that take a JSON body naming the model (chat completions, responses, messages). */
+export interface LlmJsonApi {
+  path: string;
+  /** Reads the call; its state carries the parsed body as `json`. */
+  parse(inbound: InboundRequest): ParsedCall;
+  /** The headers after content-type and accept: the provider's auth and the vendor's own. */
+  headers(call: ParsedCall, target: UpstreamTarget): Record<string, string>;
+  /** Fields to merge into the body besides the model (chat streams: the usage block asked for). */
+  add?(call: ParsedCall): Record<string, unknown> | undefined;
+  /** The meter of a streamed (SSE) answer. */
+  sseMeter(call: ParsedCall): Meter;
+  /** The units of a complete JSON answer. */
+  jsonUsage(body: Buffer): Units;
+}
+
+const NO_FIELDS: Record<string, unknown> = Object.freeze({});
+
+/**
+ * POST `path` of an LLM JSON API, sent on to the same path: the caller's body with the vendor's model
+ * name (withModel: a splice of the bytes), JSON or SSE asked for as the caller did, metered by the
+ * API's own readers.
+ */
+export function llmJsonRoute(api: LlmJsonApi): ProxyRoute {
+  const { path, sseMeter, jsonUsage } = api;
+  return {
+    kind: "proxy",
+    method: "POST",
+    path,
+    modality: "llm",
+    parse: api.parse,
+    upstreamRequest: (inbound, call, target) => ({
+      method: "POST",
+      path,
+      headers: { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json", ...api.headers(call, target) },
+      body: withModel(inbound.body, (call.state as { json: Record<string, unknown> }).json, target.modelName, api.add?.(call) ?? NO_FIELDS),
+    }),
+    meter: (call) => (call.stream ? sseMeter(call) : jsonAnswerMeter(jsonUsage)),
+  };
 }

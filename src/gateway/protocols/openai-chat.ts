@@ -1,6 +1,6 @@
-import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
+import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
-import { contentChars, jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField, valueAfterKey, withModel } from "./json-body.js";
+import { contentChars, jsonObjectBody, maxTokens, parsedField, valueAfterKey, llmJsonRoute } from "./json-body.js";
 import { sseTokenMeter, type TokenStream } from "./sse.js";
 
 /** What parse keeps for the upstream request and the meter of a chat completion. */
@@ -28,16 +28,10 @@ function parseChat(inbound: InboundRequest): ParsedCall {
   return { model: typeof model === "string" ? model : null, stream, state, estimate };
 }
 
-function chatUpstream(inbound: InboundRequest, call: ParsedCall, target: UpstreamTarget, auth: Record<string, string>) {
+/** Usage is counted from the wire: a stream without include_usage would carry none. */
+function usageRequested(call: ParsedCall): Record<string, unknown> | undefined {
   const state = call.state as ChatState;
-  // Usage is counted from the wire: a stream without include_usage would carry none.
-  const patch: Record<string, unknown> = state.injectUsage ? { stream_options: { ...(state.json.stream_options as object | undefined), include_usage: true } } : {};
-  return {
-    method: "POST",
-    path: "/chat/completions",
-    headers: { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json", ...auth },
-    body: withModel(inbound.body, state.json, target.modelName, patch),
-  };
+  return state.injectUsage ? { stream_options: { ...(state.json.stream_options as object | undefined), include_usage: true } } : undefined;
 }
 
 /** OpenAI usage block → units (prompt, completion, cached prompt tokens). */
@@ -91,7 +85,6 @@ const jsonUsage = (body: Buffer): Units => {
   const sliced = usageFromSlice(body);
   return openaiUsageUnits(sliced !== undefined ? sliced : parsedField(body, "usage")) ?? {};
 };
-const jsonMeter = (): Meter => jsonAnswerMeter(jsonUsage);
 
 const USAGE_MARK = '"usage":{';
 
@@ -108,13 +101,12 @@ const CHAT_STREAM: TokenStream = {
 
 /** POST /chat/completions, JSON and SSE. */
 export function chatCompletionsRoute(auth: (t: UpstreamTarget) => Record<string, string>): ProxyRoute {
-  return {
-    kind: "proxy",
-    method: "POST",
+  return llmJsonRoute({
     path: "/chat/completions",
-    modality: "llm",
     parse: parseChat,
-    upstreamRequest: (inbound, call, target) => chatUpstream(inbound, call, target, auth(target)),
-    meter: (call) => (call.stream ? sseTokenMeter(CHAT_STREAM, (call.state as ChatState).promptChars) : jsonMeter()),
-  };
+    headers: (_call, target) => auth(target),
+    add: usageRequested,
+    sseMeter: (call) => sseTokenMeter(CHAT_STREAM, (call.state as ChatState).promptChars),
+    jsonUsage,
+  });
 }

@@ -1,6 +1,6 @@
-import { type InboundRequest, type Meter, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
+import { type InboundRequest, type ParsedCall, ProtocolInputError, type ProxyRoute, type UpstreamTarget, type Units } from "../protocol.js";
 import { DEFAULT_RESERVED_OUTPUT_TOKENS, promptTokensEstimate } from "../budget-reservations.js";
-import { jsonAnswerMeter, jsonObjectBody, maxTokens, parsedField, withModel } from "./json-body.js";
+import { jsonObjectBody, maxTokens, parsedField, llmJsonRoute } from "./json-body.js";
 import { usageFromSlice } from "./openai-chat.js";
 import { sseTokenMeter, type TokenStream } from "./sse.js";
 
@@ -71,7 +71,6 @@ const jsonUsage = (body: Buffer): Units => {
   const sliced = usageFromSlice(body);
   return responsesUsageUnits(sliced !== undefined && sliced !== null ? sliced : parsedField(body, "usage")) ?? {};
 };
-const jsonMeter = (): Meter => jsonAnswerMeter(jsonUsage);
 
 /** The terminal events whose `response` carries the final usage. */
 const TERMINAL = /"type":"response\.(?:completed|incomplete|failed)"/;
@@ -91,21 +90,11 @@ const RESPONSES_STREAM: TokenStream = {
 };
 
 export function responsesRoute(auth: (t: UpstreamTarget) => Record<string, string>): ProxyRoute {
-  return {
-    kind: "proxy",
-    method: "POST",
+  return llmJsonRoute({
     path: "/responses",
-    modality: "llm",
     parse: parseResponses,
-    upstreamRequest(inbound, call, target) {
-      const state = call.state as ResponsesState;
-      return {
-        method: "POST",
-        path: "/responses",
-        headers: { "content-type": "application/json", accept: call.stream ? "text/event-stream" : "application/json", ...auth(target) },
-        body: withModel(inbound.body, state.json, target.modelName, {}),
-      };
-    },
-    meter: (call) => (call.stream ? sseTokenMeter(RESPONSES_STREAM, (call.state as ResponsesState).promptChars) : jsonMeter()),
-  };
+    headers: (_call, target) => auth(target),
+    sseMeter: (call) => sseTokenMeter(RESPONSES_STREAM, (call.state as ResponsesState).promptChars),
+    jsonUsage,
+  });
 }
