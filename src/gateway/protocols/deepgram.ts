@@ -11,6 +11,29 @@ import { bufferedJsonMeter, charactersMeter, modelQuery, type SpeechState } from
 
 const tokenAuth = (t: UpstreamTarget): Record<string, string> => (t.apiKey ? { authorization: `Token ${t.apiKey}` } : {});
 
+/** Every Deepgram route names its model on the URL (`model=`): sent on as the vendor's name, beside the caller's other parameters. */
+const upstreamPath = (path: string, inbound: InboundRequest, target: UpstreamTarget) => `${path}${forwardQuery(inbound.query, { model: target.modelName })}`;
+
+/** A POST route: the body (audio, JSON) sent on unchanged with the caller's forwardable headers and the provider's key. */
+function postRoute(route: Pick<ProxyRoute, "path" | "modality" | "parse" | "meter">): ProxyRoute {
+  return {
+    kind: "proxy",
+    method: "POST",
+    ...route,
+    upstreamRequest: (inbound, _call, target) => ({
+      method: "POST",
+      path: upstreamPath(route.path, inbound, target),
+      headers: { ...forwardableHeaders(inbound.headers), ...tokenAuth(target) },
+      body: inbound.body,
+    }),
+  };
+}
+
+/** A WebSocket route: the model from the URL, the upstream URL as postRoute's, the provider's key. */
+function wsRoute(route: Omit<WsRoute, "model" | "upstream">): WsRoute {
+  return { ...route, model: modelQuery, upstream: (inbound, target) => ({ path: upstreamPath(route.path, inbound, target), headers: tokenAuth(target) }) };
+}
+
 interface ListenState {
   format: ReturnType<typeof deepgramAudioFormat>;
   /** Seconds measured from the uploaded audio (raw encoding or WAV), the fallback when the answer has none. */
@@ -18,9 +41,7 @@ interface ListenState {
 }
 
 /** POST /listen: pre-recorded audio (raw bytes, or JSON {url}); billed by the answer's metadata.duration. */
-const listenRoute: ProxyRoute = {
-  kind: "proxy",
-  method: "POST",
+const listenRoute = postRoute({
   path: "/listen",
   modality: "stt",
   parse(inbound) {
@@ -34,14 +55,6 @@ const listenRoute: ProxyRoute = {
     const state: ListenState = { format, uploadSeconds };
     return { model: modelQuery(inbound), stream: false, state, ...(uploadSeconds !== null && { estimate: { audioSeconds: uploadSeconds } }) };
   },
-  upstreamRequest(inbound, _call, target) {
-    return {
-      method: "POST",
-      path: `/listen${forwardQuery(inbound.query, { model: target.modelName })}`,
-      headers: { ...forwardableHeaders(inbound.headers), ...tokenAuth(target) },
-      body: inbound.body,
-    };
-  },
   meter(call) {
     const state = call.state as ListenState;
     return bufferedJsonMeter((json) => {
@@ -49,12 +62,10 @@ const listenRoute: ProxyRoute = {
       return seconds === null ? {} : { audioSeconds: seconds };
     });
   },
-};
+});
 
 /** POST /speak: `{"text"}` → audio; billed by the characters of the text. */
-const speakRoute: ProxyRoute = {
-  kind: "proxy",
-  method: "POST",
+const speakRoute = postRoute({
   path: "/speak",
   modality: "tts",
   parse(inbound) {
@@ -64,16 +75,8 @@ const speakRoute: ProxyRoute = {
     const state: SpeechState = { json, characters: characterCount(text) };
     return { model: modelQuery(inbound), stream: true, state };
   },
-  upstreamRequest(inbound, _call, target) {
-    return {
-      method: "POST",
-      path: `/speak${forwardQuery(inbound.query, { model: target.modelName })}`,
-      headers: { ...forwardableHeaders(inbound.headers), ...tokenAuth(target) },
-      body: inbound.body,
-    };
-  },
   meter: (call) => charactersMeter(call),
-};
+});
 
 /** Deepgram's error shape: err_code carries Voxgate's code. */
 function deepgramError(_status: number, code: string, message: string, details?: unknown) {
@@ -95,11 +98,9 @@ export const deepgramProtocol: VendorProtocol = {
 };
 
 /** WebSocket listen: binary audio frames up, `Results` down, `Metadata.duration` after CloseStream. */
-const listenWs: WsRoute = {
+const listenWs = wsRoute({
   path: "/listen",
   modality: "stt",
-  model: modelQuery,
-  upstream: (inbound, target) => ({ path: `/listen${forwardQuery(inbound.query, { model: target.modelName })}`, headers: tokenAuth(target) }),
   meter: (inbound) => deepgramListenMeter(deepgramAudioFormat(inbound.query)),
   errorFrame: deepgramWsError,
   failover: (inbound) => deepgramLiveWire(inbound.query),
@@ -107,7 +108,7 @@ const listenWs: WsRoute = {
     const openai = deepgramToOpenAiBridge(inbound.query);
     return openai ? [openai] : [];
   },
-};
+});
 
 /** Deepgram's WebSocket error frame (listen and speak; its SDKs raise it as a message or `error` event). */
 function deepgramWsError(code: string, message: string): string {
@@ -115,14 +116,7 @@ function deepgramWsError(code: string, message: string): string {
 }
 
 /** WebSocket speak: `Speak` text messages up, binary audio down. */
-const speakWs: WsRoute = {
-  path: "/speak",
-  modality: "tts",
-  model: modelQuery,
-  upstream: (inbound, target) => ({ path: `/speak${forwardQuery(inbound.query, { model: target.modelName })}`, headers: tokenAuth(target) }),
-  meter: () => deepgramSpeakMeter(),
-  ttsFailover: deepgramSpeakWire,
-};
+const speakWs = wsRoute({ path: "/speak", modality: "tts", meter: () => deepgramSpeakMeter(), ttsFailover: deepgramSpeakWire });
 
 const TYPE = Buffer.from('"type"');
 
