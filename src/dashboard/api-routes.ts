@@ -6,7 +6,7 @@ import { z } from "zod";
 import { authEnabled, UNAUTHENTICATED } from "../auth/gate.js";
 import type { AppEnv } from "../http/app-env.js";
 import { ApiError } from "../http/errors.js";
-import { contractRouter, defineRoute } from "../http/openapi.js";
+import { contractRouter, defineRead, defineRoute } from "../http/openapi.js";
 import { modelView } from "../manage/models.js";
 import { listEffectiveModels } from "../manage/registry.js";
 import { requestLogs } from "../reports/logs.js";
@@ -76,73 +76,30 @@ export function dashboardExtraRoutes(deps: DashboardRouteDeps) {
     },
   );
 
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/api/costs/series",
-      tag,
-      summary: "Spend per hour or day bucket, from the rollups",
-      description: "Whole buckets: the first may start before a rolling window does, so the series can sum to a little more than GET /api/costs.",
-      scope: "read",
-      query: costSeriesQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "the series", schema: CostSeriesSchema } },
-    },
-    async (c, { query: q }) => {
-      const bucket = q.bucket ?? defaultBucket(q.period);
-      return c.json(await costSeries(db(c), { period: q.period, project: q.project, bucket, tenantId: c.var.auth.tenantId }));
-    },
+    { path: "/api/costs/series", tag, summary: "Spend per hour or day bucket, from the rollups", description: "Whole buckets: the first may start before a rolling window does, so the series can sum to a little more than GET /api/costs.", query: costSeriesQuery, response: { description: "the series", schema: CostSeriesSchema } },
+    (q, auth) => costSeries(deps.readDatabase.db, { period: q.period, project: q.project, bucket: q.bucket ?? defaultBucket(q.period), tenantId: auth.tenantId }),
   );
 
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/api/latency/series",
-      tag,
-      summary: "p50/p95 TTFB and total latency per hour or day bucket, probe traffic excluded",
-      scope: "read",
-      query: latencySeriesQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "the series", schema: LatencySeriesSchema } },
-    },
-    async (c, { query: q }) => {
-      // Sketch merging costs per stored bucket: hours for a day, days beyond unless asked.
-      const bucket = q.bucket ?? (q.period === "today" ? "hour" : "day");
-      return c.json(await latencySeries(db(c), { ...q, bucket, tenantId: c.var.auth.tenantId }));
-    },
+    { path: "/api/latency/series", tag, summary: "p50/p95 TTFB and total latency per hour or day bucket, probe traffic excluded", query: latencySeriesQuery, response: { description: "the series", schema: LatencySeriesSchema } },
+    // Sketch merging costs per stored bucket: hours for a day, days beyond unless asked.
+    (q, auth) => latencySeries(deps.readDatabase.db, { ...q, bucket: q.bucket ?? (q.period === "today" ? "hour" : "day"), tenantId: auth.tenantId }),
   );
 
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/api/latency/modalities",
-      tag,
-      summary: "p50/p95 per modality (the models' sketches merged), probe traffic excluded",
-      scope: "read",
-      query: latencyQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "per modality", schema: ModalityLatencyReportSchema } },
-    },
-    async (c, { query }) => c.json(await modalityLatency(db(c), { ...query, tenantId: c.var.auth.tenantId })),
+    { path: "/api/latency/modalities", tag, summary: "p50/p95 per modality (the models' sketches merged), probe traffic excluded", query: latencyQuery, response: { description: "per modality", schema: ModalityLatencyReportSchema } },
+    (query, auth) => modalityLatency(deps.readDatabase.db, { ...query, tenantId: auth.tenantId }),
   );
 
   // Replaces the adapter's plain list: the same rows, plus ?status=.
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/api/logs",
-      tag,
-      summary: "The newest request records, as GET /v1/logs, with a status filter",
-      scope: "read",
-      query: dashboardLogsQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "request records, newest first", schema: RequestLogListSchema } },
-    },
-    async (c, { query }) => c.json(await requestLogs(db(c), { ...query, tenantId: c.var.auth.tenantId })),
+    { path: "/api/logs", tag, summary: "The newest request records, as GET /v1/logs, with a status filter", query: dashboardLogsQuery, response: { description: "request records, newest first", schema: RequestLogListSchema } },
+    (query, auth) => requestLogs(deps.readDatabase.db, { ...query, tenantId: auth.tenantId }),
   );
 
   defineRoute(
@@ -169,19 +126,10 @@ export function dashboardExtraRoutes(deps: DashboardRouteDeps) {
     },
   );
 
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/api/calls",
-      tag,
-      summary: "Calls (LiveKit rooms) newest first, with their legs' summary",
-      scope: "read",
-      query: callListQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "calls", schema: z.array(CallRowSchema) } },
-    },
-    async (c, { query }) => c.json(await listCalls(db(c), c.var.auth, query)),
+    { path: "/api/calls", tag, summary: "Calls (LiveKit rooms) newest first, with their legs' summary", query: callListQuery, response: { description: "calls", schema: z.array(CallRowSchema) } },
+    (query, auth) => listCalls(deps.readDatabase.db, auth, query),
   );
 
   defineRoute(

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono, type MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app-env.js";
-import { contractRouter, defineRoute } from "../http/openapi.js";
+import { contractRouter, defineRead } from "../http/openapi.js";
 import { listEffectiveProviders } from "../manage/registry.js";
 import { costReport } from "../reports/costs.js";
 import { latencyReport } from "../reports/latency.js";
@@ -31,61 +31,29 @@ export function dashboardApiRoutes(deps: DashboardRouteDeps) {
   const tag = DASHBOARD_TAG;
   gateOtherMethods(r, ["/api/costs", "/api/latency", "/api/overview"], "read");
 
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/api/costs",
-      tag,
-      summary: "Spend over a period by provider and model (by project without a project filter)",
-      scope: "read",
-      query: costsQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "the cost report", schema: DashboardCostReportSchema } },
-    },
-    async (c, { query: q }) => {
-      const report = await costReport(deps.readDatabase.db, { ...q, tenantId: c.var.auth.tenantId });
-      const { period, total, by_provider, by_model, by_project } = report;
+    { path: "/api/costs", tag, summary: "Spend over a period by provider and model (by project without a project filter)", query: costsQuery, response: { description: "the cost report", schema: DashboardCostReportSchema } },
+    async (q, auth): Promise<DashboardCostReport> => {
+      const { period, total, by_provider, by_model, by_project } = await costReport(deps.readDatabase.db, { ...q, tenantId: auth.tenantId });
       // by_project only without a project filter (docs/api/dashboard.md).
-      const body: DashboardCostReport = q.project === null ? { period, total, by_provider, by_model, by_project } : { period, total, by_provider, by_model };
-      return c.json(body);
+      return q.project === null ? { period, total, by_provider, by_model, by_project } : { period, total, by_provider, by_model };
     },
   );
 
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/api/latency",
-      tag,
-      summary: "TTFB and total latency percentiles per model, as GET /v1/latency",
-      scope: "read",
-      query: latencyQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "the latency report", schema: LatencyReportSchema } },
-    },
-    async (c, { query }) => c.json(await latencyReport(deps.readDatabase.db, { ...query, tenantId: c.var.auth.tenantId })),
+    { path: "/api/latency", tag, summary: "TTFB and total latency percentiles per model, as GET /v1/latency", query: latencyQuery, response: { description: "the latency report", schema: LatencyReportSchema } },
+    (query, auth) => latencyReport(deps.readDatabase.db, { ...query, tenantId: auth.tenantId }),
   );
 
   // /api/logs (with its status filter and detail) and the other reads the web app needs.
   r.route("/", dashboardExtraRoutes(deps));
 
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/api/overview",
-      tag,
-      summary: "Headline numbers: requests, spend today and overall, active models, configured providers",
-      scope: "read",
-      query: projectQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "the overview", schema: OverviewSchema } },
-    },
-    async (c, { query }) => {
-      const providers = await listEffectiveProviders(deps);
-      return c.json(await overview(deps.readDatabase.db, { ...query, tenantId: c.var.auth.tenantId, providers }));
-    },
+    { path: "/api/overview", tag, summary: "Headline numbers: requests, spend today and overall, active models, configured providers", query: projectQuery, response: { description: "the overview", schema: OverviewSchema } },
+    async (query, auth) => overview(deps.readDatabase.db, { ...query, tenantId: auth.tenantId, providers: await listEffectiveProviders(deps) }),
   );
   return r;
 }

@@ -1,7 +1,7 @@
 import { readJson } from "../http/body.js";
 import type { Database } from "../db/client.js";
 import { ApiError, parseOrThrow } from "../http/errors.js";
-import { contractRouter, defineRoute } from "../http/openapi.js";
+import { contractRouter, defineRead, defineRoute } from "../http/openapi.js";
 import { fleetIndex, fleetIndexQuery } from "./index-queries.js";
 import { FleetIndexSchema, HeartbeatAcceptedSchema, type RosterResponse, RosterSchema } from "./schemas.js";
 import { heartbeatSchema, listRoster, recordHeartbeat, ROSTER_AGEING_SECONDS, rosterEntry } from "./presence.js";
@@ -60,19 +60,10 @@ export function fleetRoutes(deps: { database: Database }) {
   );
 
   // The fleet index (dashboard API): per-agent cost, p95 latency and probe traffic over a period.
-  defineRoute(
+  defineRead(
     app,
-    {
-      method: "get",
-      path: "/api/agents",
-      tag: "dashboard",
-      summary: "The fleet index: per-agent cost, p95 latency, errors and probe traffic over a period, one page",
-      scope: "read",
-      query: fleetIndexQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "one page of agents", schema: FleetIndexSchema } },
-    },
-    async (c, { query }) => c.json(await fleetIndex(deps.database.db, { ...query, tenantId: c.var.auth.tenantId })),
+    { path: "/api/agents", tag: "dashboard", summary: "The fleet index: per-agent cost, p95 latency, errors and probe traffic over a period, one page", query: fleetIndexQuery, response: { description: "one page of agents", schema: FleetIndexSchema } },
+    (query, auth) => fleetIndex(deps.database.db, { ...query, tenantId: auth.tenantId }),
   );
 
   return app;

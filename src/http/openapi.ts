@@ -2,7 +2,7 @@ import { createRoute, OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import type { Permission } from "../auth/context.js";
+import type { AuthContext, Permission } from "../auth/context.js";
 import { requireScope } from "../auth/gate.js";
 import { VERSION } from "../version.js";
 import type { AppEnv, HttpMethod, ResponseSpec, RouteContract } from "./app-env.js";
@@ -171,6 +171,22 @@ export function defineRoute<P extends Schema = undefined, Q extends Schema = und
     return handler(c, { params, query, body } as RouteInput<P, Q, B>);
   };
   router.on([spec.method.toUpperCase()], [...(spec.honoPaths ?? [honoPath(spec.path)])], ...chain, run);
+}
+
+/**
+ * A read: GET with read scope, its query checked by its schema (422 "invalid query: …"), one answer
+ * computed for the key (`auth`: its tenant) and sent as JSON. The reports, series and lists of /v1 and
+ * of the dashboard's API are declared this way: each gives its path, words, query and answer only.
+ */
+export function defineRead<Q extends z.ZodType>(
+  router: OpenAPIHono<AppEnv>,
+  spec: { path: string; tag: string; summary: string; description?: string; query: Q; response: ResponseSpec },
+  answer: (query: z.output<Q>, auth: AuthContext) => Promise<unknown>,
+): void {
+  const { response, ...rest } = spec;
+  defineRoute(router, { ...rest, method: "get", scope: "read", queryMessage: "invalid query", responses: { 200: response } }, async (c, { query }) =>
+    c.json(await answer(query as z.output<Q>, c.var.auth)),
+  );
 }
 
 /** A router whose routes land in the document when mounted on the app. */

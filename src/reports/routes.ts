@@ -3,7 +3,7 @@ import { requireScope } from "../auth/gate.js";
 import type { Permission } from "../auth/context.js";
 import { DomainError } from "../errors.js";
 import type { AppEnv } from "../http/app-env.js";
-import { contractRouter, defineRoute } from "../http/openapi.js";
+import { contractRouter, defineRead, defineRoute } from "../http/openapi.js";
 import { type MetricsSources, metricsExposition } from "../metrics/collect.js";
 import { costReport } from "./costs.js";
 import { latencyReport } from "./latency.js";
@@ -31,49 +31,22 @@ export function readRoutes(deps: MetricsSources) {
   const r = contractRouter();
   gateOtherMethods(r, ["/v1/costs", "/v1/costs/export", "/v1/latency", "/v1/logs", "/v1/metrics"], "read");
 
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/v1/costs",
-      tag,
-      summary: "Spend over a period, with breakdowns by provider, model and project",
-      scope: "read",
-      query: costsQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "the cost report", schema: CostReportSchema } },
-    },
-    async (c, { query }) => c.json(await costReport(deps.readDatabase.db, { ...query, tenantId: c.var.auth.tenantId })),
+    { path: "/v1/costs", tag, summary: "Spend over a period, with breakdowns by provider, model and project", query: costsQuery, response: { description: "the cost report", schema: CostReportSchema } },
+    (query, auth) => costReport(deps.readDatabase.db, { ...query, tenantId: auth.tenantId }),
   );
 
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/v1/latency",
-      tag,
-      summary: "TTFB and total latency percentiles per model (probe traffic excluded)",
-      scope: "read",
-      query: latencyQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "the latency report", schema: LatencyReportSchema } },
-    },
-    async (c, { query }) => c.json(await latencyReport(deps.readDatabase.db, { ...query, tenantId: c.var.auth.tenantId })),
+    { path: "/v1/latency", tag, summary: "TTFB and total latency percentiles per model (probe traffic excluded)", query: latencyQuery, response: { description: "the latency report", schema: LatencyReportSchema } },
+    (query, auth) => latencyReport(deps.readDatabase.db, { ...query, tenantId: auth.tenantId }),
   );
 
-  defineRoute(
+  defineRead(
     r,
-    {
-      method: "get",
-      path: "/v1/logs",
-      tag,
-      summary: "The newest request records",
-      scope: "read",
-      query: logsQuery,
-      queryMessage: "invalid query",
-      responses: { 200: { description: "request records, newest first", schema: RequestLogListSchema } },
-    },
-    async (c, { query }) => c.json(await requestLogs(deps.readDatabase.db, { ...query, tenantId: c.var.auth.tenantId })),
+    { path: "/v1/logs", tag, summary: "The newest request records", query: logsQuery, response: { description: "request records, newest first", schema: RequestLogListSchema } },
+    (query, auth) => requestLogs(deps.readDatabase.db, { ...query, tenantId: auth.tenantId }),
   );
 
   defineRoute(
