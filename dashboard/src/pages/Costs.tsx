@@ -3,10 +3,11 @@ import { useMemo } from "react";
 import { reportQueries } from "../api/queries/reports";
 import type { DashboardCostReport } from "../api/types";
 import { TimeChart } from "../ui/Chart";
-import { Card, Money, Page, QueryView, Segmented, Select, Tile, useParam } from "../ui/components";
+import { Card, Money, Page, QueryView, Tile } from "../ui/components";
 import { count, money } from "../ui/format";
 import { Table } from "../ui/Table";
-import { COST_PERIODS, PERIOD_HINT, useProjectOptions } from "../ui/hooks";
+import { useReportFilters } from "../ui/filters";
+import { COST_PERIODS, PERIOD_HINT } from "../ui/hooks";
 
 type Lines = DashboardCostReport["by_provider"];
 const countAxis = (v: number) => count(Math.round(v));
@@ -47,9 +48,7 @@ function Breakdown({ title, lines, total, testId }: { title: string; lines: Line
 }
 
 export function CostsPage() {
-  const [period, setPeriod] = useParam("period", "today");
-  const [project, setProject] = useParam("project");
-  const projects = useProjectOptions();
+  const { period, project, controls } = useReportFilters(COST_PERIODS);
   const report = useQuery(reportQueries.costs(period, project));
   const series = useQuery(reportQueries.costSeries(period, "", project));
   const chart = useMemo(() => {
@@ -64,15 +63,7 @@ export function CostsPage() {
   }, [series.data]);
 
   return (
-    <Page
-      title="Costs"
-      actions={
-        <>
-          <Segmented label="Period" value={period} onChange={setPeriod} options={COST_PERIODS} />
-          <Select label="Project" value={project} onChange={setProject} options={projects} />
-        </>
-      }
-    >
+    <Page title="Costs" actions={controls}>
       <QueryView query={report} action="read costs">
         {(r) => {
           const requests = Object.values(r.by_provider).reduce((a, l) => a + l.requests, 0);

@@ -1,5 +1,4 @@
 import { useQuery } from "@tanstack/react-query";
-import { useSearchParams } from "react-router";
 import { fleetQueries } from "../api/queries/fleet";
 import type { FleetIndex, RosterResponse } from "../api/types";
 import { Badge, Card, Money, Page, QueryView, Segmented, Select, statusTone, Tile, Time, useParam } from "../ui/components";
@@ -153,27 +152,13 @@ const ROSTER_COLUMNS: Column<RosterAgent>[] = [
 ];
 
 export function FleetPage() {
-  const [period] = useParam("period", "today");
-  const [sort] = useParam("sort", "cost");
+  // A new period or sort starts at the first page.
+  const [period, changePeriod] = useParam("period", "today", ["offset"]);
+  const [sort, changeSort] = useParam("sort", "cost", ["offset"]);
   const [offsetParam, setOffset] = useParam("offset", "0");
   const offset = Math.max(0, Number.parseInt(offsetParam, 10) || 0);
   const roster = useQuery(fleetQueries.roster());
   const index = useQuery({ ...fleetQueries.index(period, sort, offset, PAGE), refetchInterval: 30_000 });
-  const [, setParams] = useSearchParams();
-  // A new period or sort starts at the first page: one URL update (two in one tick would overwrite each other).
-  const refilter = (name: string, fallback: string) => (v: string) =>
-    setParams(
-      (prev) => {
-        const next = new URLSearchParams(prev);
-        if (v === fallback) next.delete(name);
-        else next.set(name, v);
-        next.delete("offset");
-        return next;
-      },
-      { replace: true },
-    );
-  const changePeriod = refilter("period", "today");
-  const changeSort = refilter("sort", "cost");
   return (
     <Page
       title="Fleet"

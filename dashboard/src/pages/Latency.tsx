@@ -3,9 +3,10 @@ import { useMemo } from "react";
 import { reportQueries } from "../api/queries/reports";
 import type { ModelLatency } from "../api/types";
 import { TimeChart } from "../ui/Chart";
-import { Badge, Card, Page, QueryView, Segmented, Select, useParam } from "../ui/components";
+import { Badge, Card, Page, QueryView, Select, useParam } from "../ui/components";
 import { count, ms } from "../ui/format";
-import { LATENCY_PERIODS, MODALITIES, useProjectOptions } from "../ui/hooks";
+import { useReportFilters } from "../ui/filters";
+import { LATENCY_PERIODS, MODALITIES } from "../ui/hooks";
 import { type Column, Table } from "../ui/Table";
 
 const msAxis = (v: number) => `${Math.round(v)} ms`;
@@ -30,10 +31,11 @@ const COLUMNS: Column<[string, ModelLatency]>[] = [
 ];
 
 export function LatencyPage() {
-  const [period, setPeriod] = useParam("period", "today");
-  const [project, setProject] = useParam("project");
   const [modality, setModality] = useParam("modality");
-  const projects = useProjectOptions();
+  const { period, project, controls } = useReportFilters(
+    LATENCY_PERIODS,
+    <Select label="Modality" value={modality} onChange={setModality} options={[{ value: "", label: "All modalities" }, ...MODALITIES]} />,
+  );
   const report = useQuery(reportQueries.latency(period, project));
   const series = useQuery(reportQueries.latencySeries(period, project, modality));
   const chart = useMemo(() => {
@@ -49,16 +51,7 @@ export function LatencyPage() {
   }, [series.data]);
 
   return (
-    <Page
-      title="Latency"
-      actions={
-        <>
-          <Segmented label="Period" value={period} onChange={setPeriod} options={LATENCY_PERIODS} />
-          <Select label="Modality" value={modality} onChange={setModality} options={[{ value: "", label: "All modalities" }, ...MODALITIES]} />
-          <Select label="Project" value={project} onChange={setProject} options={projects} />
-        </>
-      }
-    >
+    <Page title="Latency" actions={controls}>
       <Card title="Percentiles over time (probe traffic excluded)" wide>
         <QueryView query={series} action="read latency" isEmpty={(s) => s.points.every((p) => p.requests === 0)} empty="No requests in this period.">
           {() => <TimeChart label="Latency percentiles over time" x={chart.x} series={chart.series} format={msAxis} />}

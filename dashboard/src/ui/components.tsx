@@ -98,8 +98,11 @@ export function Tile({ label, value, hint, testId }: { label: string; value: Rea
   );
 }
 
-/** A filter kept in the URL (deep links): read, and set (empty removes it). */
-export function useParam(name: string, fallback = ""): [string, (v: string) => void] {
+/**
+ * A filter kept in the URL (deep links): read, and set (empty removes it). Setting it also removes
+ * `resets` (a page offset: a new filter starts at the first page) in the same URL update.
+ */
+export function useParam(name: string, fallback = "", resets: readonly string[] = []): [string, (v: string) => void] {
   const [params, setParams] = useSearchParams();
   const value = params.get(name) ?? fallback;
   const set = (v: string) =>
@@ -108,6 +111,7 @@ export function useParam(name: string, fallback = ""): [string, (v: string) => v
         const next = new URLSearchParams(prev);
         if (v === "" || v === fallback) next.delete(name);
         else next.set(name, v);
+        for (const r of resets) next.delete(r);
         return next;
       },
       { replace: true },
