@@ -4,8 +4,7 @@ import { namedStatement } from "../db/named.js";
 import { type RequestRow, requests } from "../db/schema/requests.js";
 import { hasServerDefault, literalDefaults, recordsetType, storedColumns } from "../db/table-columns.js";
 import { sqlState, withRetry } from "../db/errors.js";
-import type { FoldPart, NamedSql, RequestProjection } from "../rollups/projection.js";
-import type { TurnFold } from "../rollups/agent-acc.js";
+import type { CallerWrites, FoldPart, NamedSql, RequestProjection } from "../rollups/projection.js";
 
 /**
  * Columns written by ingest, in the order of the table (src/db/schema/requests.ts): all of them but
@@ -186,7 +185,7 @@ export interface RequestStore {
 }
 
 /** The caller's own writes in ingest's transaction; returns the turns it attributed, for the fold. */
-export type Within = (tx: Db) => Promise<{ turns: readonly TurnFold[] }>;
+export type Within = (tx: Db) => Promise<CallerWrites>;
 
 /**
  * After a batch met a stored id, this many batches in a row go straight to the insert that skips
@@ -219,9 +218,10 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
           const returned = rowsOf<{ id: string; is_probe: boolean }>(await (allNew ? insertNew : insertOrSkip)(tx, values));
           inserted = allNew ? markedProbe(sorted, returned) : insertedOf(sorted, returned);
         }
-        const turns = within ? (await within(tx)).turns : [];
+        const caller: CallerWrites = within ? await within(tx) : { turns: [] };
+        const turns = caller.turns;
         if (inserted.length === 0 && turns.length === 0) return [];
-        for (const step of afterInsert) await step(tx, tenantId, inserted);
+        for (const step of afterInsert) await step(tx, tenantId, inserted, caller);
         if (fold) {
           // Last: the fold takes the hottest row locks, held from here to COMMIT.
           const foldValues: Record<string, string> = {};

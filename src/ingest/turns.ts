@@ -236,8 +236,10 @@ export interface TurnInsertWith {
  * session names its agent (stamped on the turn as it is inserted; the others are attributed when the
  * session learns its agent: attachTurns). The caller folds them into the per-agent rollups.
  * `alongside`: a statement of the caller's that runs turnInsert with its own writes of the batch (the
- * OTLP receiver's kept spans), one round trip for both; it runs even when there is no turn. Its own
- * writes must not touch sessions, turns or rollups (the lock order below is kept by statement order).
+ * OTLP receiver's kept spans and turn attribution), one round trip for all; it runs even when there is
+ * no turn. Its rows are turnInsert's, and any turns it attributed (TURN_FOLD_RETURNING) with `attached`
+ * true, folded alike. Its own writes must not touch sessions or rollups (the lock order below is kept
+ * by statement order).
  */
 export async function insertNumberedTurns(
   tx: Db,
@@ -252,8 +254,11 @@ export async function insertNumberedTurns(
   await learnSessionRooms(tx, tenantId, numbered.named);
   const turns = JSON.stringify(numbered.rows);
   const result = alongside ? await alongside.statement(tx, { ...alongside.values, turns }) : await insertTurnRows(tx, { turns });
-  const inserted = rowsOf<TurnFoldRow>(result);
-  return { accepted: inserted.length, folds: turnFolds(inserted) };
+  // An alongside statement may return turns it attributed too (`attached`: not new).
+  const rows = rowsOf<TurnFoldRow & { attached?: boolean }>(result);
+  let accepted = 0;
+  for (const r of rows) if (r.attached !== true) accepted++;
+  return { accepted, folds: turnFolds(rows) };
 }
 
 /** session_id → room_name for rows that name their room (the last naming row wins). */

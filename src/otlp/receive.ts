@@ -242,13 +242,17 @@ async function writeExports(services: OtlpDeps, state: OtlpState, tenantId: stri
   // Seqs taken before the transaction (numberTurns says why).
   const numbered = await numberTurns(db, tenantId, checkedTurns.unique);
   const mappedTraces = new Set(ready.keys());
+  const agentSessions = new Set<string>();
+  for (const r of records) if (r.agent_id) agentSessions.add(r.session_id);
   const ingested = await ingestRecords(services, tenantId, records, async (tx) => {
     // The spans' rows are this batch's traces' alone (claimed above). The turns are attributed to
-    // their session's agent as they are inserted and folded into the agent's rollups by ingest's one
-    // fold statement, with the records: the agent's hot rollup rows are locked only from there to
-    // COMMIT, as for /v1/ingest (folding them here held them through every later statement).
-    const inserted = await insertNumberedTurns(tx, tenantId, numbered, { statement: insertTurnsAndSpans, values: spanValues(tenantId, keep, mappedTraces, waited) });
-    return { turns: inserted.folds };
+    // their session's agent as they are inserted (and the sessions' earlier turns in the same
+    // statement) and folded into the agent's rollups by ingest's one fold statement, with the
+    // records: the agent's hot rollup rows are locked only from there to COMMIT, as for /v1/ingest
+    // (folding them here held them through every later statement).
+    const values = spanValues(tenantId, keep, mappedTraces, waited, agentSessions);
+    const inserted = await insertNumberedTurns(tx, tenantId, numbered, { statement: insertTurnsAndSpans, values });
+    return { turns: inserted.folds, sessionTurnsAttached: true };
   });
   if (++state.batches % PRUNE_EVERY === 0) await pruneTraceState(db);
 

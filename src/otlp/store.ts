@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { type Db, queryRows, rowsOf } from "../db/client.js";
 import { namedStatement } from "../db/named.js";
 import { turnInsert } from "../ingest/turns.js";
+import { attachTurnsSql } from "../rollups/fleet-index.js";
 import { type FreshSpan, KEPT_ATTRIBUTES, type TraceIdentity } from "./map.js";
 import type { Attrs } from "./spans.js";
 
@@ -40,18 +41,23 @@ interface TraceStateRow {
  * much as running it): the traces' stored spans (`stored`, kind 's'), the identities fixed now of the
  * traces among `first` with none (`fixed`, kind 't'), the trace rows stored before (kind 't', those
  * `fixed` did not return). A conflicting trace row that gains nothing is not updated (no write): the
- * snapshot's copy is read. Every read probes an index by the export's trace ids (`= ANY(array)`): a
- * `NOT EXISTS` over otlp_spans was planned as an anti-join that sorted the whole table (its JSON
- * input is estimated at 100 rows whatever it holds), and `IN (SELECT json_array_elements_text(…))` as a
- * semi-join that scanned it (bench:otlp, 75-400 ms per batch).
+ * snapshot's copy is read. Every read probes an index once per trace id of the export: a LATERAL
+ * subquery per id (kept one by OFFSET 0), planned for one id, where a scan of the whole table never
+ * costs less than the index probe once the table holds a few pages. A `NOT EXISTS` over otlp_spans was
+ * planned as an anti-join that sorted the whole table, `IN (SELECT json_array_elements_text(…))` as a
+ * semi-join that scanned it (bench:otlp, 75-400 ms per batch), and `trace_id = ANY(array)` (the JSON
+ * input is estimated at 100 ids) as a scan of the table until it held ~50 pages: 0.2-0.6 ms per
+ * export in bench:otlp's fresh database, in both reads.
  */
 const traceState = namedStatement("voxgate_otlp_trace_state", () => {
   const tenant = sql`${sql.placeholder("tenant")}::text`;
-  const ids = sql`ARRAY(SELECT json_array_elements_text(${sql.placeholder("ids")}::json))`;
-  return sql`WITH stored AS (
-      SELECT trace_id, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project, python, mapped,
-          (extract(epoch FROM created_at) * 1000)::float8 AS received_ms
-        FROM otlp_spans WHERE trace_id = ANY(${ids}) AND tenant_id IS NOT DISTINCT FROM ${tenant}
+  return sql`WITH ids AS (
+      SELECT json_array_elements_text(${sql.placeholder("ids")}::json) AS id
+    ), stored AS (
+      SELECT sp.* FROM ids CROSS JOIN LATERAL (
+        SELECT trace_id, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project, python, mapped,
+            (extract(epoch FROM created_at) * 1000)::float8 AS received_ms
+          FROM otlp_spans WHERE trace_id = ids.id AND tenant_id IS NOT DISTINCT FROM ${tenant} OFFSET 0) sp
     ), fixed AS (
       INSERT INTO otlp_traces (tenant_id, trace_id, session_id, room_name, agent_id)
       SELECT ${tenant}, v.trace_id, v.session_id, v.room_name, v.agent_id
@@ -69,8 +75,10 @@ const traceState = namedStatement("voxgate_otlp_trace_state", () => {
         NULL::text AS project, NULL::boolean AS python, NULL::boolean AS mapped, NULL::float8 AS received_ms
       FROM fixed
     UNION ALL
-    SELECT 't', trace_id, session_id, room_name, agent_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-      FROM otlp_traces WHERE trace_id = ANY(${ids}) AND tenant_id IS NOT DISTINCT FROM ${tenant} AND trace_id NOT IN (SELECT trace_id FROM fixed)
+    SELECT 't', tr.trace_id, tr.session_id, tr.room_name, tr.agent_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+      FROM ids CROSS JOIN LATERAL (SELECT trace_id, session_id, room_name, agent_id FROM otlp_traces
+        WHERE trace_id = ids.id AND tenant_id IS NOT DISTINCT FROM ${tenant} OFFSET 0) tr
+      WHERE tr.trace_id NOT IN (SELECT trace_id FROM fixed)
     UNION ALL
     SELECT 's', trace_id, NULL, NULL, NULL, span_id, parent_span_id, name, start_ms, end_ms, status_code, status_message, attributes, project,
         python, mapped, received_ms
@@ -155,7 +163,13 @@ function identitiesJson(identities: ReadonlyMap<string, TraceIdentity>): string 
  * to keep are inserted (re-sent spans are no-ops), marked mapped when their trace is mapped now, and
  * the stored spans of traces that waited for their session (mapped now) are marked mapped, in CTEs of
  * the turns' insert (which reads the placeholder "turns"). The span rows are the export's traces'
- * alone (claimed by receiveTraces), so when that statement locks them does not matter.
+ * alone (claimed by receiveTraces), so when that statement locks them does not matter. The update of
+ * waited spans runs only when there are some (a one-time filter: as `trace_id = ANY(…)` its cached
+ * plan scanned otlp_spans every export). The batch's sessions' earlier turns are attributed to their
+ * agents here too (the fleet index's attach, `attached`, over the placeholder "sessions"), a round
+ * trip less than ingest's own attach statement, which the receiver then skips
+ * (CallerWrites.sessionTurnsAttached): the UPDATE sees the sessions as the batch's insert statement
+ * left them, and not the turns inserted beside it, which take their agent as they are inserted.
  */
 export const insertTurnsAndSpans = namedStatement("voxgate_otlp_turns_spans", () => {
   const tenant = sql`${sql.placeholder("tenant")}::text`;
@@ -169,16 +183,31 @@ export const insertTurnsAndSpans = namedStatement("voxgate_otlp_turns_spans", ()
       ON CONFLICT ON CONSTRAINT otlp_spans_span_tenant_uq DO NOTHING
     ), waited AS (
       UPDATE otlp_spans SET mapped = true
-      WHERE trace_id = ANY(ARRAY(SELECT json_array_elements_text(${sql.placeholder("waited")}::json)))
+      WHERE ${sql.placeholder("waited")}::text <> '[]'
+        AND trace_id = ANY(ARRAY(SELECT json_array_elements_text(${sql.placeholder("waited")}::json)))
         AND tenant_id IS NOT DISTINCT FROM ${tenant} AND NOT mapped
-    ) ${turnInsert(sql.placeholder("turns"))}`;
+    ), attached AS (
+      ${attachTurnsSql()}
+    ), fresh AS (
+      ${turnInsert(sql.placeholder("turns"))}
+    )
+    SELECT *, false AS attached FROM fresh
+    UNION ALL SELECT *, true FROM attached`;
 });
 
 /**
- * insertTurnsAndSpans' span values: the spans to keep, marked mapped when their trace is in
- * `mappedTraces`, and the traces in `waitedTraces` whose stored spans are mapped now.
+ * insertTurnsAndSpans' values but the turns: the spans to keep, marked mapped when their trace is in
+ * `mappedTraces`, the traces in `waitedTraces` whose stored spans are mapped now, and the sessions
+ * whose earlier turns are attributed (`sessions`: the sessions of the batch's records that name an
+ * agent, as ingest's attach takes them).
  */
-export function spanValues(tenantId: string | null, spans: readonly FreshSpan[], mappedTraces: ReadonlySet<string>, waitedTraces: ReadonlySet<string>) {
+export function spanValues(
+  tenantId: string | null,
+  spans: readonly FreshSpan[],
+  mappedTraces: ReadonlySet<string>,
+  waitedTraces: ReadonlySet<string>,
+  sessions: ReadonlySet<string>,
+) {
   // In (trace, span) order, so two exports that both carry a re-sent span lock its key alike.
   const sorted = [...spans].sort((a, b) => (a.traceId < b.traceId ? -1 : a.traceId > b.traceId ? 1 : a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0));
   const rows = sorted.map((s) => ({
@@ -195,7 +224,7 @@ export function spanValues(tenantId: string | null, spans: readonly FreshSpan[],
     python: s.python,
     mapped: mappedTraces.has(s.traceId),
   }));
-  return { tenant: tenantId, spans: JSON.stringify(rows), waited: JSON.stringify([...waitedTraces].sort()) };
+  return { tenant: tenantId, spans: JSON.stringify(rows), waited: JSON.stringify([...waitedTraces].sort()), sessions: JSON.stringify([...sessions].sort()) };
 }
 
 /** Only the attributes mapping reads; an empty transcript is kept as such (it marks the closing turn), no other content. */

@@ -256,7 +256,8 @@ function foldAgentAccs(byHour: readonly AgentAcc[], bucketOf: BucketOf): AgentAc
  */
 export const fleetIndexProjection: RequestProjection = {
   name: "fleet index",
-  async afterInsert(tx, tenantId, inserted) {
+  async afterInsert(tx, tenantId, inserted, caller) {
+    if (caller.sessionTurnsAttached) return;
     const agentSessions = new Set<string>();
     for (const r of inserted) if (r.agent_id && r.session_id) agentSessions.add(r.session_id);
     await attachTurns(tx, tenantId, [...agentSessions].sort());
@@ -318,19 +319,23 @@ export async function attachTurns(tx: Db, tenantId: string | null, sessionIds: s
 }
 
 /**
- * attachTurns' UPDATE as a named prepared statement: every ingest batch naming an agent runs it
- * (almost always finding no turn), and as a one-off statement Postgres parsed and planned it each
- * time (~0.8 ms of its CPU per batch: turns has one partition a day, docs/perf/ingest.md).
+ * attachTurns' UPDATE over the sessions named by the JSON array placeholder "sessions" (of the tenant
+ * placeholder "tenant"); also a CTE of the OTLP receiver's turns statement (src/otlp/store.ts), which
+ * attributes its batch's sessions' turns itself (CallerWrites.sessionTurnsAttached).
  */
-const attachStatement = namedStatement(
-  "voxgate_ingest_attach_turns",
-  () => sql`UPDATE turns t SET agent_id = s.agent_id
+export const attachTurnsSql = (): SQL => sql`UPDATE turns t SET agent_id = s.agent_id
           FROM sessions s
          WHERE t.session_id = ANY(ARRAY(SELECT json_array_elements_text(${sql.placeholder("sessions")}::json)))
            AND t.tenant_id IS NOT DISTINCT FROM ${sql.placeholder("tenant")}::text AND t.agent_id IS NULL
            AND s.id = t.session_id AND s.tenant_id IS NOT DISTINCT FROM t.tenant_id AND s.agent_id IS NOT NULL
-     RETURNING ${TURN_FOLD_RETURNING}`,
-);
+     RETURNING ${TURN_FOLD_RETURNING}`;
+
+/**
+ * attachTurns' UPDATE as a named prepared statement: every ingest batch naming an agent runs it
+ * (almost always finding no turn), and as a one-off statement Postgres parsed and planned it each
+ * time (~0.8 ms of its CPU per batch: turns has one partition a day, docs/perf/ingest.md).
+ */
+const attachStatement = namedStatement("voxgate_ingest_attach_turns", attachTurnsSql);
 
 /** Folds attributed turns into the per-agent rollups (hour, day, month) and the checkpoints they fall in. */
 export async function foldTurns(tx: Db, turns: readonly TurnFold[]): Promise<void> {

@@ -23,9 +23,21 @@ export interface RequestProjection {
   readonly name: string;
   /** CTEs appended to the insert statement (their names unique across projections), reading `ins`. */
   readonly insertCtes?: (tenant: Placeholder) => readonly NamedSql[];
-  /** Runs after the insert, before the fold statement, with the rows inserted. */
-  readonly afterInsert?: (tx: Db, tenantId: string | null, inserted: RequestRow[]) => Promise<void>;
+  /** Runs after the insert and the caller's own writes, before the fold statement, with the rows inserted. */
+  readonly afterInsert?: (tx: Db, tenantId: string | null, inserted: RequestRow[], caller: CallerWrites) => Promise<void>;
   readonly fold?: FoldPart;
+}
+
+/** What the caller's own writes in ingest's transaction report (store-requests.ts' `within`). */
+export interface CallerWrites {
+  /** Turns it inserted and attributed to an agent, folded by the fold statement with the request rows. */
+  turns: readonly TurnFold[];
+  /**
+   * It attributed the earlier turns of every session of the batch's rows to their agents and returned
+   * their folds in `turns` (the fleet index's attach, as a CTE of its own statement: the OTLP receiver),
+   * so the fleet index skips its attach statement.
+   */
+  sessionTurnsAttached?: boolean;
 }
 
 /** A piece of SQL with a name: a CTE's, or the placeholder a fold upsert reads its rows from. */

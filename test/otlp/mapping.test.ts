@@ -179,6 +179,37 @@ describe("POST /v1/otlp/v1/traces: LiveKit spans to sessions, turns and records"
     expect(await rows(db(), sql`SELECT turn_index, response_speed_ms FROM turns WHERE session_id = 'RM_node_2'`)).toEqual([{ turn_index: 0, response_speed_ms: 500 }]);
   });
 
+  it("attributes the turns its session already had, stored before any record named the agent, once an export names it", async () => {
+    // A turn of the session arrives through /v1/ingest/turns first: no session row, no agent yet.
+    const t0 = Date.now() - 45_000;
+    const early = await t.call("POST", "/v1/ingest/turns", {
+      key: ACME,
+      body: [{ session_id: "RM_attach", turn_index: 7, caller_speak_start_ms: t0 - 9000, caller_speak_end_ms: t0 - 8000, agent_speak_start_ms: t0 - 7700, response_speed_ms: 300 }],
+    });
+    expect(early.status).toBe(200);
+    expect(await rows(db(), sql`SELECT agent_id FROM turns WHERE session_id = 'RM_attach'`)).toEqual([{ agent_id: null }]);
+
+    // An agent of its own (the file's other sessions count toward front-desk).
+    const script = new SpanScript({ "service.name": "voice-agent", "telemetry.sdk.language": "nodejs", "voxgate.agent_id": "attach-desk" });
+    const s = nodeSession(script, "RM_attach", t0);
+    s.agentHalf({ tts: false });
+    await exportSpans(url(), ACME, script.take());
+    expect(await rows(db(), sql`SELECT turn_index, agent_id FROM turns WHERE session_id = 'RM_attach' ORDER BY turn_index`)).toEqual([
+      { turn_index: 0, agent_id: "attach-desk" },
+      { turn_index: 7, agent_id: "attach-desk" },
+    ]);
+    // Both count toward the agent once, with their response speeds, at every grain.
+    for (const table of ["fleet_index_agent_rollups", "fleet_index_agent_rollups_daily", "fleet_index_agent_rollups_monthly"]) {
+      const [sums] = await rows(db(), sql`SELECT sum(turns)::int AS turns FROM ${sql.raw(table)} WHERE agent_id = 'attach-desk' AND tenant_id = 'acme'`);
+      expect(sums).toEqual({ turns: 2 });
+    }
+    const [hour] = await rows<{ n: number }>(
+      db(),
+      sql`SELECT sum((response_hist->>'count')::int)::int AS n FROM fleet_index_agent_rollups WHERE agent_id = 'attach-desk' AND tenant_id = 'acme'`,
+    );
+    expect(hour?.n).toBe(2);
+  });
+
   it("numbers turns in the room their session already has, seq after seq across exports, each stamped with the session's agent", async () => {
     // The session is known from /v1/ingest with its room and agent; the agent's spans name neither room.
     const res = await fetch(`${t.base}/v1/ingest`, {
