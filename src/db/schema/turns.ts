@@ -29,8 +29,10 @@ export const turns = pgTable(
   (t) => [
     primaryKey({ columns: [t.id, t.callerSpeakStartMs] }),
     unique("turns_session_turn_start_tenant_uq").on(t.sessionId, t.turnIndex, t.callerSpeakStartMs, t.tenantId).nullsNotDistinct(),
-    index("turns_room_seq_idx").on(t.tenantId, t.roomName, t.seq),
-    // Operators (no tenant) look a room up by name alone: GET /v1/rooms/{room}/latency.
+    // GET /v1/rooms/{room}/latency (src/sessions/room-latency.ts), the one read of turns by room: by
+    // name alone for an operator, by name and tenant for a tenant key (the tenant a filter over the
+    // name's few rows). A (tenant_id, room_name, seq) index served only the second and cost every turn
+    // insert one more index entry: dropped (migration 0029).
     index("turns_room_name_seq_idx").on(t.roomName, t.seq),
     // GET /api/agents reads the edge hours of a page of agents' turns.
     index("turns_agent_start_idx").on(t.agentId, t.callerSpeakStartMs),

@@ -1,0 +1,1 @@
+DROP INDEX "turns_room_seq_idx";
