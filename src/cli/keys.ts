@@ -3,6 +3,7 @@ import { OPERATOR } from "../auth/context.js";
 import { listApiKeys, publicKeyRow } from "../auth/queries.js";
 import { mintKey, revokeKey } from "../auth/key-service.js";
 import { randomBase62 } from "../auth/virtual-keys.js";
+import { printJson } from "./output.js";
 import { withStore } from "./store.js";
 
 const CLI_ACTOR = { ...OPERATOR, actor: "cli" };
@@ -31,7 +32,7 @@ export function registerKeys(program: Command): void {
           scopes,
           role: o.role as "tenant" | "admin",
         });
-        process.stdout.write(`${JSON.stringify({ plaintext, ...publicKeyRow(row) }, null, 2)}\n`);
+        printJson({ plaintext, ...publicKeyRow(row) });
         process.stderr.write("Store the plaintext now: it is not shown again.\n");
       });
     });
@@ -43,7 +44,7 @@ export function registerKeys(program: Command): void {
     .action(async (o: { active?: boolean }) => {
       await withStore(async ({ database }) => {
         const rows = await listApiKeys(database.db, OPERATOR, { includeRevoked: !o.active });
-        process.stdout.write(`${JSON.stringify(rows.map(publicKeyRow), null, 2)}\n`);
+        printJson(rows.map(publicKeyRow));
       });
     });
 

@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError } from "commander";
 import { z } from "zod";
 import { formatLatencyReport, latencyReport } from "../sessions/latency-report.js";
 import { isLookupSafe } from "../sessions/params.js";
+import { printAnswer, withJsonOption } from "./output.js";
 import { withStore } from "./store.js";
 
 function parseSince(value: string): Date {
@@ -17,25 +18,26 @@ function parseRoom(value: string): string {
 
 /** `voxgate latency`: response speed and per-modality TTFB over the store, via the shared summary routine. */
 export function registerLatency(program: Command): void {
-  program
-    .command("latency")
-    .description("report response speed (e2e) and per-modality TTFB percentiles over the store")
-    .option("--room <room>", "one room (the same aggregates as GET /v1/rooms/{room}/latency)", parseRoom)
-    .option("--since <iso>", "only samples at or after this time (not with --room)", parseSince)
-    .option("--json", "print JSON instead of a table")
-    .action(async (o: { room?: string; since?: Date; json?: boolean }) => {
-      if (o.room !== undefined && o.since !== undefined) {
-        process.stderr.write("voxgate: --since cannot be combined with --room (a room report covers the whole call)\n");
-        process.exit(2);
+  withJsonOption(
+    program
+      .command("latency")
+      .description("report response speed (e2e) and per-modality TTFB percentiles over the store")
+      .option("--room <room>", "one room (the same aggregates as GET /v1/rooms/{room}/latency)", parseRoom)
+      .option("--since <iso>", "only samples at or after this time (not with --room)", parseSince),
+    "print JSON instead of a table",
+  ).action(async (o: { room?: string; since?: Date; json?: boolean }) => {
+    if (o.room !== undefined && o.since !== undefined) {
+      process.stderr.write("voxgate: --since cannot be combined with --room (a room report covers the whole call)\n");
+      process.exit(2);
+    }
+    await withStore(async ({ database }) => {
+      const report = await latencyReport(database.db, { room: o.room, since: o.since });
+      if (!report) {
+        process.stderr.write(`voxgate: no room named ${JSON.stringify(o.room)} in the store\n`);
+        process.exitCode = 1;
+        return;
       }
-      await withStore(async ({ database }) => {
-        const report = await latencyReport(database.db, { room: o.room, since: o.since });
-        if (!report) {
-          process.stderr.write(`voxgate: no room named ${JSON.stringify(o.room)} in the store\n`);
-          process.exitCode = 1;
-          return;
-        }
-        process.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : formatLatencyReport(report));
-      });
+      printAnswer(o, report, formatLatencyReport);
     });
+  });
 }

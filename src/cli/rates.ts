@@ -5,6 +5,7 @@ import { RateCardStore } from "../billing/rate-card-store.js";
 import { rerateWindow } from "../billing/rerate.js";
 import { removeRule, setRule } from "../billing/rule-service.js";
 import { listDbRules, publicRule } from "../billing/rule-store.js";
+import { printJson } from "./output.js";
 import { withStore } from "./store.js";
 
 const CLI_ACTOR = { ...OPERATOR, actor: "cli" };
@@ -14,8 +15,6 @@ function parseDate(value: string): Date {
   if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(d.getTime())) throw new InvalidArgumentError("expected an ISO date, e.g. 2026-10-01");
   return d;
 }
-
-const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
 /**
  * `voxgate rates …`: the rate card from the command line (same store and validation as endpoints
@@ -32,7 +31,7 @@ export function registerRates(program: Command): void {
         const store = new RateCardStore(database.db, config);
         await store.refresh();
         const { card } = store.snapshot();
-        print({ default_markup: card.defaultMarkup, gate: config.pricing.gate, rules: (card.rules ?? []).map(publicRule) });
+        printJson({ default_markup: card.defaultMarkup, gate: config.pricing.gate, rules: (card.rules ?? []).map(publicRule) });
       });
     });
 
@@ -49,7 +48,7 @@ export function registerRates(program: Command): void {
       await withStore(async ({ database }) => {
         // A refused rule is a DomainError (invalid_rate_rule): main prints it with its details, exit 2.
         const { rule, created } = await setRule({ db: database.db }, CLI_ACTOR, body);
-        print({ ...publicRule(rule), created });
+        printJson({ ...publicRule(rule), created });
       });
     });
 
@@ -57,7 +56,7 @@ export function registerRates(program: Command): void {
     .command("rules")
     .description("list the database override rules")
     .action(async () => {
-      await withStore(async ({ database }) => print((await listDbRules(database.db)).map(publicRule)));
+      await withStore(async ({ database }) => printJson((await listDbRules(database.db)).map(publicRule)));
     });
 
   rates
@@ -67,7 +66,7 @@ export function registerRates(program: Command): void {
       await withStore(async ({ database }) => {
         const rule = await removeRule({ db: database.db }, CLI_ACTOR, ruleId);
         if (!rule) fail(`no rate rule with id ${ruleId}`);
-        print({ deleted: true, ...publicRule(rule) });
+        printJson({ deleted: true, ...publicRule(rule) });
       });
     });
 
@@ -102,7 +101,7 @@ export function registerRates(program: Command): void {
           },
         });
         bar?.stop();
-        print(report);
+        printJson(report);
         if (!report.applied && report.changed > 0) process.stderr.write("dry run: nothing was written; re-run with --apply to store these ratings\n");
       });
     });

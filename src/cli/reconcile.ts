@@ -3,6 +3,7 @@ import { basename } from "node:path";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { parseUsageFile, RECONCILE_PROVIDERS, type ReconcileProvider, ReconcileInputError, reconcile } from "../billing/reconcile.js";
 import { recordedByModel } from "../billing/usage.js";
+import { printJson } from "./output.js";
 import { withStore } from "./store.js";
 
 function parseDate(value: string): Date {
@@ -32,7 +33,7 @@ export function registerReconcile(program: Command): void {
       await withStore(async ({ database }) => {
         const recorded = await recordedByModel(database.db, { provider: o.provider, from: o.from ?? null, to: o.to ?? null });
         const report = reconcile(o.provider, rows, recorded);
-        process.stdout.write(`${JSON.stringify({ from: o.from?.toISOString() ?? null, to: o.to?.toISOString() ?? null, ...report }, null, 2)}\n`);
+        printJson({ from: o.from?.toISOString() ?? null, to: o.to?.toISOString() ?? null, ...report });
       });
     });
 }

@@ -2,6 +2,7 @@ import { pipeline } from "node:stream/promises";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { type Query, VoxgateApi } from "../client/api.js";
 import { type RemoteOptions, remoteTarget, withServerOptions } from "./remote.js";
+import { printAnswer, printJson, withJsonOption } from "./output.js";
 import { keyValues, namedRows, table } from "./table.js";
 
 /**
@@ -16,7 +17,6 @@ interface Output extends RemoteOptions {
 const write = (text: string): void => {
   process.stdout.write(text);
 };
-const printJson = (v: unknown): void => write(`${JSON.stringify(v, null, 2)}\n`);
 
 async function withApi<T>(o: RemoteOptions, fn: (api: VoxgateApi) => Promise<T>): Promise<T> {
   const target = remoteTarget(o);
@@ -30,7 +30,7 @@ async function withApi<T>(o: RemoteOptions, fn: (api: VoxgateApi) => Promise<T>)
 
 /** A command with --url, --key and --json that prints one GET route's answer. */
 function remote(parent: Command, name: string, description: string): Command {
-  return withServerOptions(parent.command(name).description(description)).option("--json", "print the route's JSON");
+  return withJsonOption(withServerOptions(parent.command(name).description(description)), "print the route's JSON");
 }
 
 function positiveInt(value: string): number {
@@ -48,8 +48,7 @@ function isoDate(value: string): string {
 async function show(o: Output, path: string, query: Query, render: (body: never) => string): Promise<void> {
   await withApi(o, async (api) => {
     const body = await api.get<unknown>(path, query);
-    if (o.json) printJson(body);
-    else write(render(body as never));
+    printAnswer(o, body as never, render);
   });
 }
 

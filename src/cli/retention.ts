@@ -3,9 +3,8 @@ import type { Command } from "commander";
 import { applyRetention } from "../retention/apply.js";
 import { retentionHorizons } from "../retention/horizons.js";
 import { planRetention } from "../retention/plan.js";
+import { printJson } from "./output.js";
 import { withStore } from "./store.js";
-
-const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
 /**
  * `voxgate retention plan|apply`: the same configuration (retention, projects.<id>.retention_days)
@@ -18,7 +17,7 @@ export function registerRetention(program: Command): void {
     .command("plan")
     .description("per table and UTC day, the rows (and estimated bytes) past the horizons, and each project's shorter-horizon deletes; writes nothing")
     .action(async () => {
-      await withStore(async ({ database, config }) => print(await planRetention(database.db, retentionHorizons(config))));
+      await withStore(async ({ database, config }) => printJson(await planRetention(database.db, retentionHorizons(config))));
     });
 
   retention
@@ -46,7 +45,7 @@ export function registerRetention(program: Command): void {
         });
         bar?.stop();
         if (!result.ran) process.stderr.write("another process is applying retention (advisory lock held): nothing done\n");
-        print(result);
+        printJson(result);
       });
     });
 }
