@@ -5,6 +5,7 @@ import { type RequestRow, requests } from "../db/schema/requests.js";
 import { hasServerDefault, literalDefaults, recordsetType, storedColumns } from "../db/table-columns.js";
 import { sqlState, withRetry } from "../db/errors.js";
 import type { CallerWrites, FoldPart, NamedSql, RequestProjection } from "../rollups/projection.js";
+import { ALL_SAMPLES, type BatchSamples, SampleCounts } from "../rollups/sample-counts.js";
 
 /**
  * Columns written by ingest, in the order of the table (src/db/schema/requests.ts): all of them but
@@ -203,6 +204,17 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
   const folds = projections.flatMap((p) => (p.fold ? [p.fold] : []));
   const fold = folds.length > 0 ? namedStatement(FOLD_STATEMENT, () => foldStatement(folds)) : null;
   let cautious = 0;
+  // Per database handle (tests share one store across databases): the samples each sketch got from
+  // this process's committed batches (src/rollups/sample-counts.ts).
+  const sampleCounts = new WeakMap<Db, SampleCounts>();
+  const countsOf = (db: Db) => {
+    let counts = sampleCounts.get(db);
+    if (!counts) {
+      counts = new SampleCounts();
+      sampleCounts.set(db, counts);
+    }
+    return counts;
+  };
 
   /**
    * The transaction. `allNew`: the insert has no ON CONFLICT clause, so it fails (unique_violation)
@@ -210,9 +222,34 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
    * only the ids it marked probe. A batch that met a stored id runs again with ON CONFLICT … DO
    * NOTHING, which returns the id of every row inserted.
    */
-  function write(db: Db, tenantId: string | null, sorted: RequestRow[], values: Record<string, unknown>, within: Within | undefined, allNew: boolean) {
-    return withRetry(() =>
+  async function write(db: Db, tenantId: string | null, sorted: RequestRow[], values: Record<string, unknown>, within: Within | undefined, allNew: boolean) {
+    const counts = countsOf(db);
+    try {
+      return await transaction(db, tenantId, sorted, values, within, allNew, () => counts.batch(), counts);
+    } catch (err) {
+      if (!(err instanceof LeftOutSamples)) throw err;
+      // A stored sketch held fewer samples than this process counted (deleted or rebuilt meanwhile):
+      // the counts start over and the batch runs again with every sample.
+      counts.clear();
+      return transaction(db, tenantId, sorted, values, within, allNew, ALL_SAMPLES, counts);
+    }
+  }
+
+  /** One try of the batch (run again on deadlock); `samples` gives each run its view of the counts, committed after COMMIT. */
+  async function transaction(
+    db: Db,
+    tenantId: string | null,
+    sorted: RequestRow[],
+    values: Record<string, unknown>,
+    within: Within | undefined,
+    allNew: boolean,
+    samples: () => BatchSamples,
+    counts: SampleCounts,
+  ) {
+    let batch: BatchSamples | null = null;
+    const inserted = await withRetry(() =>
       db.transaction(async (tx) => {
+        batch = null;
         let inserted: RequestRow[] = [];
         if (sorted.length > 0) {
           const returned = rowsOf<{ id: string; is_probe: boolean }>(await (allNew ? insertNew : insertOrSkip)(tx, values));
@@ -226,17 +263,23 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
           // Last: the fold takes the hottest row locks, held from here to COMMIT.
           const foldValues: Record<string, string> = {};
           const after: ((tx: Db) => Promise<void>)[] = [];
+          const run = samples();
           for (const f of folds) {
-            const out = f.rows(inserted, turns);
+            const out = f.rows(inserted, turns, run);
             Object.assign(foldValues, out.values);
             if (out.after) after.push(out.after);
           }
-          await fold(tx, foldValues);
+          const [leftOut] = rowsOf<Record<string, string | number>>(await fold(tx, foldValues));
+          if (leftOut && Object.values(leftOut).some((n) => Number(n) > 0)) throw new LeftOutSamples();
+          batch = run;
           for (const step of after) await step(tx);
         }
         return inserted;
       }),
     );
+    // Committed: only now do this batch's samples count (a rolled-back try's never do).
+    if (batch !== null) counts.commit(batch);
+    return inserted;
   }
 
   return {
@@ -267,6 +310,9 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
 }
 
 const UNIQUE_VIOLATION = "23505";
+
+/** The fold kept samples a batch left out (src/rollups/sample-counts.ts): rolls the transaction back, to run it again with them. */
+class LeftOutSamples extends Error {}
 
 /** Every row inserted; the ones the insert marked probe (a probe call's room) copied with the flag, as projections must key them. */
 function markedProbe(sorted: RequestRow[], probeIds: readonly { id: string }[]): RequestRow[] {
@@ -325,9 +371,11 @@ function insertStatement(ctes: readonly NamedSql[], skipStored: boolean): SQL {
  * test/ingest/fold-order.test.ts records the order the rows are written in.
  */
 function foldStatement(folds: readonly FoldPart[]): SQL {
-  const upserts = folds.flatMap((f) => f.upserts().map((u) => u.sql));
+  const upserts = folds.flatMap((f) => f.upserts());
   if (upserts.length === 0) throw new Error("a fold projection has no upsert");
-  const ctes = upserts.map((upsert, i) => sql`${sql.raw(`g${i}`)} AS (${upsert} RETURNING 1)`);
-  const reads = upserts.map((_, i) => sql.raw(`(SELECT count(*) FROM g${i}) AS n${i}`));
+  // Each answers how many of its rows kept samples the batch left out (FoldUpsert.leftOut): none, but
+  // for a stored sketch found smaller than counted.
+  const ctes = upserts.map((u, i) => sql`${sql.raw(`g${i}`)} AS (${u.sql} RETURNING ${u.leftOut ?? sql`false`} AS left_out)`);
+  const reads = upserts.map((_, i) => sql.raw(`(SELECT count(*) FILTER (WHERE left_out) FROM g${i}) AS n${i}`));
   return sql`WITH ${sql.join(ctes, sql`, `)} SELECT ${sql.join(reads, sql`, `)}`;
 }

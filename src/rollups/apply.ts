@@ -4,7 +4,8 @@ import { type RequestRow, requests } from "../db/schema/requests.js";
 import { literalDefaults, recordsetType, type SnakeCase, storedColumns } from "../db/table-columns.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import { formatMoney, parseMoney } from "../money.js";
-import { mergeSketchSql } from "./sketch-json.js";
+import { leftOutSamplesSql, mergeSketchSql } from "./sketch-json.js";
+import type { BatchSamples } from "./sample-counts.js";
 import { DAY_MS, HOUR_MS } from "./buckets.js";
 import type { RequestProjection } from "./projection.js";
 
@@ -177,8 +178,11 @@ export function aggregateRows(rows: RequestRow[], grainMs: number, allProjects =
 /** The rollup columns in table order, with their types as json_to_recordset reads them. */
 const ROLLUP_COLUMNS = rollupColumns.map((c) => [c.name, recordsetType(c.column)] as const);
 
-/** An accumulator as one json_to_recordset row (a sketch stays an object; empty → null as stored). */
-function jsonRow(a: RollupAcc) {
+/**
+ * An accumulator as one json_to_recordset row (a sketch stays an object; empty → null as stored).
+ * `key`: its table and rollupKey, naming its sketches for `samples` (src/rollups/sample-counts.ts).
+ */
+function jsonRow(a: RollupAcc, key: string, samples: BatchSamples) {
   return {
     bucket: a.bucket.toISOString(),
     ...a.key,
@@ -190,10 +194,10 @@ function jsonRow(a: RollupAcc) {
     output_units: a.outputUnits,
     ttfb_count: a.ttfb.count,
     ttfb_sum_ms: a.ttfb.sum,
-    ttfb_hist: a.ttfb.count === 0 ? null : a.ttfb,
+    ttfb_hist: a.ttfb.count === 0 ? null : samples.sketch(`${key}\u0001ttfb`, a.ttfb),
     latency_count: a.latency.count,
     latency_sum_ms: a.latency.sum,
-    latency_hist: a.latency.count === 0 ? null : a.latency,
+    latency_hist: a.latency.count === 0 ? null : samples.sketch(`${key}\u0001latency`, a.latency),
   };
 }
 
@@ -232,13 +236,21 @@ function upsertFromJson(table: string, rowsJson: Placeholder): SQL {
 export const requestRollupsProjection: RequestProjection = {
   name: "request rollups",
   fold: {
-    upserts: () => ROLLUP_GRAINS.map((g) => ({ name: g.table, sql: upsertFromJson(g.table, sql.placeholder(g.table)) })),
-    rows(rows) {
+    upserts: () =>
+      ROLLUP_GRAINS.map((g) => ({
+        name: g.table,
+        sql: upsertFromJson(g.table, sql.placeholder(g.table)),
+        leftOut: sql.join(
+          MERGED.map((c) => leftOutSamplesSql(sql.raw(c))),
+          sql` OR `,
+        ),
+      })),
+    rows(rows, _turns, samples) {
       const hourly = aggregateHourly(rows);
       const values: Record<string, string> = {};
       for (const g of ROLLUP_GRAINS) {
         const accs = g.ms === HOUR_MS && !g.allProjects ? sortedByKey(hourly) : foldInto(hourly.values(), g.ms, g.allProjects);
-        values[g.table] = JSON.stringify(accs.map(jsonRow));
+        values[g.table] = JSON.stringify(accs.map((a) => jsonRow(a, `${g.table}\u0001${rollupKey(a.key, a.bucket.getTime())}`, samples)));
       }
       return { values };
     },

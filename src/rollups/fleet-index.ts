@@ -7,7 +7,8 @@ import type { RequestRow } from "../db/schema/requests.js";
 import { DAY_MS, HOUR_MS, monthStartMs } from "./buckets.js";
 import { adjustCheckpointMoney, foldIntoCheckpoints } from "./fleet-checkpoints.js";
 import { type AgentAcc, FLEET_MODALITIES, type FleetModality, type TurnFold } from "./agent-acc.js";
-import { mergeSketchSql } from "./sketch-json.js";
+import { leftOutSamplesSql, mergeSketchSql } from "./sketch-json.js";
+import { ALL_SAMPLES, type BatchSamples } from "./sample-counts.js";
 import type { RequestProjection } from "./projection.js";
 
 export { type AgentAcc, FLEET_MODALITIES, type FleetModality, type TurnFold } from "./agent-acc.js";
@@ -155,7 +156,11 @@ export const SKETCHES = ["stt_ttfb_hist", "llm_ttfb_hist", "tts_ttfb_hist", "res
 /** A sketch as stored: null when empty. */
 export const storedSketch = (s: LatencySketch) => (s.count === 0 ? null : s);
 
-function jsonRow(a: AgentAcc, withSketches: boolean) {
+/**
+ * An accumulator as one json_to_recordset row. `table`: the grain's, naming its sketches for
+ * `samples` (src/rollups/sample-counts.ts).
+ */
+function jsonRow(a: AgentAcc, withSketches: boolean, table: string, samples: BatchSamples) {
   const sums = {
     bucket: a.bucket.toISOString(),
     tenant_id: a.tenantId,
@@ -169,8 +174,15 @@ function jsonRow(a: AgentAcc, withSketches: boolean) {
     probe_turns: a.probeTurns,
   };
   if (!withSketches) return sums;
-  const sketches = { stt_ttfb_hist: storedSketch(a.ttfb.stt), llm_ttfb_hist: storedSketch(a.ttfb.llm), tts_ttfb_hist: storedSketch(a.ttfb.tts) };
-  return { ...sums, ...sketches, response_hist: storedSketch(a.response) };
+  const key = `${table}\u0001${keyOf(a.bucket.getTime(), a.tenantId, a.agentId)}\u0001`;
+  const sketch = (name: string, s: LatencySketch) => (s.count === 0 ? null : samples.sketch(key + name, s));
+  return {
+    ...sums,
+    stt_ttfb_hist: sketch("stt", a.ttfb.stt),
+    llm_ttfb_hist: sketch("llm", a.ttfb.llm),
+    tts_ttfb_hist: sketch("tts", a.ttfb.tts),
+    response_hist: sketch("response", a.response),
+  };
 }
 
 /** One grain's INSERT … ON CONFLICT DO UPDATE from a JSON array of rows (a value, or a placeholder). */
@@ -189,7 +201,8 @@ function upsertSql(table: string, withSketches: boolean, rowsJson: string | Plac
     ON CONFLICT (bucket, tenant_id, agent_id) DO UPDATE SET ${sql.join(sets, sql`, `)}`;
 }
 
-const rowsJson = (accs: AgentAcc[], withSketches: boolean) => JSON.stringify(accs.map((a) => jsonRow(a, withSketches)));
+const rowsJson = (accs: AgentAcc[], withSketches: boolean, table: string, samples: BatchSamples) =>
+  JSON.stringify(accs.map((a) => jsonRow(a, withSketches, table, samples)));
 
 /**
  * Upserts one batch into every grain (hour, day, month: the one table order every writer follows).
@@ -203,7 +216,7 @@ async function write(tx: Db, fill: (b: AgentRollupBatch) => void): Promise<Agent
     fill(batch);
     const accs = batch.sorted();
     if (grain.unit === "hour") byHour = accs;
-    if (accs.length > 0) await tx.execute(upsertSql(grain.table, grain.sketches, rowsJson(accs, grain.sketches)));
+    if (accs.length > 0) await tx.execute(upsertSql(grain.table, grain.sketches, rowsJson(accs, grain.sketches, grain.table, ALL_SAMPLES())));
   }
   return byHour;
 }
@@ -214,7 +227,11 @@ async function write(tx: Db, fill: (b: AgentRollupBatch) => void): Promise<Agent
  * names an agent), and the hour grain's accumulators, which fleetIndexProjection folds into the
  * fleet-index checkpoints (foldIntoCheckpoints).
  */
-export function fleetIndexRequestRows(rows: RequestRow[], turns: readonly TurnFold[] = []): { rowsByTable: Record<string, string>; byHour: AgentAcc[] } {
+export function fleetIndexRequestRows(
+  rows: RequestRow[],
+  turns: readonly TurnFold[] = [],
+  samples: BatchSamples = ALL_SAMPLES(),
+): { rowsByTable: Record<string, string>; byHour: AgentAcc[] } {
   // One pass over the rows at the finest grain (hour); the day and month grains fold the hours'
   // accumulators (counts and money add exactly, sketches merge: as aggregating the rows again).
   const hourly = new AgentRollupBatch(FLEET_INDEX_GRAINS[0].bucketOf);
@@ -224,7 +241,7 @@ export function fleetIndexRequestRows(rows: RequestRow[], turns: readonly TurnFo
   const rowsByTable: Record<string, string> = {};
   for (const grain of FLEET_INDEX_GRAINS) {
     const accs = grain.unit === "hour" ? byHour : foldAgentAccs(byHour, grain.bucketOf);
-    rowsByTable[grain.table] = rowsJson(accs, grain.sketches);
+    rowsByTable[grain.table] = rowsJson(accs, grain.sketches, grain.table, samples);
   }
   return { rowsByTable, byHour };
 }
@@ -263,9 +280,21 @@ export const fleetIndexProjection: RequestProjection = {
     await attachTurns(tx, tenantId, [...agentSessions].sort());
   },
   fold: {
-    upserts: () => FLEET_INDEX_GRAINS.map((grain) => ({ name: grain.table, sql: upsertSql(grain.table, grain.sketches, sql.placeholder(grain.table)) })),
-    rows(rows, turns) {
-      const { rowsByTable, byHour } = fleetIndexRequestRows(rows, turns);
+    upserts: () =>
+      FLEET_INDEX_GRAINS.map((grain) => ({
+        name: grain.table,
+        sql: upsertSql(grain.table, grain.sketches, sql.placeholder(grain.table)),
+        ...(grain.sketches
+          ? {
+              leftOut: sql.join(
+                SKETCHES.map((c) => leftOutSamplesSql(sql.raw(c))),
+                sql` OR `,
+              ),
+            }
+          : {}),
+      })),
+    rows(rows, turns, samples) {
+      const { rowsByTable, byHour } = fleetIndexRequestRows(rows, turns, samples);
       return { values: rowsByTable, after: (tx) => foldIntoCheckpoints(tx, byHour) };
     },
   },

@@ -2,6 +2,7 @@ import type { Placeholder, SQL } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import type { RequestRow } from "../db/schema/requests.js";
 import type { TurnFold } from "./agent-acc.js";
+import type { BatchSamples } from "./sample-counts.js";
 
 /**
  * A table (or family of tables) derived from request rows, kept in ingest's transaction from exactly
@@ -49,11 +50,21 @@ export interface NamedSql {
 /** A projection's share of the fold statement. */
 export interface FoldPart {
   /** Its upserts, each reading a JSON array of rows from `sql.placeholder(name)`. */
-  upserts(): readonly NamedSql[];
+  upserts(): readonly FoldUpsert[];
   /**
    * The JSON rows of each upsert (by name) for a batch, rows sorted by key (the projection's own lock
    * order); `after` runs once the fold statement ran. `turns`: turns the batch's caller inserted and
    * attributed to an agent in the same transaction (the OTLP receiver's), folded by the same upserts.
+   * `samples`: which sketches may leave their raw samples out (src/rollups/sample-counts.ts).
    */
-  rows(inserted: RequestRow[], turns: readonly TurnFold[]): { values: Record<string, string>; after?: (tx: Db) => Promise<void> };
+  rows(inserted: RequestRow[], turns: readonly TurnFold[], samples: BatchSamples): { values: Record<string, string>; after?: (tx: Db) => Promise<void> };
+}
+
+/**
+ * A fold upsert. `leftOut`: true for a row it wrote whose sketch kept samples the batch left out
+ * (leftOutSamplesSql over its sketch columns; src/rollups/sample-counts.ts): ingest then runs the
+ * batch again with every sample.
+ */
+export interface FoldUpsert extends NamedSql {
+  leftOut?: SQL;
 }

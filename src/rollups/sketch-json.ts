@@ -196,6 +196,9 @@ function unpackCentis(value: unknown, count: number): number[] | null {
 /**
  * SQL that merges two stored sketches (either may be null) exactly as mergeSketch does: buckets add,
  * raw samples concatenate while both have them and the merged count is within EXACT_SAMPLE_LIMIT.
+ * A batch's sketch may carry `"samples": false` instead of its samples when its writer knew the merge
+ * drops them (src/rollups/sample-counts.ts); should the merge keep samples after all, it answers
+ * `"samples": false`, which leftOutSamplesSql finds before the transaction commits.
  * The buckets: `a`'s object with `b`'s keys added in (`||` keeps the right side's value of a key
  * both hold), walking only `b`'s keys and looking each up in `a`. Callers pass the stored sketch
  * as `a` and a batch's as `b`, which holds the fewer buckets. Grouping the union of both sides' keys
@@ -209,10 +212,20 @@ export function mergeSketchSql(a: SQL, b: SQL): SQL {
     'min', least((${a}->>'min')::float8, (${b}->>'min')::float8),
     'max', greatest((${a}->>'max')::float8, (${b}->>'max')::float8),
     'zeros', (${a}->>'zeros')::numeric + (${b}->>'zeros')::numeric,
-    'samples', CASE WHEN jsonb_typeof(${a}->'samples') = 'array' AND jsonb_typeof(${b}->'samples') = 'array'
+    'samples', CASE WHEN jsonb_typeof(${a}->'samples') = 'array'
       AND (${a}->>'count')::numeric + (${b}->>'count')::numeric <= ${sql.raw(String(EXACT_SAMPLE_LIMIT))}
-      THEN (${a}->'samples') || (${b}->'samples') END,
+      THEN CASE WHEN jsonb_typeof(${b}->'samples') = 'array' THEN (${a}->'samples') || (${b}->'samples')
+        WHEN ${b}->'samples' = 'false'::jsonb THEN 'false'::jsonb END END,
     'buckets', coalesce(${a}->'buckets', '{}'::jsonb) || (SELECT coalesce(jsonb_object_agg(key, value::numeric + coalesce((${a}->'buckets'->>key)::numeric, 0)), '{}'::jsonb)
       FROM jsonb_each_text(${b}->'buckets'))
   ) END`;
+}
+
+/**
+ * True when a stored sketch column holds `"samples": false`: its batch left its samples out and the
+ * merge (or the insert of a new row) would have kept them (mergeSketchSql). The writer runs the batch
+ * again with every sample; such a sketch is never committed.
+ */
+export function leftOutSamplesSql(column: SQL): SQL {
+  return sql`${column}->'samples' = 'false'::jsonb`;
 }
