@@ -128,4 +128,36 @@ describe("ingest's column arrays keep every value", () => {
       }
     }
   });
+
+  it("stores every timestamp at its millisecond: across seconds and minutes, before 1970, at the last four-digit year", async () => {
+    const base = Date.UTC(2026, 10, 20, 12, 58, 59, 990);
+    // Within a minute and across the next two (the text up to the seconds is built once per minute),
+    // then instants before 1970 (spelled by toISOString) and at the four-digit years' edges.
+    const instants = [
+      ...Array.from({ length: 40 }, (_, i) => base + i * 7),
+      base + 61_000,
+      base + 61_005,
+      Date.UTC(2026, 10, 20, 13, 0, 0, 0),
+      0,
+      1,
+      -1,
+      Date.UTC(1969, 11, 31, 23, 59, 59, 999),
+      Date.UTC(1900, 0, 1, 0, 0, 0, 5),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    ];
+    const rows: RequestRow[] = instants.map((ms) => ({
+      id: randomUUID(),
+      ts: new Date(ms),
+      modality: "llm",
+      model_id: "ts/edges",
+      provider: "p",
+    }));
+    expect(await storeRequestRows(tdb.database.db, null, rows)).toHaveLength(rows.length);
+    const stored = await queryRows<{ id: string; ts_ms: number }>(
+      tdb.database.db,
+      sql`SELECT id, (extract(epoch FROM ts) * 1000)::float8 AS ts_ms FROM requests WHERE model_id = 'ts/edges'`,
+    );
+    const byId = new Map(stored.map((r) => [r.id, r.ts_ms]));
+    for (const r of rows) expect(byId.get(r.id), (r.ts as Date).toISOString()).toBe((r.ts as Date).getTime());
+  });
 });
