@@ -60,6 +60,26 @@ export function parseMoney(value: string | number | null | undefined): bigint {
  * stored row's money: the general parse (a regex, padding, two BigInts) was ~4 % of ingest's CPU.
  */
 function storageTextUnits(text: string): bigint | null {
+  const known = parsedTexts.get(text);
+  if (known !== undefined) return known;
+  const units = parseStorageText(text);
+  if (units !== null) {
+    if (parsedTexts.size >= PARSED_TEXTS_MAX) parsedTexts.clear();
+    parsedTexts.set(text, units);
+  }
+  return units;
+}
+
+/**
+ * Storage texts parsed lately. Ingest's projections (sessions aside) each sum a batch's two money
+ * columns, so every text was parsed three times, and a batch repeats prices: 4,096 texts hold a
+ * 1,000-row batch's, and the table starts over when full (~0.35 of a 500-row batch's 1.5 ms of
+ * fold rows went to these parses, docs/perf/ingest.md).
+ */
+const parsedTexts = new Map<string, bigint>();
+const PARSED_TEXTS_MAX = 4096;
+
+function parseStorageText(text: string): bigint | null {
   const point = text.length - MONEY_DECIMALS - 1;
   if (point < 1 || point > 12 || text.charCodeAt(point) !== 46 /* '.' */) return null;
   for (let i = text.charCodeAt(0) === 45 /* '-' */ && point > 1 ? 1 : 0; i < text.length; i++) {
