@@ -3,20 +3,30 @@
  * child (from the TypeScript source through tsx, so it is the code of this tree) on a fresh Postgres
  * database; 4 clients post, for BENCH_SECONDS each (default 10), in BENCH_ROUNDS rounds (default 3):
  *   - baseline: /v1/ingest batches of 500 request records (JSON);
- *   - OTLP: protobuf batches of 512 spans as a BatchSpanProcessor sends them (the real SDK's spans and
- *     the real serializer), each batch complete LiveKit voice turns (user_turn, user_speaking,
+ *   - OTLP: protobuf batches of at most 512 spans (a BatchSpanProcessor's maxExportBatchSize), the real
+ *     SDK's spans and the real serializer: LiveKit voice turns of 12 spans (user_turn, user_speaking,
  *     eou_detection, agent_turn, llm_node, llm_request, llm_request_run, tts_node, tts_request,
- *     tts_request_run, agent_speaking, function_tool) under agent_session spans naming the session.
- * Prints spans/s, mapped records/s (3 per turn: STT, LLM, TTS; plus the turn) and the ratio of mapped
- * records/s to ingest records/s (target >= 0.5), per round and the median.
+ *     tts_request_run, agent_speaking, function_tool) under agent_session spans naming the session,
+ *     6 turns a session. Two shapes (BENCH_OTLP_SHAPE):
+ *     - `sessions` (the default, the figure docs/PERFORMANCE.md tracks): each batch 7 whole sessions
+ *       (511 spans, 42 turns), each with its closing agent_session span: every trace is new, named and
+ *       closed within its batch, so nothing is read back from or kept in otlp_spans but the 7 closing
+ *       spans. An exporter sends this when its sessions are short and do not overlap: the receiver's
+ *       cheapest case.
+ *     - `interleaved`: what a BatchSpanProcessor sends for a worker running 20 sessions at once (each
+ *       wave's spans in the order they end, cut every 512): a session's spans spread over ~3 batches,
+ *       so later batches read its stored spans back and the pairing spans are kept.
+ * Prints spans/s, mapped records/s (3 per user turn: STT, LLM, TTS; plus the turn) and the ratio of
+ * mapped records/s to ingest records/s (target >= 0.5), per round and the median. Both legs: 4 clients,
+ * each waiting for its answer; ingest's batches of 500 records carry 4 × an export's 126.
  *
  * With BENCH_BASE_TREE=<dir> (a checkout of another commit: `git worktree add --detach <dir> <commit>`
  * and a node_modules link; its src/ runs through tsx as this tree's does), a second server from
  * <dir>/src/cli/main.ts on its own fresh database, in the same interleaved rounds (A/B in one run).
  * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is passed to this tree's server.
  *
- *   npm run bench:otlp   (env: BENCH_SECONDS=10, BENCH_ROUNDS=3, BENCH_BASE_TREE, BENCH_SERVER_NODE_ARGS,
- *                         TEST_DATABASE_URL for the admin connection)
+ *   npm run bench:otlp   (env: BENCH_SECONDS=10, BENCH_ROUNDS=3, BENCH_OTLP_SHAPE=sessions|interleaved,
+ *                         BENCH_BASE_TREE, BENCH_SERVER_NODE_ARGS, TEST_DATABASE_URL for the admin connection)
  */
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -24,13 +34,14 @@ import { fileURLToPath } from "node:url";
 import { context, trace } from "@opentelemetry/api";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { Pool } from "undici";
 import { backendCpu, backendCpuSpent, cpuSecondsOf, createBenchDatabase, fmt, startServer } from "./support.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BASE_TREE = process.env.BENCH_BASE_TREE;
+const SHAPE = process.env.BENCH_OTLP_SHAPE ?? "sessions";
 const CLIENTS = 4;
 const INGEST_BATCH = 500;
 const SPANS_PER_BATCH = 512;
@@ -45,69 +56,110 @@ const provider = new BasicTracerProvider({
 });
 const tracer = provider.getTracer("livekit-agents");
 
-/** One export batch: whole sessions of TURNS_PER_SESSION turns, cut at SPANS_PER_BATCH spans. Returns the body and its turn count. */
-function otlpBatch(): { body: Uint8Array; turns: number; spans: number } {
+/**
+ * One LiveKit session's spans (ended, into `memory`): an agent_session span naming the conversation
+ * and `turns` voice turns 10 s apart from `t0`, SPANS_PER_TURN spans each. Returns its span count.
+ */
+function sessionSpans(t0: number, turns: number): number {
+  const conv = `RM_${randomUUID()}`;
+  const session = tracer.startSpan("agent_session", { startTime: t0, attributes: { "gen_ai.conversation.id": conv } });
+  const inSession = trace.setSpan(context.active(), session);
+  for (let k = 0; k < turns; k++) {
+    const at = t0 + k * 10_000;
+    const child = (name: string, parent: ReturnType<typeof tracer.startSpan>, start: number, end: number, attributes: Record<string, string | number> = {}) => {
+      const s = tracer.startSpan(name, { startTime: start, attributes }, trace.setSpan(context.active(), parent));
+      s.end(end);
+      return s;
+    };
+    const user = tracer.startSpan("user_turn", { startTime: at, attributes: { "gen_ai.request.model": "nova-3", "gen_ai.provider.name": "deepgram", "lk.transcription_delay": 150 } }, inSession);
+    child("user_speaking", user, at, at + 1500);
+    child("eou_detection", user, at + 1500, at + 1550);
+    user.end(at + 1600);
+    const agent = tracer.startSpan("agent_turn", { startTime: at + 1600, attributes: { "gen_ai.conversation.id": conv, "gen_ai.agent.name": "bench" } }, inSession);
+    const llmNode = tracer.startSpan("llm_node", { startTime: at + 1610 }, trace.setSpan(context.active(), agent));
+    const req = tracer.startSpan(
+      "llm_request",
+      {
+        startTime: at + 1611,
+        attributes: {
+          "gen_ai.provider.name": "openai",
+          "gen_ai.request.model": "gpt-4o-mini",
+          "gen_ai.usage.input_tokens": 900,
+          "gen_ai.usage.output_tokens": 60,
+          "gen_ai.response.time_to_first_chunk": 0.3,
+        },
+      },
+      trace.setSpan(context.active(), llmNode),
+    );
+    child("llm_request_run", req, at + 1612, at + 2300);
+    req.end(at + 2301);
+    llmNode.end(at + 2302);
+    const ttsNode = tracer.startSpan("tts_node", { startTime: at + 1700, attributes: { "gen_ai.request.model": "eleven_flash_v2_5", "gen_ai.provider.name": "elevenlabs" } }, trace.setSpan(context.active(), agent));
+    const tts = tracer.startSpan(
+      "tts_request",
+      {
+        startTime: at + 1700,
+        attributes: { "lk.tts_metrics": JSON.stringify({ ttfbMs: 200, durationMs: 900, audioDurationMs: 3000, charactersCount: 120, metadata: { modelName: "eleven_flash_v2_5", modelProvider: "elevenlabs" } }) },
+      },
+      trace.setSpan(context.active(), ttsNode),
+    );
+    child("tts_request_run", tts, at + 1701, at + 2600);
+    tts.end(at + 2601);
+    ttsNode.end(at + 2602);
+    child("function_tool", agent, at + 1800, at + 1850);
+    child("agent_speaking", agent, at + 2000, at + 5000);
+    agent.end(at + 5000);
+  }
+  session.end(t0 + turns * 10_000);
+  return 1 + turns * SPANS_PER_TURN;
+}
+
+interface OtlpBatch {
+  body: Uint8Array;
+  /** Committed user turns in the batch: each maps to an STT record, and its agent turn to an LLM and a TTS record. */
+  turns: number;
+  spans: number;
+}
+
+const serialize = (spans: ReadableSpan[]): OtlpBatch => ({
+  body: new Uint8Array(ProtobufTraceSerializer.serializeRequest(spans) ?? []),
+  turns: spans.filter((s) => s.name === "user_turn").length,
+  spans: spans.length,
+});
+
+/** The "sessions" shape: one export batch of whole sessions of TURNS_PER_SESSION turns, cut at SPANS_PER_BATCH spans. */
+function sessionsBatch(): OtlpBatch {
   memory.reset();
   let spans = 0;
-  let turns = 0;
   const t0 = Date.now() - 120_000;
-  while (spans + SPANS_PER_TURN + 1 <= SPANS_PER_BATCH) {
-    const conv = `RM_${randomUUID()}`;
-    const session = tracer.startSpan("agent_session", { startTime: t0, attributes: { "gen_ai.conversation.id": conv } });
-    const inSession = trace.setSpan(context.active(), session);
-    spans++;
-    for (let k = 0; k < TURNS_PER_SESSION && spans + SPANS_PER_TURN <= SPANS_PER_BATCH; k++) {
-      const at = t0 + k * 10_000;
-      const child = (name: string, parent: ReturnType<typeof tracer.startSpan>, start: number, end: number, attributes: Record<string, string | number> = {}) => {
-        const s = tracer.startSpan(name, { startTime: start, attributes }, trace.setSpan(context.active(), parent));
-        s.end(end);
-        return s;
-      };
-      const user = tracer.startSpan("user_turn", { startTime: at, attributes: { "gen_ai.request.model": "nova-3", "gen_ai.provider.name": "deepgram", "lk.transcription_delay": 150 } }, inSession);
-      child("user_speaking", user, at, at + 1500);
-      child("eou_detection", user, at + 1500, at + 1550);
-      user.end(at + 1600);
-      const agent = tracer.startSpan("agent_turn", { startTime: at + 1600, attributes: { "gen_ai.conversation.id": conv, "gen_ai.agent.name": "bench" } }, inSession);
-      const llmNode = tracer.startSpan("llm_node", { startTime: at + 1610 }, trace.setSpan(context.active(), agent));
-      const req = tracer.startSpan(
-        "llm_request",
-        {
-          startTime: at + 1611,
-          attributes: {
-            "gen_ai.provider.name": "openai",
-            "gen_ai.request.model": "gpt-4o-mini",
-            "gen_ai.usage.input_tokens": 900,
-            "gen_ai.usage.output_tokens": 60,
-            "gen_ai.response.time_to_first_chunk": 0.3,
-          },
-        },
-        trace.setSpan(context.active(), llmNode),
-      );
-      child("llm_request_run", req, at + 1612, at + 2300);
-      req.end(at + 2301);
-      llmNode.end(at + 2302);
-      const ttsNode = tracer.startSpan("tts_node", { startTime: at + 1700, attributes: { "gen_ai.request.model": "eleven_flash_v2_5", "gen_ai.provider.name": "elevenlabs" } }, trace.setSpan(context.active(), agent));
-      const tts = tracer.startSpan(
-        "tts_request",
-        {
-          startTime: at + 1700,
-          attributes: { "lk.tts_metrics": JSON.stringify({ ttfbMs: 200, durationMs: 900, audioDurationMs: 3000, charactersCount: 120, metadata: { modelName: "eleven_flash_v2_5", modelProvider: "elevenlabs" } }) },
-        },
-        trace.setSpan(context.active(), ttsNode),
-      );
-      child("tts_request_run", tts, at + 1701, at + 2600);
-      tts.end(at + 2601);
-      ttsNode.end(at + 2602);
-      child("function_tool", agent, at + 1800, at + 1850);
-      child("agent_speaking", agent, at + 2000, at + 5000);
-      agent.end(at + 5000);
-      spans += SPANS_PER_TURN;
-      turns++;
-    }
-    session.end(t0 + TURNS_PER_SESSION * 10_000);
-  }
-  return { body: new Uint8Array(ProtobufTraceSerializer.serializeRequest(memory.getFinishedSpans()) ?? []), turns, spans };
+  while (spans + 1 + TURNS_PER_SESSION * SPANS_PER_TURN <= SPANS_PER_BATCH) spans += sessionSpans(t0, TURNS_PER_SESSION);
+  // The last session of the batch: as many turns as fit.
+  const rest = Math.floor((SPANS_PER_BATCH - spans - 1) / SPANS_PER_TURN);
+  if (rest > 0) sessionSpans(t0, rest);
+  return serialize(memory.getFinishedSpans());
 }
+
+/**
+ * The "interleaved" shape: what a BatchSpanProcessor sends for an agent worker running
+ * INTERLEAVED_SESSIONS sessions at once. Waves of that many sessions of TURNS_PER_SESSION turns,
+ * started 3 s apart; each wave's spans in the order they end, cut into batches of SPANS_PER_BATCH
+ * (a session's spans spread over ~3 batches; its agent_session span, which ends it, in the last).
+ */
+const INTERLEAVED_SESSIONS = 20;
+const pending: ReadableSpan[] = [];
+let waves = 0;
+function interleavedBatch(): OtlpBatch {
+  while (pending.length < SPANS_PER_BATCH) {
+    memory.reset();
+    const t0 = Date.now() - 600_000 + (waves++ % 5) * 60_000;
+    for (let k = 0; k < INTERLEAVED_SESSIONS; k++) sessionSpans(t0 + k * 3000, TURNS_PER_SESSION);
+    const byEnd = (s: ReadableSpan) => s.endTime[0] * 1e9 + s.endTime[1];
+    pending.push(...[...memory.getFinishedSpans()].sort((a, b) => byEnd(a) - byEnd(b)));
+  }
+  return serialize(pending.splice(0, SPANS_PER_BATCH));
+}
+
+const otlpBatch = SHAPE === "interleaved" ? interleavedBatch : sessionsBatch;
 
 function ingestBatch(): string {
   const session = `bench-${randomUUID()}`;
@@ -205,13 +257,16 @@ async function main() {
     const want = t.next + Math.max(1500, 2 * (lastLeg.get(t) ?? 0));
     while (prebuilt.length < want) prebuilt.push(otlpBatch());
   };
-  const { spans: spansPerBatch, turns: turnsPerBatch } = prebuilt[0] as { spans: number; turns: number };
+  // Per batch on average (the interleaved shape's batches carry from 38 to 46 user turns).
+  const spansPerBatch = prebuilt.reduce((n, b) => n + b.spans, 0) / prebuilt.length;
+  const turnsPerBatch = prebuilt.reduce((n, b) => n + b.turns, 0) / prebuilt.length;
+  console.log(`shape ${SHAPE}: ${fmt(spansPerBatch, 0)} spans and ${fmt(turnsPerBatch, 1)} user turns per batch on average`);
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const targets = [await target("this tree", "otlp", nodeArgs, fileURLToPath(new URL("../src/cli/main.ts", import.meta.url)))];
   if (BASE_TREE) targets.push(await target(`base ${BASE_TREE}`, "otlpbase", [], `${BASE_TREE}/src/cli/main.ts`));
   const ingestLeg = () => ({ path: "/v1/ingest", body: ingestBatch(), type: "application/json", units: INGEST_BATCH });
   const otlpLeg = (t: Target) => () => {
-    const b = prebuilt[t.next++ % prebuilt.length] as { body: Uint8Array; turns: number; spans: number };
+    const b = prebuilt[t.next++ % prebuilt.length] as OtlpBatch;
     return { path: "/v1/otlp/v1/traces", body: b.body, type: "application/x-protobuf", units: b.turns };
   };
   try {
@@ -254,7 +309,7 @@ async function main() {
       // CPU per record: ingest's per record over OTLP's per mapped record (the ratio were CPU the only limit).
       const cpuRatio = median(t.ingestCpu) / INGEST_BATCH / (median(t.otlpCpu) / (turnsPerBatch * 3));
       console.log(
-        `${t.name}: median /v1/ingest ${fmt(median(t.ingest), 0)} records/s (CPU, server + Postgres, ${fmt(median(t.ingestCpu), 1)} ms/batch); OTLP ${fmt((records / 3 / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(records, 0)} mapped records/s (CPU ${fmt(median(t.otlpCpu), 1)} ms/batch of ${spansPerBatch} spans, ${CLIENTS} clients, ${t.failures} failures); ratio of medians ${(records / median(t.ingest)).toFixed(2)}x (target >= 0.5); by CPU per record ${cpuRatio.toFixed(2)}x`,
+        `${t.name}: median /v1/ingest ${fmt(median(t.ingest), 0)} records/s (CPU, server + Postgres, ${fmt(median(t.ingestCpu), 1)} ms/batch); OTLP ${fmt((records / 3 / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(records, 0)} mapped records/s (CPU ${fmt(median(t.otlpCpu), 1)} ms/batch of ${fmt(spansPerBatch, 0)} spans, ${CLIENTS} clients, ${t.failures} failures); ratio of medians ${(records / median(t.ingest)).toFixed(2)}x (target >= 0.5); by CPU per record ${cpuRatio.toFixed(2)}x`,
       );
     }
     if (targets.length === 2) {
