@@ -5,7 +5,7 @@ import { type RequestRow, requests } from "../db/schema/requests.js";
 import { hasServerDefault, literalDefaults, recordsetType, storedColumns } from "../db/table-columns.js";
 import { sqlState, withRetry } from "../db/errors.js";
 import type { CallerWrites, FoldPart, NamedSql, RequestProjection } from "../rollups/projection.js";
-import { ALL_SAMPLES, type BatchSamples, SampleCounts } from "../rollups/sample-counts.js";
+import { ALL_SAMPLES, type BatchSamples, SampleCounts } from "../rollups/sketch-json.js";
 
 /**
  * Columns written by ingest, in the order of the table (src/db/schema/requests.ts): all of them but
@@ -230,7 +230,7 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
   const fold = folds.length > 0 ? namedStatement(FOLD_STATEMENT, () => foldStatement(folds)) : null;
   let cautious = 0;
   // Per database handle (tests share one store across databases): the samples each sketch got from
-  // this process's committed batches (src/rollups/sample-counts.ts).
+  // this process's committed batches (src/rollups/sketch-json.ts).
   const sampleCounts = new WeakMap<Db, SampleCounts>();
   const countsOf = (db: Db) => {
     let counts = sampleCounts.get(db);
@@ -336,7 +336,7 @@ export function createRequestStore(projections: readonly RequestProjection[]): R
 
 const UNIQUE_VIOLATION = "23505";
 
-/** The fold kept samples a batch left out (src/rollups/sample-counts.ts): rolls the transaction back, to run it again with them. */
+/** The fold kept samples a batch left out (src/rollups/sketch-json.ts): rolls the transaction back, to run it again with them. */
 class LeftOutSamples extends Error {}
 
 /** Every row inserted; the ones the insert marked probe (a probe call's room) copied with the flag, as projections must key them. */

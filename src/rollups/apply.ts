@@ -4,8 +4,7 @@ import { type RequestRow, requests } from "../db/schema/requests.js";
 import { literalDefaults, recordsetType, type SnakeCase, storedColumns } from "../db/table-columns.js";
 import { addSample, emptySketch, type LatencySketch, mergeSketch } from "../stats/summary.js";
 import { formatMoney, parseMoney } from "../money.js";
-import { leftOutSamplesSql, mergeSketchSql } from "./sketch-json.js";
-import type { BatchSamples } from "./sample-counts.js";
+import { type BatchSamples, leftOutSamplesSql, mergeSketchSql } from "./sketch-json.js";
 import { DAY_MS, HOUR_MS } from "./buckets.js";
 import type { RequestProjection } from "./projection.js";
 
@@ -180,7 +179,7 @@ const ROLLUP_COLUMNS = rollupColumns.map((c) => [c.name, recordsetType(c.column)
 
 /**
  * An accumulator as one json_to_recordset row (a sketch stays an object; empty → null as stored).
- * `key`: its table and rollupKey, naming its sketches for `samples` (src/rollups/sample-counts.ts).
+ * `key`: its table and rollupKey, naming its sketches for `samples` (src/rollups/sketch-json.ts).
  */
 function jsonRow(a: RollupAcc, key: string, samples: BatchSamples) {
   return {

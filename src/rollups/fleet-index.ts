@@ -7,8 +7,7 @@ import type { RequestRow } from "../db/schema/requests.js";
 import { DAY_MS, HOUR_MS, monthStartMs } from "./buckets.js";
 import { adjustCheckpointMoney, foldIntoCheckpoints } from "./fleet-checkpoints.js";
 import { type AgentAcc, FLEET_MODALITIES, type FleetModality, type TurnFold } from "./agent-acc.js";
-import { leftOutSamplesSql, mergeSketchSql } from "./sketch-json.js";
-import { ALL_SAMPLES, type BatchSamples } from "./sample-counts.js";
+import { ALL_SAMPLES, type BatchSamples, leftOutSamplesSql, mergeSketchSql } from "./sketch-json.js";
 import type { RequestProjection } from "./projection.js";
 
 export { type AgentAcc, FLEET_MODALITIES, type FleetModality, type TurnFold } from "./agent-acc.js";
@@ -158,7 +157,7 @@ export const storedSketch = (s: LatencySketch) => (s.count === 0 ? null : s);
 
 /**
  * An accumulator as one json_to_recordset row. `table`: the grain's, naming its sketches for
- * `samples` (src/rollups/sample-counts.ts).
+ * `samples` (src/rollups/sketch-json.ts).
  */
 function jsonRow(a: AgentAcc, withSketches: boolean, table: string, samples: BatchSamples) {
   const sums = {

@@ -2,7 +2,7 @@ import type { Placeholder, SQL } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import type { RequestRow } from "../db/schema/requests.js";
 import type { TurnFold } from "./agent-acc.js";
-import type { BatchSamples } from "./sample-counts.js";
+import type { BatchSamples } from "./sketch-json.js";
 
 /**
  * A table (or family of tables) derived from request rows, kept in ingest's transaction from exactly
@@ -55,14 +55,14 @@ export interface FoldPart {
    * The JSON rows of each upsert (by name) for a batch, rows sorted by key (the projection's own lock
    * order); `after` runs once the fold statement ran. `turns`: turns the batch's caller inserted and
    * attributed to an agent in the same transaction (the OTLP receiver's), folded by the same upserts.
-   * `samples`: which sketches may leave their raw samples out (src/rollups/sample-counts.ts).
+   * `samples`: which sketches may leave their raw samples out (src/rollups/sketch-json.ts).
    */
   rows(inserted: RequestRow[], turns: readonly TurnFold[], samples: BatchSamples): { values: Record<string, string>; after?: (tx: Db) => Promise<void> };
 }
 
 /**
  * A fold upsert. `leftOut`: true for a row it wrote whose sketch kept samples the batch left out
- * (leftOutSamplesSql over its sketch columns; src/rollups/sample-counts.ts): ingest then runs the
+ * (leftOutSamplesSql over its sketch columns; src/rollups/sketch-json.ts): ingest then runs the
  * batch again with every sample.
  */
 export interface FoldUpsert extends NamedSql {

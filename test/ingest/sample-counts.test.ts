@@ -9,7 +9,7 @@ import { storeRequestRows } from "../support/seed.js";
 
 /**
  * Once this process committed more than EXACT_SAMPLE_LIMIT samples to a sketch, a batch leaves its
- * samples out of the fold (src/rollups/sample-counts.ts): the merge drops them anyway. The stored
+ * samples out of the fold (src/rollups/sketch-json.ts): the merge drops them anyway. The stored
  * sketches must stay exactly what they would be with every sample sent, also when a stored row was
  * deleted meanwhile (retention, a rebuild): the fold then finds it kept samples the batch left out and
  * the batch runs again with them. A BEFORE trigger counts, in a sequence (not rolled back), the rows
