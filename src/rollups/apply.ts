@@ -239,10 +239,7 @@ export const requestRollupsProjection: RequestProjection = {
       ROLLUP_GRAINS.map((g) => ({
         name: g.table,
         sql: upsertFromJson(g.table, sql.placeholder(g.table)),
-        leftOut: sql.join(
-          MERGED.map((c) => leftOutSamplesSql(sql.raw(c))),
-          sql` OR `,
-        ),
+        leftOut: leftOutSamplesSql(MERGED),
       })),
     rows(rows, _turns, samples) {
       const hourly = aggregateHourly(rows);

@@ -283,14 +283,7 @@ export const fleetIndexProjection: RequestProjection = {
       FLEET_INDEX_GRAINS.map((grain) => ({
         name: grain.table,
         sql: upsertSql(grain.table, grain.sketches, sql.placeholder(grain.table)),
-        ...(grain.sketches
-          ? {
-              leftOut: sql.join(
-                SKETCHES.map((c) => leftOutSamplesSql(sql.raw(c))),
-                sql` OR `,
-              ),
-            }
-          : {}),
+        ...(grain.sketches ? { leftOut: leftOutSamplesSql(SKETCHES) } : {}),
       })),
     rows(rows, turns, samples) {
       const { rowsByTable, byHour } = fleetIndexRequestRows(rows, turns, samples);

@@ -222,12 +222,15 @@ export function mergeSketchSql(a: SQL, b: SQL): SQL {
 }
 
 /**
- * True when a stored sketch column holds `"samples": false`: its batch left its samples out and the
- * merge (or the insert of a new row) would have kept them (mergeSketchSql). The writer runs the batch
- * again with every sample; such a sketch is never committed.
+ * True when one of a written row's sketch columns holds `"samples": false`: its batch left its samples
+ * out and the merge (or the insert of a new row) would have kept them (mergeSketchSql). The writer runs
+ * the batch again with every sample; such a sketch is never committed.
  */
-export function leftOutSamplesSql(column: SQL): SQL {
-  return sql`${column}->'samples' = 'false'::jsonb`;
+export function leftOutSamplesSql(columns: readonly string[]): SQL {
+  return sql.join(
+    columns.map((c) => sql`${sql.raw(c)}->'samples' = 'false'::jsonb`),
+    sql` OR `,
+  );
 }
 
 /**
