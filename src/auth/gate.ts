@@ -38,19 +38,22 @@ export function identify(keys: KeyGate) {
 
 /**
  * The one key verifier: a presented token (from whatever header its route reads it) to the caller's
- * AuthContext, or UNAUTHENTICATED. Every credential check in Voxgate goes through here.
+ * AuthContext, or UNAUTHENTICATED. Every credential check in Voxgate goes through here. Answered at
+ * once (no promise) unless a vk_ key has to be verified: a static key is known from memory, and the
+ * gateway takes the answer without a microtask per call.
  */
-export async function authenticate(keys: KeyGate, token: string | null): Promise<AuthContext> {
-  let auth: AuthContext | null = null;
-  const virtual = token?.startsWith(VK_PREFIX) === true;
-  if (token) {
-    if (virtual) auth = await keys.virtualKeys.verify(token);
-    else auth = staticKeyOf(keys.staticKeys, token)?.context ?? null;
-  }
-  // Auth off: everyone is the operator, except that a presented vk_ key must be valid (a revoked
-  // or unknown minted key is refused, never silently upgraded to operator).
-  if (!auth && !authEnabled(keys) && !virtual) auth = OPERATOR;
-  if (auth) return auth;
+export function authenticate(keys: KeyGate, token: string | null): AuthContext | Promise<AuthContext> {
+  if (token?.startsWith(VK_PREFIX) === true) return keys.virtualKeys.verify(token).then((auth) => auth ?? refused(keys, token, true));
+  const auth = token ? (staticKeyOf(keys.staticKeys, token)?.context ?? null) : null;
+  return auth ?? refused(keys, token, false);
+}
+
+/**
+ * No valid key came. Auth off: everyone is the operator, except that a presented vk_ key must be valid
+ * (a revoked or unknown minted key is refused, never silently upgraded to operator).
+ */
+function refused(keys: KeyGate, token: string | null, virtual: boolean): AuthContext {
+  if (!authEnabled(keys) && !virtual) return OPERATOR;
   if (token) keys.authFailures.record(virtual ? "virtual" : "static", virtual ? vkPrefixOf(token) : null);
   return UNAUTHENTICATED;
 }

@@ -21,8 +21,8 @@ export interface GatewayDeps {
   /** The sections it reads: gateway.*, serve.body_limit_bytes, rate_limiting. */
   config: Pick<Config, "gateway" | "serve" | "rate_limiting" | "voices">;
   log: Logger;
-  /** The one key verifier (auth/gate.ts), bound to this process's keys. */
-  authenticate: (token: string | null) => Promise<AuthContext>;
+  /** The one key verifier (auth/gate.ts), bound to this process's keys: a promise only for a vk_ key. */
+  authenticate: (token: string | null) => AuthContext | Promise<AuthContext>;
   /** Any static key configured; with auth off the gateway answers loopback clients only. */
   authEnabled: boolean;
   /** Prices today's spend for the budget gate. */
@@ -77,7 +77,7 @@ export class Gateway {
     this.exportsSpans = deps.exportsSpans ?? false;
     this.upstreams = new GatewayUpstreams(deps.trustedHosts);
     this.cooldowns = new Cooldowns(cfg.max_cooldown_ms);
-    this.streams = new StreamRegistry(streamLimits(cfg.streams), (token) => this.authenticate(token));
+    this.streams = new StreamRegistry(streamLimits(cfg.streams), async (token) => this.authenticate(token));
     this.reservations = new BudgetReservations(() => this.budgets, deps.rateCard);
     const limits = limitsFromConfig(deps.config.rate_limiting);
     if (limits.size > 0) this.limiter = new FleetLimiter(deps.db, limits, deps.log);
@@ -85,7 +85,7 @@ export class Gateway {
   }
 
   /** The caller's key, verified from memory (static keys by digest; vk_ keys cached by digest). */
-  authenticate(token: string | null): Promise<AuthContext> {
+  authenticate(token: string | null): AuthContext | Promise<AuthContext> {
     return this.deps.authenticate(token);
   }
 
