@@ -212,7 +212,12 @@ export function gatewayListener(gw: Gateway, next: RequestListener, paths: Gatew
       next(req, res);
       return;
     }
-    serve(gw, m, req, res).catch((err: unknown) => answerThrown(gw, res, err));
+    const thrown = (err: unknown) => answerThrown(gw, res, err);
+    try {
+      serve(gw, m, req, res, thrown)?.catch(thrown);
+    } catch (err) {
+      thrown(err);
+    }
   };
 }
 
@@ -315,7 +320,8 @@ export function withGatewayListener(gw: Gateway, sockets: WebSocketServer): type
   return create as typeof createServer;
 }
 
-function serve(gw: Gateway, m: GatewayMatch, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Answers a gateway request; a promise only while a step waits on one (`thrown`: an error of a later step). */
+function serve(gw: Gateway, m: GatewayMatch, req: IncomingMessage, res: ServerResponse, thrown: (err: unknown) => void): Promise<void> | undefined {
   const { protocol, served } = m;
   const out = new NodeOutbound(res, req);
   if (m.refused) {
@@ -329,9 +335,9 @@ function serve(gw: Gateway, m: GatewayMatch, req: IncomingMessage, res: ServerRe
     res.end(body);
   } else if (served.route.kind === "proxy") {
     const inbound = { method: req.method ?? "POST", params: m.params, headers: req.headers, query: m.query, readBody: (limit: number) => readIncoming(req, limit) };
-    return proxyCall(gw, protocol, served.route, inbound, out);
+    return proxyCall(gw, protocol, served.route, inbound, out, thrown);
   } else return answerLocal(gw, protocol, served.route, m, req, out);
-  return Promise.resolve();
+  return undefined;
 }
 
 /** A route the gateway answers itself: the same loopback, key and scope rules as a proxied call. */

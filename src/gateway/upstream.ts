@@ -47,22 +47,25 @@ export class GatewayUpstreams {
 
   /**
    * Sends one attempt through undici's dispatch API (no Readable streams, no promise per chunk).
-   * Resolves at the response headers; rejects on a connect error or when no headers came within
-   * `firstByteTimeoutMs` (the fallback conditions). The body then flows to the sink given to stream().
-   * `answer` is the caller's handle (abort() before or after the headers).
+   * `answer` (the caller's handle: abort() before or after the headers) tells its waiter at the
+   * response headers, or of a connect error or no headers within `firstByteTimeoutMs` (the fallback
+   * conditions). The body then flows to the sink given to stream().
    */
-  send(target: UpstreamTarget, req: UpstreamRequest, firstByteTimeoutMs: number, answer: UpstreamAnswer = new UpstreamAnswer()): Promise<UpstreamAnswer> {
+  send(target: UpstreamTarget, req: UpstreamRequest, firstByteTimeoutMs: number, answer: UpstreamAnswer): void {
     const undici = this.undici;
     // Only until undici is loaded (src/http/undici.ts): the calls after it take no extra tick.
     if (undici === null) {
-      return loadUndici().then((u) => {
-        this.undici = u;
-        return this.send(target, req, firstByteTimeoutMs, answer);
-      });
+      loadUndici().then(
+        (u) => {
+          this.undici = u;
+          this.send(target, req, firstByteTimeoutMs, answer);
+        },
+        (err: Error) => answer.onResponseError(null, err),
+      );
+      return;
     }
     const { pool, basePath } = this.poolFor(undici, target.baseUrl);
-    return new Promise<UpstreamAnswer>((resolve, reject) => {
-      answer.settle = { resolve, reject };
+    try {
       // The answer is undici's handler itself: no handler object and closures per call.
       pool.dispatch(
         {
@@ -75,7 +78,9 @@ export class GatewayUpstreams {
         },
         answer,
       );
-    });
+    } catch (err) {
+      answer.onResponseError(null, err as Error);
+    }
   }
 
   async close(): Promise<void> {
@@ -91,6 +96,12 @@ export interface BodySink {
   end(err: Error | null): void;
 }
 
+/** Who waits for an upstream answer's start: told once, of the answer at its headers or of the error before them. */
+export interface AnswerWaiter {
+  answered(answer: UpstreamAnswer): void;
+  failed(err: Error): void;
+}
+
 /**
  * One upstream answer: status and headers, then the body pushed to a sink as it arrives (chunks
  * that came before stream() was called are kept and delivered first). abort() cancels the request.
@@ -101,11 +112,15 @@ export class UpstreamAnswer implements Dispatcher.DispatchHandler {
   headers: IncomingHttpHeaders = {};
   controller: Dispatcher.DispatchController | null = null;
   abortRequested = false;
-  /** send()'s promise until the response headers (or the error before them) came. */
-  settle: { resolve: (a: UpstreamAnswer) => void; reject: (err: Error) => void } | null = null;
+  /** Told once, at the response headers or the error before them (then null). */
+  private waiter: AnswerWaiter | null;
   private sink: BodySink | null = null;
   private early: Buffer[] | null = null;
   private ended: { err: Error | null } | null = null;
+
+  constructor(waiter: AnswerWaiter) {
+    this.waiter = waiter;
+  }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
@@ -115,9 +130,9 @@ export class UpstreamAnswer implements Dispatcher.DispatchHandler {
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.statusCode = statusCode;
     this.headers = headers;
-    const settle = this.settle;
-    this.settle = null;
-    settle?.resolve(this);
+    const waiter = this.waiter;
+    this.waiter = null;
+    waiter?.answered(this);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -133,11 +148,11 @@ export class UpstreamAnswer implements Dispatcher.DispatchHandler {
     this.finish(null);
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
     if (this.statusCode === 0) {
-      const settle = this.settle;
-      this.settle = null;
-      settle?.reject(err);
+      const waiter = this.waiter;
+      this.waiter = null;
+      waiter?.failed(err);
     } else this.finish(err);
   }
 
@@ -166,8 +181,8 @@ export class UpstreamAnswer implements Dispatcher.DispatchHandler {
     if (!this.ended) this.controller?.abort(new Error("aborted by the client"));
   }
 
-  /** Reads and discards the body (a failed attempt's answer), freeing the connection. */
-  dump(): Promise<void> {
-    return new Promise((resolve) => this.stream({ data: () => true, end: () => resolve() }));
+  /** Reads and discards the body (a failed attempt's answer), freeing the connection; `done` once it ended. */
+  dump(done: () => void): void {
+    this.stream({ data: () => true, end: () => done() });
   }
 }
