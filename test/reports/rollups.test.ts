@@ -204,12 +204,14 @@ describe("latency past the exact bound", () => {
   const rows: RequestRow[] = [];
   beforeAll(async () => {
     const rnd = lcg(7);
-    // 4,000 rows of one tenant's model, 3,000 over the last 36 hours, the rest over 8 days, up to 3 hours
-    // past now: every window's sketches hold more than EXACT_SAMPLE_LIMIT samples (merged from buckets).
+    // 4,000 rows of one tenant's model, 3,000 over the last 2.5 days, the rest over 8 days, up to 3 hours
+    // past now: every window's sketches hold more than EXACT_SAMPLE_LIMIT samples (merged from buckets),
+    // whatever the time of day. The window ending just after today's UTC midnight reaches back to up to
+    // 48 hours before now: over 36 hours it held ~870 rows when the suite ran at 23:20 UTC.
     for (let i = 0; i < 4000; i++) {
       rows.push({
         id: randomUUID(),
-        ts: new Date(now + 3 * HOUR - Math.floor(rnd() * (i % 4 === 0 ? 8 * DAY : 1.5 * DAY))),
+        ts: new Date(now + 3 * HOUR - Math.floor(rnd() * (i % 4 === 0 ? 8 * DAY : 2.5 * DAY))),
         tenant_id: "bound",
         project: PROJECTS[i % 3] ?? "default",
         model_id: "openai/gpt-4.1-mini",
