@@ -81,15 +81,36 @@ export class BodyTooLarge extends Error {}
 export function readIncoming(incoming: IncomingMessage, limit: number): Buffer | Promise<Buffer> {
   const declared = Number(incoming.headers["content-length"]);
   if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLarge());
-  // Whole: node's parser never buffers more than Content-Length (`complete` is set a tick later).
-  if (declared === incoming.readableLength && !incoming.destroyed && !incoming.readableEnded && incoming.readableFlowing !== true) {
-    // read() of a paused stream returns everything buffered as one Buffer (null when empty).
-    const body = (incoming.read() as Buffer | null) ?? Buffer.alloc(0);
-    // The end of the message is parsed after this: flowing, the request still emits 'end' and
-    // 'close' (then destroyed), as when read by listeners; paused, it never would.
-    incoming.resume();
-    return body;
+  if (isWhole(incoming, declared)) return takeWhole(incoming);
+  // Read from the request listener itself (a static key is checked at once), the body of the head's
+  // packet is not pushed yet: node emits the request before its parser goes on (src/http/server-limits.ts).
+  // Looked at once that parse is over, it is whole: no listeners, 'data' and 'end' for it.
+  if (declared > 0 && incoming.readableLength === 0 && !incoming.complete && incoming.readableFlowing === null) {
+    return new Promise<Buffer>((resolve, reject) => {
+      process.nextTick(() => {
+        if (isWhole(incoming, declared)) resolve(takeWhole(incoming));
+        else readByListeners(incoming, limit).then(resolve, reject);
+      });
+    });
   }
+  return readByListeners(incoming, limit);
+}
+
+/** Node's parser never buffers more than Content-Length (`complete` is set a tick later). */
+function isWhole(incoming: IncomingMessage, declared: number): boolean {
+  return declared === incoming.readableLength && !incoming.destroyed && !incoming.readableEnded && incoming.readableFlowing !== true;
+}
+
+function takeWhole(incoming: IncomingMessage): Buffer {
+  // read() of a paused stream returns everything buffered as one Buffer (null when empty).
+  const body = (incoming.read() as Buffer | null) ?? Buffer.alloc(0);
+  // The end of the message is parsed after this: flowing, the request still emits 'end' and
+  // 'close' (then destroyed), as when read by listeners; paused, it never would.
+  incoming.resume();
+  return body;
+}
+
+function readByListeners(incoming: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -113,6 +134,8 @@ export function readIncoming(incoming: IncomingMessage, limit: number): Buffer |
     // Closed before the end (the client went away): what an async iterator reports as premature close.
     const onClose = () => done(Object.assign(new Error("Premature close"), { code: "ERR_STREAM_PREMATURE_CLOSE" }));
     if (incoming.readableEnded) return resolve(Buffer.alloc(0));
+    // Gone before this look (its 'close' may be past): as when it goes while being read.
+    if (incoming.destroyed) return onClose();
     incoming.on("data", onData);
     incoming.on("end", onEnd);
     incoming.on("error", onError);

@@ -32,7 +32,7 @@ describe("answerHeaders", () => {
 });
 
 /** One raw HTTP request to a server whose handler reads the body with readIncoming; parts are written `gapMs` apart. */
-async function readThrough(parts: string[], gapMs: number, limit = 1024): Promise<string> {
+async function readThrough(parts: string[], gapMs: number, limit = 1024, inListener = false): Promise<string> {
   let seen: (req: IncomingMessage) => void = () => {};
   const got = new Promise<string>((resolve) => {
     seen = (req) => {
@@ -46,8 +46,9 @@ async function readThrough(parts: string[], gapMs: number, limit = 1024): Promis
     };
   });
   const server = createServer((req, res) => {
-    // As the gateway does: the body is read after an await (the key check).
-    void Promise.resolve().then(() => seen(req));
+    // As the gateway does: in the listener (a static key), or after an await (a vk_ key looked up).
+    if (inListener) seen(req);
+    else void Promise.resolve().then(() => seen(req));
     void got.then(() => res.end("ok"));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -71,6 +72,14 @@ describe("readIncoming", () => {
     expect(await readThrough([`${head(11)}hello`, " world"], 30)).toBe("async:hello world");
     expect(await readThrough([head(0)], 0)).toBe("sync:");
     expect(await readThrough(["POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"], 0)).toBe("async:hello");
+  });
+  it("read in the request listener, before node pushed the head's packet's body: the same bodies and refusals", async () => {
+    expect(await readThrough([`${head(11)}hello world`], 0, 1024, true)).toBe("async:hello world");
+    expect(await readThrough([`${head(11)}hello`, " world"], 30, 1024, true)).toBe("async:hello world");
+    expect(await readThrough([head(0)], 0, 1024, true)).toBe("sync:");
+    expect(await readThrough(["POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"], 0, 1024, true)).toBe("async:hello");
+    expect(await readThrough([`${head(11)}hello world`], 0, 5, true)).toBe("too large");
+    expect(await readThrough([`${head(11)}hello`, " world"], 30, 5, true)).toBe("too large");
   });
   it("refuses a body over the limit either way", async () => {
     expect(await readThrough([`${head(11)}hello world`], 0, 5)).toBe("too large");
