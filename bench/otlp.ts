@@ -25,8 +25,14 @@
  * <dir>/src/cli/main.ts on its own fresh database, in the same interleaved rounds (A/B in one run).
  * BENCH_SERVER_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is passed to this tree's server.
  *
+ * Each leg's CPU is printed whole and the server's part apart (the rest is its Postgres backends').
+ * For diagnosis: BENCH_INGEST_SECONDS=0 runs the OTLP leg alone (a profile or pg_stat_statements of
+ * it only); BENCH_INGEST_BATCH / BENCH_INGEST_SESSIONS change the baseline's batch (e.g. 126 records
+ * over 7 sessions, an export's shape: what the export costs beyond the same records sent to ingest).
+ *
  *   npm run bench:otlp   (env: BENCH_SECONDS=10, BENCH_ROUNDS=3, BENCH_OTLP_SHAPE=sessions|interleaved,
- *                         BENCH_BASE_TREE, BENCH_SERVER_NODE_ARGS, TEST_DATABASE_URL for the admin connection)
+ *                         BENCH_BASE_TREE, BENCH_SERVER_NODE_ARGS, BENCH_INGEST_SECONDS, BENCH_INGEST_BATCH=500,
+ *                         BENCH_INGEST_SESSIONS=1, TEST_DATABASE_URL for the admin connection)
  */
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -39,11 +45,14 @@ import { Pool } from "undici";
 import { backendCpu, backendCpuSpent, cpuSecondsOf, createBenchDatabase, fmt, startServer } from "./support.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** The ingest leg's seconds (0: the OTLP leg alone, no ingest warm-up either). */
+const INGEST_SECONDS = Number(process.env.BENCH_INGEST_SECONDS ?? SECONDS);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BASE_TREE = process.env.BENCH_BASE_TREE;
 const SHAPE = process.env.BENCH_OTLP_SHAPE ?? "sessions";
 const CLIENTS = 4;
-const INGEST_BATCH = 500;
+const INGEST_BATCH = Number(process.env.BENCH_INGEST_BATCH ?? 500);
+const INGEST_SESSIONS = Number(process.env.BENCH_INGEST_SESSIONS ?? 1);
 const SPANS_PER_BATCH = 512;
 const SPANS_PER_TURN = 12;
 const TURNS_PER_SESSION = 6;
@@ -162,14 +171,14 @@ function interleavedBatch(): OtlpBatch {
 const otlpBatch = SHAPE === "interleaved" ? interleavedBatch : sessionsBatch;
 
 function ingestBatch(): string {
-  const session = `bench-${randomUUID()}`;
+  const sessions = Array.from({ length: INGEST_SESSIONS }, () => `bench-${randomUUID()}`);
   return JSON.stringify(
     Array.from({ length: INGEST_BATCH }, (_, i) => ({
       id: randomUUID(),
       timestamp: Date.now() / 1000 - 60,
       modality: ["stt", "llm", "tts"][i % 3],
       model_id: ["deepgram/nova-3", "openai/gpt-4o-mini", "elevenlabs/eleven_flash_v2_5"][i % 3],
-      session_id: session,
+      session_id: sessions[Math.floor((i * INGEST_SESSIONS) / INGEST_BATCH)],
       agent_id: "bench",
       ttfb_ms: 200,
       total_latency_ms: 900,
@@ -272,7 +281,7 @@ async function main() {
   try {
     // Warm-up of both paths on every server, then measured rounds, the servers' legs interleaved.
     for (const t of targets) {
-      await loop(t.pool, 2, ingestLeg);
+      if (INGEST_SECONDS > 0) await loop(t.pool, 2, ingestLeg);
       await loop(t.pool, 2, otlpLeg(t));
     }
     for (let round = 0; round < ROUNDS; round++) {
@@ -283,7 +292,7 @@ async function main() {
         topUp(t);
         const pg0 = await backendCpu(t.dbUrl);
         const s0 = cpuSecondsOf(t.pid);
-        const ingest = await loop(t.pool, SECONDS, ingestLeg);
+        const ingest = await loop(t.pool, INGEST_SECONDS, ingestLeg);
         const pg1 = await backendCpu(t.dbUrl);
         const s1 = cpuSecondsOf(t.pid);
         const otlp = await loop(t.pool, SECONDS, otlpLeg(t));
@@ -291,7 +300,9 @@ async function main() {
         const pg2 = await backendCpu(t.dbUrl);
         const s2 = cpuSecondsOf(t.pid);
         const ingestCpu = ((s1 - s0 + backendCpuSpent(pg0, pg1)) * 1000) / ingest.batches;
-        const otlpCpu = ((s2 - s1 + backendCpuSpent(pg1, pg2)) * 1000) / otlp.batches;
+        const otlpServerCpu = ((s2 - s1) * 1000) / otlp.batches;
+        const otlpCpu = otlpServerCpu + (backendCpuSpent(pg1, pg2) * 1000) / otlp.batches;
+        const ingestServerCpu = ((s1 - s0) * 1000) / ingest.batches;
         t.ingest.push(ingest.perSecond);
         t.otlp.push(otlp.perSecond * 3); // mapped records/s: 3 per turn
         t.ingestCpu.push(ingestCpu);
@@ -299,7 +310,7 @@ async function main() {
         t.failures += ingest.failures + otlp.failures;
         const ratio = (otlp.perSecond * 3) / ingest.perSecond;
         console.log(
-          `round ${round + 1} ${t.name}: /v1/ingest ${fmt(ingest.perSecond, 0)} records/s, CPU (server + Postgres) ${fmt(ingestCpu, 1)} ms/batch; OTLP ${fmt((otlp.perSecond / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(otlp.perSecond * 3, 0)} mapped records/s + ${fmt(otlp.perSecond, 0)} turns/s, CPU ${fmt(otlpCpu, 1)} ms/batch; ratio ${ratio.toFixed(2)}x  (${load()})`,
+          `round ${round + 1} ${t.name}: /v1/ingest ${fmt(ingest.perSecond, 0)} records/s, CPU (server + Postgres) ${fmt(ingestCpu, 1)} ms/batch (server ${fmt(ingestServerCpu, 1)}); OTLP ${fmt((otlp.perSecond / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(otlp.perSecond * 3, 0)} mapped records/s + ${fmt(otlp.perSecond, 0)} turns/s, CPU ${fmt(otlpCpu, 1)} ms/batch (server ${fmt(otlpServerCpu, 1)}); ratio ${ratio.toFixed(2)}x  (${load()})`,
         );
       }
     }
