@@ -187,15 +187,14 @@ class ProxiedCall implements AnswerWaiter {
       return;
     }
     const f = failureOf(err);
+    recordAttempt(ctx, { ...attempt, status: "error", error: f.message });
     if (f.callerFault) {
       // The caller's own request could not be sent: neither the provider's fault nor worth a fallback.
-      recordAttempt(ctx, { ...attempt, status: "error", error: f.message });
       this.fail(400, "invalid_request", f.message, (this.plan as CallPlan).extraHeaders);
       this.ended();
       return;
     }
     gw.cooldowns.fail(target.providerId, null);
-    recordAttempt(ctx, { ...attempt, status: "error", error: f.message });
     this.firstFailed ??= target;
     this.lastRefusal = { status: f.timeout ? 504 : 502, code: f.timeout ? "upstream_timeout" : "upstream_unavailable", message: `${target.modelId}: ${f.message}`, retryAfterMs: 0 };
     // The next candidate from a fresh stack, not from inside the HTTP client's error callback.
