@@ -1,7 +1,8 @@
 /**
  * bench:otlp: OTLP trace export end to end against `/v1/ingest` in the same run. A `voxgate serve`
  * child (from the TypeScript source through tsx, so it is the code of this tree) on a fresh Postgres
- * database; 4 clients post, for BENCH_SECONDS each (default 10), in BENCH_ROUNDS rounds (default 3):
+ * database; BENCH_CLIENTS clients (default 16) post, for BENCH_SECONDS each (default 10), in BENCH_ROUNDS
+ * rounds (default 3):
  *   - baseline: /v1/ingest batches of 500 request records (JSON);
  *   - OTLP: protobuf batches of at most 512 spans (a BatchSpanProcessor's maxExportBatchSize), the real
  *     SDK's spans and the real serializer: LiveKit voice turns of 12 spans (user_turn, user_speaking,
@@ -17,8 +18,15 @@
  *       wave's spans in the order they end, cut every 512): a session's spans spread over ~3 batches,
  *       so later batches read its stored spans back and the pairing spans are kept.
  * Prints spans/s, mapped records/s (3 per user turn: STT, LLM, TTS; plus the turn) and the ratio of
- * mapped records/s to ingest records/s (target >= 0.5), per round and the median. Both legs: 4 clients,
- * each waiting for its answer; ingest's batches of 500 records carry 4 × an export's 126.
+ * mapped records/s to ingest records/s (target >= 0.5), per round and the median. Both legs: the same
+ * clients, each waiting for its answer (a client that gets 429 or 503 waits Retry-After, as an exporter
+ * does); ingest's batches of 500 records carry 4 × an export's 126.
+ *
+ * Why 16 clients: the figure is a capacity, so both legs must keep the 2 cores busy. Four clients did
+ * for ingest (~1.45 cores of server + Postgres) but not for OTLP (~1.3: an export's round trips leave
+ * the CPU idle between them), and a fleet runs one BatchSpanProcessor per agent process, each with an
+ * export in flight: at 16 both legs use ~1.5 cores and the receiver writes the exports that wait
+ * together as one batch (src/otlp/write-queue.ts). BENCH_CLIENTS=4 gives the figure of a small fleet.
  *
  * With BENCH_BASE_TREE=<dir> (a checkout of another commit: `git worktree add --detach <dir> <commit>`
  * and a node_modules link; its src/ runs through tsx as this tree's does), a second server from
@@ -30,7 +38,7 @@
  * it only); BENCH_INGEST_BATCH / BENCH_INGEST_SESSIONS change the baseline's batch (e.g. 126 records
  * over 7 sessions, an export's shape: what the export costs beyond the same records sent to ingest).
  *
- *   npm run bench:otlp   (env: BENCH_SECONDS=10, BENCH_ROUNDS=3, BENCH_OTLP_SHAPE=sessions|interleaved,
+ *   npm run bench:otlp   (env: BENCH_SECONDS=10, BENCH_ROUNDS=3, BENCH_CLIENTS=16, BENCH_OTLP_SHAPE=sessions|interleaved,
  *                         BENCH_BASE_TREE, BENCH_SERVER_NODE_ARGS, BENCH_INGEST_SECONDS, BENCH_INGEST_BATCH=500,
  *                         BENCH_INGEST_SESSIONS=1, TEST_DATABASE_URL for the admin connection)
  */
@@ -50,7 +58,7 @@ const INGEST_SECONDS = Number(process.env.BENCH_INGEST_SECONDS ?? SECONDS);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const BASE_TREE = process.env.BENCH_BASE_TREE;
 const SHAPE = process.env.BENCH_OTLP_SHAPE ?? "sessions";
-const CLIENTS = 4;
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
 const INGEST_BATCH = Number(process.env.BENCH_INGEST_BATCH ?? 500);
 const INGEST_SESSIONS = Number(process.env.BENCH_INGEST_SESSIONS ?? 1);
 const SPANS_PER_BATCH = 512;
@@ -205,6 +213,8 @@ async function loop(pool: Pool, seconds: number, next: () => { path: string; bod
         batches++;
         if (res.statusCode === 200) units += b.units;
         else failures++;
+        // As an exporter does: a 429 or 503 waits Retry-After before its next export.
+        if (res.statusCode === 429 || res.statusCode === 503) await new Promise((r) => setTimeout(r, Number(res.headers["retry-after"] ?? 1) * 1000));
       }
     }),
   );

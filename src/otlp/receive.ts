@@ -20,8 +20,47 @@ import { emptyWriteQueue, queueWrite, type WriteQueue } from "./write-queue.js";
 /** What the receiver writes with: ingest's inputs, and the yaml sections that name a Node agent's STT model. */
 export type OtlpDeps = IngestDeps & { config: SttModelConfig };
 
-/** Export batches in flight at once; one more is answered 429 with Retry-After (the exporter backs off). */
-export const MAX_CONCURRENT_EXPORTS = 8;
+/**
+ * Export batches in flight at once (read, decoded, waiting for a writer or written); one more is
+ * answered 429 with Retry-After (the exporter backs off). A fleet runs one BatchSpanProcessor per
+ * agent process, each with one export in flight: exports that wait together are written as one
+ * batch (src/otlp/write-queue.ts), so more of them waiting makes each cheaper (bench:otlp, 512-span
+ * exports: ~10 ms of CPU each at 4 in flight, ~8 ms at 32; docs/perf/ingest.md). It was 8, which
+ * turned a ninth agent process away for a second however idle the writers were.
+ */
+export const MAX_CONCURRENT_EXPORTS = 64;
+/**
+ * Bodies in flight at once, in units of the body limit: the memory they may hold is what it was when
+ * 8 exports were the limit. Each export reserves its Content-Length, or the whole limit when it has
+ * none or is compressed (it may inflate up to the limit); see admitExport.
+ */
+export const IN_FLIGHT_BODY_LIMITS = 8;
+
+/**
+ * Admits an export of `reserveBytes` to the receiver (true) or not (false: answer 429), and counts it in
+ * `state` until `releaseExport`. `bodyLimit` is the server's body limit (serve.body_limit_bytes).
+ */
+export function admitExport(state: OtlpState, reserveBytes: number, bodyLimit: number): boolean {
+  if (state.inFlight >= MAX_CONCURRENT_EXPORTS || state.inFlightBytes + reserveBytes > IN_FLIGHT_BODY_LIMITS * bodyLimit) return false;
+  state.inFlight++;
+  state.inFlightBytes += reserveBytes;
+  return true;
+}
+
+export function releaseExport(state: OtlpState, reserveBytes: number): void {
+  state.inFlight--;
+  state.inFlightBytes -= reserveBytes;
+}
+
+/** The bytes an export reserves: its declared length when it is sent as is, else the body limit. */
+export function exportReserve(contentLength: string | undefined, contentEncoding: string | undefined, bodyLimit: number): number {
+  const encoding = (contentEncoding ?? "identity").trim().toLowerCase();
+  const declared = Number(contentLength);
+  if ((encoding === "identity" || encoding === "") && contentLength !== undefined && Number.isSafeInteger(declared) && declared >= 0) {
+    return Math.min(declared, bodyLimit);
+  }
+  return bodyLimit;
+}
 /**
  * How long the spans of a trace that names no session (no gen_ai.conversation.id or lk.job_id yet)
  * wait before the trace id becomes its session. Node agents in a job name it on the first LLM
@@ -34,6 +73,8 @@ const PRUNE_EVERY = 500;
 /** Per-process receiver state: counters for /v1/metrics and the write-path gate. */
 export interface OtlpState {
   inFlight: number;
+  /** Bytes the exports in flight reserved (admitExport). */
+  inFlightBytes: number;
   batches: number;
   spansReceived: number;
   spansUnmapped: Map<string, number>;
@@ -50,7 +91,7 @@ const states = new WeakMap<object, OtlpState>();
 export function otlpState(services: object): OtlpState {
   let s = states.get(services);
   if (!s) {
-    s = { inFlight: 0, batches: 0, spansReceived: 0, spansUnmapped: new Map(), spansRejected: 0, traceTails: new Map(), writes: emptyWriteQueue() };
+    s = { inFlight: 0, inFlightBytes: 0, batches: 0, spansReceived: 0, spansUnmapped: new Map(), spansRejected: 0, traceTails: new Map(), writes: emptyWriteQueue() };
     states.set(services, s);
   }
   return s;

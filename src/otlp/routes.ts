@@ -7,7 +7,7 @@ import { decodeTraces } from "./decode.js";
 import { encodeExportResponse, encodeRpcStatus } from "./proto.js";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app-env.js";
-import { MAX_CONCURRENT_EXPORTS, type OtlpDeps, otlpState, receiveTraces } from "./receive.js";
+import { admitExport, exportReserve, type OtlpDeps, otlpState, receiveTraces, releaseExport } from "./receive.js";
 
 const PROTOBUF = "application/x-protobuf";
 
@@ -107,11 +107,11 @@ export function otlpRoutes(deps: OtlpDeps) {
       if (project !== null && (project === "" || project.length > 256 || !isStorableText(project))) {
         throw new ApiError("validation_failed", "X-Voxgate-Project must be 1-256 storable characters");
       }
-      if (state.inFlight >= MAX_CONCURRENT_EXPORTS) {
+      const reserve = exportReserve(c.req.header("content-length"), c.req.header("content-encoding"), c.var.bodyLimitBytes);
+      if (!admitExport(state, reserve, c.var.bodyLimitBytes)) {
         c.header("Retry-After", "1");
         throw new ApiError("too_many_requests", "the trace write path is saturated; retry after Retry-After seconds");
       }
-      state.inFlight++;
       try {
         const decoded = decodeTraces(await readBodyBytes(c, c.var.bodyLimitBytes), contentType);
         const outcome = await receiveTraces(deps, state, auth.tenantId, project, decoded);
@@ -121,7 +121,7 @@ export function otlpRoutes(deps: OtlpDeps) {
         }
         return c.body(encodeExportResponse(outcome.rejectedSpans, outcome.errorMessage) as Uint8Array<ArrayBuffer>, 200, { "content-type": PROTOBUF });
       } finally {
-        state.inFlight--;
+        releaseExport(state, reserve);
       }
     },
   );

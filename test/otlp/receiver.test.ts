@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/errors.js";
 import { decodeTraces } from "../../src/otlp/decode.js";
 import { decodeExportResponse, decodeRpcStatus } from "../../src/otlp/proto.js";
-import { MAX_CONCURRENT_EXPORTS, otlpState } from "../../src/otlp/receive.js";
+import { exportReserve, IN_FLIGHT_BODY_LIMITS, MAX_CONCURRENT_EXPORTS, otlpState } from "../../src/otlp/receive.js";
 import { ACME, AUTH_YAML, countOf, OPS, READER } from "../ingest/helpers.js";
 import { useTestApp } from "../support/app.js";
 import { jsonBody, protobufBody, SpanScript } from "./support.js";
@@ -108,6 +108,39 @@ describe("POST /v1/otlp/v1/traces: OTLP/HTTP answers", () => {
     }
   });
 
+  it("admits exports by count and by the bytes they declare; 429 past either, and each releases what it took", async () => {
+    const state = otlpState(t.services);
+    const limit = 65536;
+    const body = protobufBody(sampleSpans());
+    const sized = { ...proto, "content-length": String(body.length) };
+    try {
+      // The last free place.
+      state.inFlight = MAX_CONCURRENT_EXPORTS - 1;
+      expect((await post(body, sized)).status).toBe(200);
+      expect(state.inFlight).toBe(MAX_CONCURRENT_EXPORTS - 1);
+      state.inFlight = 0;
+      // Room for exactly its declared length, then one byte less.
+      state.inFlightBytes = IN_FLIGHT_BODY_LIMITS * limit - body.length;
+      expect((await post(body, sized)).status).toBe(200);
+      expect(state.inFlightBytes).toBe(IN_FLIGHT_BODY_LIMITS * limit - body.length);
+      state.inFlightBytes += 1;
+      const refused = await post(body, sized);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("retry-after")).toBe("1");
+      // Without a declared length, or compressed (it may inflate to the limit), an export reserves the whole limit.
+      state.inFlightBytes = (IN_FLIGHT_BODY_LIMITS - 1) * limit + 1;
+      expect((await post(body, proto)).status).toBe(429);
+      const gz = gzipSync(body);
+      expect((await post(gz, { ...proto, "content-encoding": "gzip", "content-length": String(gz.length) })).status).toBe(429);
+      state.inFlightBytes = (IN_FLIGHT_BODY_LIMITS - 1) * limit;
+      expect((await post(gz, { ...proto, "content-encoding": "gzip", "content-length": String(gz.length) })).status).toBe(200);
+      expect(state.inFlightBytes).toBe((IN_FLIGHT_BODY_LIMITS - 1) * limit);
+    } finally {
+      state.inFlight = 0;
+      state.inFlightBytes = 0;
+    }
+  });
+
   it("fuzz over HTTP: truncated and bit-flipped exports answer 200 or 400, never 500", async () => {
     const good = protobufBody(sampleSpans());
     await fc.assert(
@@ -200,3 +233,17 @@ function wrap(tag: number, inner: Uint8Array): Uint8Array {
   out.set(inner, 1 + len.length);
   return out;
 }
+
+describe("exportReserve: what an export holds of the in-flight body budget", () => {
+  it("its declared length when sent as is (capped at the limit), else the whole limit", () => {
+    expect(exportReserve("1200", undefined, 8192)).toBe(1200);
+    expect(exportReserve("1200", "identity", 8192)).toBe(1200);
+    expect(exportReserve("0", undefined, 8192)).toBe(0);
+    expect(exportReserve("99999", undefined, 8192)).toBe(8192);
+    expect(exportReserve(undefined, undefined, 8192)).toBe(8192);
+    expect(exportReserve("1200", "gzip", 8192)).toBe(8192);
+    expect(exportReserve("-5", undefined, 8192)).toBe(8192);
+    expect(exportReserve("12.5", undefined, 8192)).toBe(8192);
+    expect(exportReserve("abc", undefined, 8192)).toBe(8192);
+  });
+});
