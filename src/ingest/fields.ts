@@ -32,10 +32,14 @@ export function isStorableJson(value: unknown): boolean {
     const v = stack.pop();
     if (typeof v === "string") {
       if (!isStorableText(v)) return false;
+    } else if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
     } else if (v !== null && typeof v === "object") {
-      for (const [k, child] of Object.entries(v)) {
+      // for…in, not Object.entries: no [key, value] array per property (every record's metadata passes here).
+      for (const k in v) {
+        if (!Object.hasOwn(v, k)) continue;
         if (!isStorableText(k)) return false;
-        stack.push(child);
+        stack.push((v as Record<string, unknown>)[k]);
       }
     }
   }
