@@ -6,9 +6,11 @@ import { refuseUnstorableJson } from "./storable.js";
 /**
  * Reads a request body with the size limit enforced while reading, before any parsing.
  * gzip/deflate bodies are decompressed and the limit applies to the decompressed size,
- * so a gzip bomb stops at `limit` bytes of output.
+ * so a gzip bomb stops at `limit` bytes of output. `held`, when given, is told the bytes held so far
+ * (decompressed) after each chunk, before the chunk is kept; an error it throws stops the read and is
+ * the answer (the OTLP receiver's shared budget of body bytes: src/otlp/receive.ts).
  */
-export async function readBodyBytes(c: Context, limit: number): Promise<Buffer> {
+export async function readBodyBytes(c: Context, limit: number, held?: (bytes: number) => void): Promise<Buffer> {
   const declared = Number(c.req.header("content-length") ?? "0");
   const encoding = (c.req.header("content-encoding") ?? "identity").trim().toLowerCase();
   if (!["identity", "gzip", "deflate", ""].includes(encoding)) {
@@ -20,15 +22,15 @@ export async function readBodyBytes(c: Context, limit: number): Promise<Buffer> 
   const stream = c.req.raw.body;
   if (!stream) return Buffer.alloc(0);
 
-  if (encoding === "identity" || encoding === "") return collect(stream, limit);
-  return decompress(stream, encoding === "gzip" ? createGunzip() : createInflate(), limit);
+  if (encoding === "identity" || encoding === "") return collect(stream, limit, held);
+  return decompress(stream, encoding === "gzip" ? createGunzip() : createInflate(), limit, held);
 }
 
 function tooLarge(limit: number): ApiError {
   return new ApiError("payload_too_large", `request body exceeds ${limit} bytes`, { limit_bytes: limit });
 }
 
-async function collect(stream: ReadableStream<Uint8Array>, limit: number): Promise<Buffer> {
+async function collect(stream: ReadableStream<Uint8Array>, limit: number, held?: (bytes: number) => void): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   const reader = stream.getReader();
@@ -40,6 +42,14 @@ async function collect(stream: ReadableStream<Uint8Array>, limit: number): Promi
       await reader.cancel().catch(() => {});
       throw tooLarge(limit);
     }
+    if (held) {
+      try {
+        held(size);
+      } catch (err) {
+        await reader.cancel().catch(() => {});
+        throw err;
+      }
+    }
     chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
   }
   return Buffer.concat(chunks, size);
@@ -49,13 +59,14 @@ async function decompress(
   stream: ReadableStream<Uint8Array>,
   inflater: ReturnType<typeof createGunzip>,
   limit: number,
+  held?: (bytes: number) => void,
 ): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   const reader = stream.getReader();
   return new Promise<Buffer>((resolve, reject) => {
     let failed = false;
-    const fail = (err: ApiError) => {
+    const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
       inflater.destroy();
@@ -65,6 +76,13 @@ async function decompress(
     inflater.on("data", (chunk: Buffer) => {
       size += chunk.byteLength;
       if (size > limit) return fail(tooLarge(limit));
+      if (held) {
+        try {
+          held(size);
+        } catch (err) {
+          return fail(err);
+        }
+      }
       chunks.push(chunk);
     });
     inflater.on("error", () => fail(new ApiError("bad_request", "request body is not valid compressed data")));

@@ -30,37 +30,55 @@ export type OtlpDeps = IngestDeps & { config: SttModelConfig };
  */
 export const MAX_CONCURRENT_EXPORTS = 64;
 /**
- * Bodies in flight at once, in units of the body limit: the memory they may hold is what it was when
- * 8 exports were the limit. Each export reserves its Content-Length, or the whole limit when it has
- * none or is compressed (it may inflate up to the limit); see admitExport.
+ * Bytes of bodies the exports in flight may hold at once, in units of the body limit: the memory
+ * they may hold is what it was when 8 exports were the limit. An export holds its declared
+ * Content-Length from admission (so an export that cannot fit is refused before it is read), and
+ * grows its hold as its body is read or inflated past that (a chunked or compressed body: its size is
+ * known only then); an export that would pass the budget is answered 429 mid-read. See ExportHold.
  */
 export const IN_FLIGHT_BODY_LIMITS = 8;
 
+/** What one admitted export holds of the receiver's budget, until released. */
+export interface ExportHold {
+  bytes: number;
+}
+
 /**
- * Admits an export of `reserveBytes` to the receiver (true) or not (false: answer 429), and counts it in
- * `state` until `releaseExport`. `bodyLimit` is the server's body limit (serve.body_limit_bytes).
+ * Admits an export holding `bytes` at first (its declared length, or 0: exportReserve) to the receiver,
+ * or answers null (answer 429). Counted in `state` until `releaseExport`. `bodyLimit` is the server's
+ * body limit (serve.body_limit_bytes).
  */
-export function admitExport(state: OtlpState, reserveBytes: number, bodyLimit: number): boolean {
-  if (state.inFlight >= MAX_CONCURRENT_EXPORTS || state.inFlightBytes + reserveBytes > IN_FLIGHT_BODY_LIMITS * bodyLimit) return false;
+export function admitExport(state: OtlpState, bytes: number, bodyLimit: number): ExportHold | null {
+  if (state.inFlight >= MAX_CONCURRENT_EXPORTS || state.inFlightBytes + bytes > IN_FLIGHT_BODY_LIMITS * bodyLimit) return null;
   state.inFlight++;
-  state.inFlightBytes += reserveBytes;
+  state.inFlightBytes += bytes;
+  return { bytes };
+}
+
+/** The export's body reached `bytes` (read or inflated): its hold grows to it, or false when the budget has no room (answer 429). */
+export function growExport(state: OtlpState, hold: ExportHold, bytes: number, bodyLimit: number): boolean {
+  if (bytes <= hold.bytes) return true;
+  if (state.inFlightBytes + (bytes - hold.bytes) > IN_FLIGHT_BODY_LIMITS * bodyLimit) return false;
+  state.inFlightBytes += bytes - hold.bytes;
+  hold.bytes = bytes;
   return true;
 }
 
-export function releaseExport(state: OtlpState, reserveBytes: number): void {
+export function releaseExport(state: OtlpState, hold: ExportHold): void {
   state.inFlight--;
-  state.inFlightBytes -= reserveBytes;
+  state.inFlightBytes -= hold.bytes;
 }
 
-/** The bytes an export reserves: its declared length when it is sent as is, else the body limit. */
+/** What an export holds from admission: its declared length when it is sent as is (capped at the limit), else 0 until it is read. */
 export function exportReserve(contentLength: string | undefined, contentEncoding: string | undefined, bodyLimit: number): number {
   const encoding = (contentEncoding ?? "identity").trim().toLowerCase();
   const declared = Number(contentLength);
   if ((encoding === "identity" || encoding === "") && contentLength !== undefined && Number.isSafeInteger(declared) && declared >= 0) {
     return Math.min(declared, bodyLimit);
   }
-  return bodyLimit;
+  return 0;
 }
+
 /**
  * How long the spans of a trace that names no session (no gen_ai.conversation.id or lk.job_id yet)
  * wait before the trace id becomes its session. Node agents in a job name it on the first LLM
@@ -73,7 +91,7 @@ const PRUNE_EVERY = 500;
 /** Per-process receiver state: counters for /v1/metrics and the write-path gate. */
 export interface OtlpState {
   inFlight: number;
-  /** Bytes the exports in flight reserved (admitExport). */
+  /** Bytes of bodies the exports in flight hold (admitExport, growExport). */
   inFlightBytes: number;
   batches: number;
   spansReceived: number;

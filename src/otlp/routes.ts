@@ -7,7 +7,7 @@ import { decodeTraces } from "./decode.js";
 import { encodeExportResponse, encodeRpcStatus } from "./proto.js";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app-env.js";
-import { admitExport, exportReserve, type OtlpDeps, otlpState, receiveTraces, releaseExport } from "./receive.js";
+import { admitExport, exportReserve, growExport, type OtlpDeps, otlpState, receiveTraces, releaseExport } from "./receive.js";
 
 const PROTOBUF = "application/x-protobuf";
 
@@ -107,13 +107,18 @@ export function otlpRoutes(deps: OtlpDeps) {
       if (project !== null && (project === "" || project.length > 256 || !isStorableText(project))) {
         throw new ApiError("validation_failed", "X-Voxgate-Project must be 1-256 storable characters");
       }
-      const reserve = exportReserve(c.req.header("content-length"), c.req.header("content-encoding"), c.var.bodyLimitBytes);
-      if (!admitExport(state, reserve, c.var.bodyLimitBytes)) {
+      const limit = c.var.bodyLimitBytes;
+      const saturated = () => {
         c.header("Retry-After", "1");
-        throw new ApiError("too_many_requests", "the trace write path is saturated; retry after Retry-After seconds");
-      }
+        return new ApiError("too_many_requests", "the trace write path is saturated; retry after Retry-After seconds");
+      };
+      const hold = admitExport(state, exportReserve(c.req.header("content-length"), c.req.header("content-encoding"), limit), limit);
+      if (!hold) throw saturated();
       try {
-        const decoded = decodeTraces(await readBodyBytes(c, c.var.bodyLimitBytes), contentType);
+        const body = await readBodyBytes(c, limit, (bytes) => {
+          if (!growExport(state, hold, bytes, limit)) throw saturated();
+        });
+        const decoded = decodeTraces(body, contentType);
         const outcome = await receiveTraces(deps, state, auth.tenantId, project, decoded);
         if (contentType.toLowerCase().startsWith("application/json")) {
           const partial = outcome.rejectedSpans > 0 ? { partialSuccess: { rejectedSpans: String(outcome.rejectedSpans), errorMessage: outcome.errorMessage } } : {};
@@ -121,7 +126,7 @@ export function otlpRoutes(deps: OtlpDeps) {
         }
         return c.body(encodeExportResponse(outcome.rejectedSpans, outcome.errorMessage) as Uint8Array<ArrayBuffer>, 200, { "content-type": PROTOBUF });
       } finally {
-        releaseExport(state, reserve);
+        releaseExport(state, hold);
       }
     },
   );

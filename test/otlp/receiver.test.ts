@@ -108,33 +108,39 @@ describe("POST /v1/otlp/v1/traces: OTLP/HTTP answers", () => {
     }
   });
 
-  it("admits exports by count and by the bytes they declare; 429 past either, and each releases what it took", async () => {
+  it("admits exports by count and by the bytes of their bodies; 429 past either, and each releases what it held", async () => {
     const state = otlpState(t.services);
-    const limit = 65536;
+    const budget = IN_FLIGHT_BODY_LIMITS * 65536;
     const body = protobufBody(sampleSpans());
+    const gz = gzipSync(body);
     const sized = { ...proto, "content-length": String(body.length) };
+    const gzipped = { ...proto, "content-encoding": "gzip", "content-length": String(gz.length) };
+    const expectAt = async (bytesInFlight: number, send: () => Promise<Response>, status: number) => {
+      state.inFlightBytes = bytesInFlight;
+      const res = await send();
+      expect(res.status).toBe(status);
+      if (status === 429) expect(res.headers.get("retry-after")).toBe("1");
+      expect(state.inFlightBytes).toBe(bytesInFlight);
+      expect(state.inFlight).toBe(0);
+    };
     try {
-      // The last free place.
+      // The last free place, then none.
       state.inFlight = MAX_CONCURRENT_EXPORTS - 1;
       expect((await post(body, sized)).status).toBe(200);
       expect(state.inFlight).toBe(MAX_CONCURRENT_EXPORTS - 1);
+      state.inFlight = MAX_CONCURRENT_EXPORTS;
+      expect((await post(body, sized)).status).toBe(429);
       state.inFlight = 0;
-      // Room for exactly its declared length, then one byte less.
-      state.inFlightBytes = IN_FLIGHT_BODY_LIMITS * limit - body.length;
-      expect((await post(body, sized)).status).toBe(200);
-      expect(state.inFlightBytes).toBe(IN_FLIGHT_BODY_LIMITS * limit - body.length);
-      state.inFlightBytes += 1;
-      const refused = await post(body, sized);
-      expect(refused.status).toBe(429);
-      expect(refused.headers.get("retry-after")).toBe("1");
-      // Without a declared length, or compressed (it may inflate to the limit), an export reserves the whole limit.
-      state.inFlightBytes = (IN_FLIGHT_BODY_LIMITS - 1) * limit + 1;
-      expect((await post(body, proto)).status).toBe(429);
-      const gz = gzipSync(body);
-      expect((await post(gz, { ...proto, "content-encoding": "gzip", "content-length": String(gz.length) })).status).toBe(429);
-      state.inFlightBytes = (IN_FLIGHT_BODY_LIMITS - 1) * limit;
-      expect((await post(gz, { ...proto, "content-encoding": "gzip", "content-length": String(gz.length) })).status).toBe(200);
-      expect(state.inFlightBytes).toBe((IN_FLIGHT_BODY_LIMITS - 1) * limit);
+      // A declared length is held from admission; a body without one, or compressed, as it is read
+      // (inflated): room for exactly the body passes, a byte less is refused.
+      for (const [send, size] of [
+        [() => post(body, sized), body.length],
+        [() => post(body, proto), body.length],
+        [() => post(gz, gzipped), body.length],
+      ] as const) {
+        await expectAt(budget - size, send, 200);
+        await expectAt(budget - size + 1, send, 429);
+      }
     } finally {
       state.inFlight = 0;
       state.inFlightBytes = 0;
@@ -234,16 +240,16 @@ function wrap(tag: number, inner: Uint8Array): Uint8Array {
   return out;
 }
 
-describe("exportReserve: what an export holds of the in-flight body budget", () => {
-  it("its declared length when sent as is (capped at the limit), else the whole limit", () => {
+describe("exportReserve: what an export holds from admission", () => {
+  it("its declared length when sent as is (capped at the limit), else nothing until it is read", () => {
     expect(exportReserve("1200", undefined, 8192)).toBe(1200);
     expect(exportReserve("1200", "identity", 8192)).toBe(1200);
     expect(exportReserve("0", undefined, 8192)).toBe(0);
     expect(exportReserve("99999", undefined, 8192)).toBe(8192);
-    expect(exportReserve(undefined, undefined, 8192)).toBe(8192);
-    expect(exportReserve("1200", "gzip", 8192)).toBe(8192);
-    expect(exportReserve("-5", undefined, 8192)).toBe(8192);
-    expect(exportReserve("12.5", undefined, 8192)).toBe(8192);
-    expect(exportReserve("abc", undefined, 8192)).toBe(8192);
+    expect(exportReserve(undefined, undefined, 8192)).toBe(0);
+    expect(exportReserve("1200", "gzip", 8192)).toBe(0);
+    expect(exportReserve("-5", undefined, 8192)).toBe(0);
+    expect(exportReserve("12.5", undefined, 8192)).toBe(0);
+    expect(exportReserve("abc", undefined, 8192)).toBe(0);
   });
 });
