@@ -7,7 +7,8 @@ import { decodeTraces } from "./decode.js";
 import { encodeExportResponse, encodeRpcStatus } from "./proto.js";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app-env.js";
-import { admitExport, exportReserve, growExport, type OtlpDeps, otlpState, receiveTraces, releaseExport } from "./receive.js";
+import { admitExport, exportReserve, growExport, releaseExport } from "./admission.js";
+import { type OtlpDeps, otlpState, receiveTraces } from "./receive.js";
 
 const PROTOBUF = "application/x-protobuf";
 
