@@ -1,9 +1,10 @@
+import { gzipSync } from "node:zlib";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { ACME, AUTH_YAML, countOf, rows } from "../ingest/helpers.js";
 import { useTestApp } from "../support/app.js";
 import { otlpState, skipsByExport } from "../../src/otlp/receive.js";
-import { jsonBody, SpanScript } from "./support.js";
+import { jsonBody, protobufBody, SpanScript } from "./support.js";
 
 /**
  * Exports written concurrently: several exports of the same sessions (and re-sends of them) posted
@@ -137,6 +138,49 @@ describe("POST /v1/otlp/v1/traces: overlapping exports at once", () => {
     expect(stored.map((r) => r.n)).toEqual([2, 2, 1, 2, 2]);
     expect(await rows(db(), sql`SELECT session_id FROM turns WHERE session_id LIKE 'RM_group_%' ORDER BY session_id`)).toHaveLength(5);
   });
+});
+
+/**
+ * A fleet: one export in flight per agent process, more processes than the receiver once admitted
+ * (8). Over HTTP, as an exporter with OTEL_EXPORTER_OTLP_COMPRESSION=gzip (or an OpenTelemetry
+ * Collector relaying) sends them: gzip, chunked, no Content-Length.
+ */
+describe("POST /v1/otlp/v1/traces: a fleet exporting at once", () => {
+  const t = useTestApp({ yaml: AUTH_YAML });
+  const EXPORTERS = 24;
+
+  it("admits 24 gzip exports in flight at once, each answered 200 the first time, and stores each", async () => {
+    const base = await t.listen();
+    const t0 = Date.now() - 60_000;
+    const bodies = Array.from({ length: EXPORTERS }, (_, i) => {
+      const script = new SpanScript({ "service.name": `fleet-agent-${i}`, "telemetry.sdk.language": "nodejs" });
+      const session = script.start("agent_session", t0, { "gen_ai.conversation.id": `RM_fleet_${i}` });
+      const user = script.start("user_turn", t0 + 10, { "gen_ai.request.model": "nova-3", "gen_ai.provider.name": "deepgram" }, session);
+      script.start("user_speaking", t0 + 10, {}, user).end(t0 + 1010);
+      user.end(t0 + 1100);
+      session.end(t0 + 2000);
+      return gzipSync(protobufBody(script.take()));
+    });
+    const send = (gz: Buffer) =>
+      fetch(`${base}/v1/otlp/v1/traces`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ACME}`, "content-type": "application/x-protobuf", "content-encoding": "gzip" },
+        body: new ReadableStream({
+          start(c) {
+            c.enqueue(new Uint8Array(gz));
+            c.close();
+          },
+        }),
+        duplex: "half",
+      } as RequestInit);
+    const answers = await Promise.all(bodies.map(send));
+    expect(answers.map((r) => r.status)).toEqual(Array(EXPORTERS).fill(200));
+    const state = otlpState(t.services);
+    expect([state.inFlight, state.inFlightBytes]).toEqual([0, 0]);
+    expect(await rows(db(), sql`SELECT id FROM sessions WHERE id LIKE 'RM_fleet_%'`)).toHaveLength(EXPORTERS);
+  });
+
+  const db = () => t.services.database.db;
 });
 
 describe("skipsByExport", () => {
