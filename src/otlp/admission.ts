@@ -22,10 +22,10 @@ export interface ExportGate {
 export const MAX_CONCURRENT_EXPORTS = 64;
 /**
  * Bytes of bodies the exports in flight may hold at once, in units of the body limit: the memory
- * they may hold is what it was when 8 exports were the limit. An export holds its declared
- * Content-Length from admission (so an export that cannot fit is refused before it is read), and
- * grows its hold as its body is read or inflated past that (a chunked or compressed body: its size is
- * known only then); an export that would pass the budget is answered 429 mid-read. See ExportHold.
+ * they may hold is what it was when 8 exports were the limit. An export's hold grows to the size its
+ * body will have as soon as that is known (readBodyBytes: a declared Content-Length before a byte is
+ * read, so an export that cannot fit is refused unread; a chunked or compressed body as it is read or
+ * inflated); an export that would pass the budget is answered 429. See ExportHold.
  */
 export const IN_FLIGHT_BODY_LIMITS = 8;
 
@@ -34,19 +34,14 @@ export interface ExportHold {
   bytes: number;
 }
 
-/**
- * Admits an export holding `bytes` at first (its declared length, or 0: exportReserve) to the receiver,
- * or answers null (answer 429). Counted in `state` until `releaseExport`. `bodyLimit` is the server's
- * body limit (serve.body_limit_bytes).
- */
-export function admitExport(state: ExportGate, bytes: number, bodyLimit: number): ExportHold | null {
-  if (state.inFlight >= MAX_CONCURRENT_EXPORTS || state.inFlightBytes + bytes > IN_FLIGHT_BODY_LIMITS * bodyLimit) return null;
+/** Admits an export, holding nothing yet (growExport), or answers null (answer 429). Counted in `state` until `releaseExport`. */
+export function admitExport(state: ExportGate): ExportHold | null {
+  if (state.inFlight >= MAX_CONCURRENT_EXPORTS) return null;
   state.inFlight++;
-  state.inFlightBytes += bytes;
-  return { bytes };
+  return { bytes: 0 };
 }
 
-/** The export's body reached `bytes` (read or inflated): its hold grows to it, or false when the budget has no room (answer 429). */
+/** The export's body will hold `bytes` (declared, read or inflated): its hold grows to it, or false when the budget has no room (answer 429). `bodyLimit`: serve.body_limit_bytes. */
 export function growExport(state: ExportGate, hold: ExportHold, bytes: number, bodyLimit: number): boolean {
   if (bytes <= hold.bytes) return true;
   if (state.inFlightBytes + (bytes - hold.bytes) > IN_FLIGHT_BODY_LIMITS * bodyLimit) return false;
@@ -58,14 +53,4 @@ export function growExport(state: ExportGate, hold: ExportHold, bytes: number, b
 export function releaseExport(state: ExportGate, hold: ExportHold): void {
   state.inFlight--;
   state.inFlightBytes -= hold.bytes;
-}
-
-/** What an export holds from admission: its declared length when it is sent as is (capped at the limit), else 0 until it is read. */
-export function exportReserve(contentLength: string | undefined, contentEncoding: string | undefined, bodyLimit: number): number {
-  const encoding = (contentEncoding ?? "identity").trim().toLowerCase();
-  const declared = Number(contentLength);
-  if ((encoding === "identity" || encoding === "") && contentLength !== undefined && Number.isSafeInteger(declared) && declared >= 0) {
-    return Math.min(declared, bodyLimit);
-  }
-  return 0;
 }

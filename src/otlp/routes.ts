@@ -7,7 +7,7 @@ import { decodeTraces } from "./decode.js";
 import { encodeExportResponse, encodeRpcStatus } from "./proto.js";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app-env.js";
-import { admitExport, exportReserve, growExport, releaseExport } from "./admission.js";
+import { admitExport, growExport, releaseExport } from "./admission.js";
 import { type OtlpDeps, otlpState, receiveTraces } from "./receive.js";
 
 const PROTOBUF = "application/x-protobuf";
@@ -113,7 +113,7 @@ export function otlpRoutes(deps: OtlpDeps) {
         c.header("Retry-After", "1");
         return new ApiError("too_many_requests", "the trace write path is saturated; retry after Retry-After seconds");
       };
-      const hold = admitExport(state, exportReserve(c.req.header("content-length"), c.req.header("content-encoding"), limit), limit);
+      const hold = admitExport(state);
       if (!hold) throw saturated();
       try {
         const body = await readBodyBytes(c, limit, (bytes) => {

@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/errors.js";
 import { decodeTraces } from "../../src/otlp/decode.js";
 import { decodeExportResponse, decodeRpcStatus } from "../../src/otlp/proto.js";
-import { exportReserve, IN_FLIGHT_BODY_LIMITS, MAX_CONCURRENT_EXPORTS } from "../../src/otlp/admission.js";
+import { Hono } from "hono";
+import { readBodyBytes } from "../../src/http/body.js";
+import { IN_FLIGHT_BODY_LIMITS, MAX_CONCURRENT_EXPORTS } from "../../src/otlp/admission.js";
 import { otlpState } from "../../src/otlp/receive.js";
 import { ACME, AUTH_YAML, countOf, OPS, READER } from "../ingest/helpers.js";
 import { useTestApp } from "../support/app.js";
@@ -241,16 +243,28 @@ function wrap(tag: number, inner: Uint8Array): Uint8Array {
   return out;
 }
 
-describe("exportReserve: what an export holds from admission", () => {
-  it("its declared length when sent as is (capped at the limit), else nothing until it is read", () => {
-    expect(exportReserve("1200", undefined, 8192)).toBe(1200);
-    expect(exportReserve("1200", "identity", 8192)).toBe(1200);
-    expect(exportReserve("0", undefined, 8192)).toBe(0);
-    expect(exportReserve("99999", undefined, 8192)).toBe(8192);
-    expect(exportReserve(undefined, undefined, 8192)).toBe(0);
-    expect(exportReserve("1200", "gzip", 8192)).toBe(0);
-    expect(exportReserve("-5", undefined, 8192)).toBe(0);
-    expect(exportReserve("12.5", undefined, 8192)).toBe(0);
-    expect(exportReserve("abc", undefined, 8192)).toBe(0);
+describe("readBodyBytes: what the receiver's budget is told, and when", () => {
+  // What `held` was told, in order, for a body of `size` bytes sent with these headers.
+  const app = new Hono().post("/", async (c) => {
+    const told: number[] = [];
+    try {
+      await readBodyBytes(c, 8192, (bytes) => told.push(bytes));
+    } catch (err) {
+      return c.json({ refused: err instanceof DomainError ? err.code : String(err), told });
+    }
+    return c.json(told);
+  });
+  const told = async (body: Uint8Array, headers: Record<string, string>) =>
+    (await app.request("/", { method: "POST", body: body as Uint8Array<ArrayBuffer>, headers })).json();
+  const bytes = new Uint8Array(1200);
+
+  it("a declared length sent as is before a byte is read, else the bytes as they are read (inflated)", async () => {
+    expect(await told(bytes, { "content-length": "1200" })).toEqual([1200, 1200]);
+    expect(await told(bytes, { "content-length": "1200", "content-encoding": "identity" })).toEqual([1200, 1200]);
+    expect(await told(bytes, {})).toEqual([1200]);
+    expect(await told(new Uint8Array(gzipSync(bytes)), { "content-encoding": "gzip" })).toEqual([1200]);
+    expect(await told(new Uint8Array(0), { "content-length": "0" })).toEqual([]);
+    // Over the limit: refused before the budget hears of it.
+    expect(await told(bytes, { "content-length": "99999" })).toEqual({ refused: "payload_too_large", told: [] });
   });
 });
