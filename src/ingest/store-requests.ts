@@ -44,13 +44,18 @@ const columnList = sql.raw(REQUEST_COLUMNS.join(", "));
  * insert; through the whole ingest transaction ≈ 20.0 -> 18.5 us per row, and Node builds the arrays
  * for less than JSON.stringify of the rows (2026-11-24, docs/PERFORMANCE.md). A value is written as
  * the JSON payload carried it: a Date as its ISO string, a non-finite number or an invalid Date as
- * NULL, a boolean as true/false, a json/jsonb column's value as its JSON text; every other element
- * is quoted, so a string is never read as NULL (test/ingest/store-columns.test.ts).
+ * NULL, a boolean as true/false; every other element is quoted, so a string is never read as NULL
+ * (test/ingest/store-columns.test.ts). A json/jsonb column (metadata) is one JSON array of its values
+ * instead (jsonArray), unnested alike.
  */
 function columnArrays(rows: readonly RequestRow[]): string[] {
   const out: string[] = [];
   const parts: string[] = new Array(rows.length);
   for (const { name, json } of ARRAY_COLUMNS) {
+    if (json) {
+      out.push(jsonArray(rows, name));
+      continue;
+    }
     // Most columns repeat one value down a batch (model, provider, project, status, tenant, nulls):
     // the same value (or object) as the row before is not encoded again. undefined encodes as NULL.
     let last: unknown;
@@ -61,7 +66,7 @@ function columnArrays(rows: readonly RequestRow[]): string[] {
       const v = (rows[i] as Record<string, unknown>)[name];
       if (v !== last) {
         last = v;
-        const text = json ? jsonElement(v) : arrayElement(v);
+        const text = arrayElement(v);
         if (i > 0 && text !== lastText) oneText = false;
         lastText = text;
         if (lastText !== "NULL") allNull = false;
@@ -86,9 +91,8 @@ const ARRAY_COLUMNS = STORED.map((c) => ({ name: c.name, json: /^jsonb?$/.test(r
 
 const NEEDS_ESCAPE = /["\\]/;
 /**
- * An array element in double quotes, its `"` and `\` escaped. Two string replaceAll passes (backslashes
- * first): a global regex replace built a match object per quote, and a JSON text has ~20 of them: that
- * was a tenth of the bytes an OTLP export allocated (its records' metadata; docs/perf/ingest.md).
+ * An array element in double quotes, its `"` and `\` escaped (two replaceAll passes, backslashes first:
+ * a global regex replace built a match object per quote).
  */
 const quoted = (s: string) => (NEEDS_ESCAPE.test(s) ? `"${s.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"` : `"${s}"`);
 
@@ -127,11 +131,32 @@ function isoText(d: Date): string {
   return `${isoPrefix}${sec < 10 ? "0" : ""}${sec}.${milli < 100 ? (milli < 10 ? "00" : "0") : ""}${milli}Z`;
 }
 
-/** A json/jsonb column's value: its JSON text, whatever its JS type (a string becomes a JSON string). */
-function jsonElement(v: unknown): string {
-  if (v === null || v === undefined) return "NULL";
-  const text = JSON.stringify(v);
-  return text === undefined ? "NULL" : quoted(text);
+/**
+ * A json/jsonb column's values as ONE JSON array (`[{…},null,…]`): each value's JSON text as is, where
+ * an element of a Postgres array literal had to be quoted and its every `"` escaped (metadata is all
+ * quotes: two replaceAll passes built each text twice more, the largest allocation of an OTLP export,
+ * docs/perf/ingest.md). Postgres parses it once as jsonb and splits it (jsonArrayColumn). undefined
+ * and null are JSON null, stored as SQL NULL; a string is a JSON string. As the other columns: every
+ * value null is `[]`, one value in every row that value alone (`[v]`), repeated by Postgres.
+ */
+function jsonArray(rows: readonly RequestRow[], name: string): string {
+  const texts: string[] = new Array(rows.length);
+  let allNull = true;
+  let oneText = true;
+  let last: unknown;
+  let lastText = "null";
+  for (let i = 0; i < rows.length; i++) {
+    const v = (rows[i] as Record<string, unknown>)[name];
+    if (v !== last) {
+      last = v;
+      const text = v === null || v === undefined ? "null" : (JSON.stringify(v) ?? "null");
+      if (i > 0 && text !== lastText) oneText = false;
+      lastText = text;
+      if (text !== "null") allNull = false;
+    }
+    texts[i] = lastText;
+  }
+  return allNull ? "[]" : oneText ? `[${lastText}]` : `[${texts.join(",")}]`;
 }
 
 /**
@@ -149,12 +174,26 @@ function jsonElement(v: unknown): string {
 function unnestColumns() {
   // Each array is one parameter, named once in `a` (each placeholder drizzle meets is a parameter
   // of its own: naming it three times would send it three times).
-  const arrays = STORED.map((c) => sql`${sql.placeholder(c.name)}::${sql.raw(recordsetType(c.column))}[] AS ${sql.raw(c.name)}`);
+  const arrays = STORED.map((c, i) =>
+    ARRAY_COLUMNS[i]?.json
+      ? sql`${jsonArrayColumn(sql.placeholder(c.name))} AS ${sql.raw(c.name)}`
+      : sql`${sql.placeholder(c.name)}::${sql.raw(recordsetType(c.column))}[] AS ${sql.raw(c.name)}`,
+  );
   const args = STORED.map((c) => {
     const array = sql.raw(`a.${c.name}`);
     return sql`unnest(CASE WHEN cardinality(${array}) = 1 THEN array_fill(${array}[1], ARRAY[a.${sql.raw(ROW_COUNT)}]) ELSE ${array} END) AS ${sql.raw(c.name)}`;
   });
   return sql`(SELECT ${sql.join(args, sql`, `)} FROM (SELECT ${sql.join(arrays, sql`, `)}, ${sql.placeholder(ROW_COUNT)}::int AS ${sql.raw(ROW_COUNT)}) AS a) AS src`;
+}
+
+/**
+ * A json/jsonb column's JSON array (jsonArray) as a jsonb[] for the unnest beside the others: parsed
+ * once as jsonb and split in order (an InitPlan, once per statement), a JSON null as SQL NULL. The
+ * text[] literal cast to jsonb[] it replaces parsed each element as jsonb too, after the array's own
+ * unquoting.
+ */
+function jsonArrayColumn(param: Placeholder): SQL {
+  return sql`ARRAY(SELECT nullif(e.value, 'null'::jsonb) FROM jsonb_array_elements(${param}::jsonb) WITH ORDINALITY AS e(value, i) ORDER BY e.i)`;
 }
 
 /**

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { fastValidator } from "../../src/ingest/record-fast.js";
+import { isStorableJson, jsonFits } from "../../src/ingest/fields.js";
 import { fastRecord, fastRecordInPlace, requestRecordSchema } from "../../src/ingest/records.js";
 
 const now = Date.now();
@@ -56,7 +57,25 @@ const VARIANTS: Record<string, unknown[]> = {
   characters: [140, 1.1, null],
   input_units: [0, 2.5, Number.MAX_SAFE_INTEGER + 2, -1, null],
   output_units: [0, 40, -2, null],
-  metadata: [{ a: 1 }, {}, { nested: { b: [1, "two"] } }, null, [], "x", { big: "x".repeat(17 * 1024) }, { "\u0000": 1 }, { a: "\ud800" }, new Map()],
+  metadata: [
+    { a: 1 },
+    {},
+    { nested: { b: [1, "two"] } },
+    null,
+    [],
+    "x",
+    { big: "x".repeat(17 * 1024) },
+    // At the 16 KiB cap exactly (`{"a":"…"}`), one character over, and over only once escaped.
+    { a: "x".repeat(16 * 1024 - 8) },
+    { a: "x".repeat(16 * 1024 - 7) },
+    { a: "\n".repeat(9000) },
+    { a: '"'.repeat(5000), n: [1.5, -0.000001234567890123456, null, true] },
+    { d: new Date(0) },
+    { "\u0000": 1 },
+    { a: "\ud800" },
+    { deep: [{ k: ["\ud800"] }] },
+    new Map(),
+  ],
   is_probe: [true, false, null, "true", 0],
   cached_input_units: [0, 12.5, -1, null, "3"],
   revision: ["v1", 7, 1.5, -1, "", "\u0000", null, {}],
@@ -141,5 +160,35 @@ describe("fastRecord agrees with requestRecordSchema", () => {
 
   it("at the very edge of the future-skew window defers to the schema", () => {
     expect(fastRecord({ ...valid(), timestamp: now + 24 * 3600_000 - 1000 }, now)).toBeNull();
+  });
+});
+
+describe("jsonFits", () => {
+  it("answers as the JSON text's length and isStorableJson do, with or without building the text", () => {
+    const values: unknown[] = [
+      {},
+      { a: 1, b: [true, null, "x"], c: { d: -1.7976931348623157e308 } },
+      { a: "x".repeat(100) },
+      { a: "x".repeat(200) },
+      { a: "\u0001".repeat(40) },
+      { a: "é😀".repeat(20) },
+      { "k\u0000": 1 },
+      { a: ["\udc00"] },
+      { d: new Date(0), m: new Map([[1, 2]]) },
+      { f: () => 1, u: undefined },
+      { toJSON: () => "x".repeat(500) },
+      Object.assign(Object.create(null), { a: "x" }),
+      [1, [2, [3, "four"]]],
+    ];
+    for (const max of [0, 10, 60, 150, 250, 1000, 16 * 1024]) {
+      for (const v of values) expect(jsonFits(v, max), `${JSON.stringify(v)} within ${max}`).toBe(JSON.stringify(v).length <= max && isStorableJson(v));
+    }
+  });
+
+  it("fails as JSON.stringify does on a value it cannot spell (a cycle, a bigint)", () => {
+    const cycle: Record<string, unknown> = { a: "x" };
+    cycle.self = cycle;
+    expect(() => jsonFits(cycle, 16 * 1024)).toThrow(TypeError);
+    expect(() => jsonFits({ n: 1n }, 16 * 1024)).toThrow(TypeError);
   });
 });

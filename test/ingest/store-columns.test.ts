@@ -39,8 +39,9 @@ describe("ingest's column arrays keep every value", () => {
       total_latency_ms: i === 1 ? Number.NaN : 12.25,
       cost_usd: "0.0000116",
       input_tokens: 2 ** 40 + i,
-      // A JSON string as metadata stays a JSON string (as the JSON payload stored it).
-      metadata: i === 3 ? text : { note: text, n: i, nested: { q: '"' } },
+      // A JSON string as metadata stays a JSON string (as the JSON payload stored it); a null one is
+      // SQL NULL beside the others (metadata goes as one JSON array), a null inside stays JSON null.
+      metadata: i === 3 ? text : i === 4 ? null : { note: text, n: i, nested: { q: '"', none: null } },
       is_probe: i % 2 === 0,
     }));
     const inserted = await storeRequestRows(tdb.database.db, null, rows);
