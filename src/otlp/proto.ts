@@ -129,9 +129,10 @@ export function readExportRequest(bytes: Uint8Array, keys: AttributeKeys): WireR
   // A Buffer gets protobufjs' BufferReader (strings through Buffer#utf8Slice).
   const r = loadProtobufs().Reader.create(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
   const out: WireResourceSpans[] = [];
+  const last: LastTrace = { at: 0, end: 0, hex: "" };
   while (r.pos < r.len) {
     const tag = r.uint32();
-    if (tag === LEN(1)) out.push(readResourceSpans(r, nestedEnd(r), keys));
+    if (tag === LEN(1)) out.push(readResourceSpans(r, nestedEnd(r), keys, last));
     else r.skipType(tag & 7);
   }
   return out;
@@ -154,7 +155,19 @@ function ended(r: Reader, end: number): void {
   if (r.pos !== end) throw new RangeError(`field past its message's end at offset ${r.pos}`);
 }
 
-function readResourceSpans(r: Reader, end: number, keys: AttributeKeys): WireResourceSpans {
+/**
+ * The last trace id read in this request (where its bytes sit, and its hex): an exporter sends a
+ * trace's spans together, so most spans' trace id is the one before, kept as one string. The spans
+ * of an export wait for a writer while other exports are read: each id string they hold is one more
+ * object every young-generation collection copies.
+ */
+interface LastTrace {
+  at: number;
+  end: number;
+  hex: string;
+}
+
+function readResourceSpans(r: Reader, end: number, keys: AttributeKeys, last: LastTrace): WireResourceSpans {
   const out: WireResourceSpans = { resource: {}, spans: [] };
   while (r.pos < end) {
     const tag = r.uint32();
@@ -173,7 +186,7 @@ function readResourceSpans(r: Reader, end: number, keys: AttributeKeys): WireRes
       const scopeEnd = nestedEnd(r);
       while (r.pos < scopeEnd) {
         const t = r.uint32();
-        if (t === LEN(2)) out.spans.push(readSpan(r, nestedEnd(r), keys));
+        if (t === LEN(2)) out.spans.push(readSpan(r, nestedEnd(r), keys, last));
         else r.skipType(t & 7);
       }
       ended(r, scopeEnd);
@@ -183,7 +196,10 @@ function readResourceSpans(r: Reader, end: number, keys: AttributeKeys): WireRes
   return out;
 }
 
-function readSpan(r: Reader, end: number, keys: AttributeKeys): WireSpan {
+/** The attributes of a span that sends none (most LiveKit spans): one frozen object for all of them. */
+const NO_ATTRIBUTES: Attrs = Object.freeze({});
+
+function readSpan(r: Reader, end: number, keys: AttributeKeys, last: LastTrace): WireSpan {
   // Built whole, in one shape (the receiver's span: no message object, wrapper or copy per span).
   const span: WireSpan = {
     traceId: "",
@@ -194,19 +210,22 @@ function readSpan(r: Reader, end: number, keys: AttributeKeys): WireSpan {
     endMs: 0,
     statusCode: 0,
     statusMessage: "",
-    attributes: {},
+    attributes: NO_ATTRIBUTES,
     project: null,
     python: false,
   };
   while (r.pos < end) {
     const tag = r.uint32();
-    if (tag === LEN(1)) span.traceId = hexBytes(r);
+    if (tag === LEN(1)) span.traceId = traceHex(r, last);
     else if (tag === LEN(2)) span.spanId = hexBytes(r);
     else if (tag === LEN(4)) span.parentSpanId = hexBytes(r);
     else if (tag === LEN(5)) span.name = r.string();
     else if (tag === I64(7)) span.startMs = fixed64(r) / 1e6;
     else if (tag === I64(8)) span.endMs = fixed64(r) / 1e6;
-    else if (tag === LEN(9)) readKeyValue(r, nestedEnd(r), keys, span.attributes);
+    else if (tag === LEN(9)) {
+      if (span.attributes === NO_ATTRIBUTES) span.attributes = {};
+      readKeyValue(r, nestedEnd(r), keys, span.attributes);
+    }
     else if (tag === LEN(15)) {
       const statusEnd = nestedEnd(r);
       while (r.pos < statusEnd) {
@@ -220,6 +239,27 @@ function readSpan(r: Reader, end: number, keys: AttributeKeys): WireSpan {
   }
   ended(r, end);
   return span;
+}
+
+/** Whether buf[a, a + n) and buf[b, b + n) hold the same bytes (16 of them: a loop, cheaper than a native call). */
+function sameBytes(buf: Uint8Array, a: number, b: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (buf[a + i] !== buf[b + i]) return false;
+  return true;
+}
+
+/** A trace id as hexBytes reads it: the string of the last one when the bytes are the same. */
+function traceHex(r: Reader, last: LastTrace): string {
+  const end = nestedEnd(r);
+  const buf = r.buf as Buffer;
+  if (end - r.pos === last.end - last.at && sameBytes(buf, last.at, r.pos, end - r.pos)) {
+    r.pos = end;
+    return last.hex;
+  }
+  last.at = r.pos;
+  last.end = end;
+  last.hex = buf.toString("hex", r.pos, end);
+  r.pos = end;
+  return last.hex;
 }
 
 /**

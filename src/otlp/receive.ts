@@ -71,11 +71,14 @@ export interface ExportOutcome {
   errorMessage: string;
 }
 
-/** One claimed export's spans by trace, as written with the others of its group. */
+/**
+ * One claimed export's spans by trace, as written with the others of its group, and what its decoding
+ * rejected. Not the decoded request: its unmapped spans would live on while the export waits.
+ */
 interface ExportWrite {
   byTrace: Map<string, { fresh: FreshSpan[]; resource: Attrs }>;
-  decoded: DecodedRequest;
-  spans: number;
+  rejected: number;
+  firstRejection: string | null;
 }
 
 /**
@@ -135,7 +138,8 @@ export async function receiveTraces(
   const release = await claimTraces(state, [...byTrace.keys()]);
   try {
     const spans = decoded.batches.reduce((n, b) => n + b.spans.length, 0);
-    return await queueWrite(state.writes, { byTrace, decoded, spans }, tenantId, spans, (group) => writeExports(services, state, tenantId, group));
+    const write: ExportWrite = { byTrace, rejected: decoded.rejected, firstRejection: decoded.firstRejection };
+    return await queueWrite(state.writes, write, tenantId, spans, (group) => writeExports(services, state, tenantId, group));
   } finally {
     release();
   }
@@ -258,8 +262,8 @@ async function writeExports(services: OtlpDeps, state: OtlpState, tenantId: stri
   const recordSkips = skipsByExport(recordStarts, records.length, ingested.skipped_records);
   const turnSkips = skipsByExport(turnStarts, turns.length, checkedTurns.skipped);
   return group.map((e, i) => {
-    const rejected = e.decoded.rejected + (recordSkips.counts[i] ?? 0);
-    const reasons = [e.decoded.firstRejection, recordSkips.reasons[i], turnSkips.reasons[i]].filter(Boolean);
+    const rejected = e.rejected + (recordSkips.counts[i] ?? 0);
+    const reasons = [e.firstRejection, recordSkips.reasons[i], turnSkips.reasons[i]].filter(Boolean);
     return { rejectedSpans: rejected, errorMessage: reasons.length > 0 ? `${rejected} span(s) rejected: ${reasons.join("; ")}` : "" };
   });
 }
