@@ -7,9 +7,10 @@ import { refuseUnstorableJson } from "./storable.js";
  * Reads a request body with the size limit enforced while reading, before any parsing.
  * gzip/deflate bodies are decompressed and the limit applies to the decompressed size,
  * so a gzip bomb stops at `limit` bytes of output. `held`, when given, is told the bytes the body will
- * hold as soon as that is known: a declared length sent as is before a byte is read (the body is
- * then read whole), else the bytes held so far (decompressed) after each chunk, before the chunk is kept. An error it throws stops the
- * read and is the answer (the OTLP receiver's shared budget of body bytes: src/otlp/admission.ts).
+ * hold as soon as that is known: a declared length sent as is before a byte is read (the body is then
+ * read whole), else the bytes held so far (decompressed) after each chunk, before the chunk is kept.
+ * An error it throws stops the read and is the answer (the OTLP receiver's shared budget of body
+ * bytes: src/otlp/admission.ts).
  */
 export async function readBodyBytes(c: Context, limit: number, held?: (bytes: number) => void): Promise<Buffer> {
   const declared = Number(c.req.header("content-length") ?? "0");
