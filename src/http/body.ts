@@ -13,19 +13,20 @@ import { refuseUnstorableJson } from "./storable.js";
  * bytes: src/otlp/admission.ts).
  */
 export async function readBodyBytes(c: Context, limit: number, held?: (bytes: number) => void): Promise<Buffer> {
-  const declared = Number(c.req.header("content-length") ?? "0");
+  const lengthHeader = c.req.header("content-length");
+  const declared = lengthHeader === undefined ? Number.NaN : Number(lengthHeader);
   const encoding = (c.req.header("content-encoding") ?? "identity").trim().toLowerCase();
   if (!["identity", "gzip", "deflate", ""].includes(encoding)) {
     throw new ApiError("unsupported_media_type", `unsupported Content-Encoding: ${encoding}`);
   }
   if (encoding === "identity" || encoding === "") {
     if (declared > limit) throw tooLarge(limit);
-    if (held && Number.isSafeInteger(declared) && declared > 0) held(declared);
     // A declared length within the limit: Node's HTTP parser reads exactly that many bytes, so the body
     // is read whole, off the socket as it comes (@hono/node-server's direct read). Through the web
     // stream each request built a Request and a ReadableStream over the socket: ~3% of the OTLP
     // receiver's main thread, an export being a request per 126 records (docs/perf/ingest.md).
-    if (c.req.header("content-length") !== undefined && Number.isSafeInteger(declared) && declared >= 0) {
+    if (Number.isSafeInteger(declared) && declared >= 0) {
+      if (declared > 0) held?.(declared);
       const body = Buffer.from(await c.req.raw.arrayBuffer());
       // Only an in-process Request (app.request in tests) can hold more than it declared.
       if (body.byteLength > limit) throw tooLarge(limit);

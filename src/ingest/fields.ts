@@ -27,35 +27,30 @@ export { isStorableText };
 
 /** Every string and key inside a JSON value is storable (iterative: no recursion on hostile input). */
 export function isStorableJson(value: unknown): boolean {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v === "string") {
-      if (!isStorableText(v)) return false;
-    } else if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) stack.push(v[i]);
-    } else if (v !== null && typeof v === "object") {
-      // for…in, not Object.entries: no [key, value] array per property (every record's metadata passes here).
-      for (const k in v) {
-        if (!Object.hasOwn(v, k)) continue;
-        if (!isStorableText(k)) return false;
-        stack.push((v as Record<string, unknown>)[k]);
-      }
-    }
-  }
-  return true;
+  return storableBound(value, Number.POSITIVE_INFINITY) !== false;
 }
 
 /**
  * JSON.stringify(value).length <= max and isStorableJson(value), in one walk without the JSON text
- * where it can: an upper bound of the text's length (a string's UTF-16 unit spelled \uXXXX at worst,
- * a number at most 32 characters, a missing value as null) that stays within `max` is enough. Past
- * it, or for anything but plain JSON values (a toJSON method, a class instance, a bigint), it asks
+ * where it can: storableBound's upper bound of the text's length within `max` is enough. Past it, or
+ * for anything but plain JSON values (a toJSON method, a class instance, a bigint), it asks
  * JSON.stringify itself. A record's metadata was stringified here only to be measured: ~1 us per
  * record, every record of an OTLP export (docs/perf/ingest.md).
  */
 export function jsonFits(value: unknown, max: number): boolean {
-  const exact = () => JSON.stringify(value).length <= max && isStorableJson(value);
+  const bound = storableBound(value, max);
+  if (bound === false) return false;
+  return bound <= max || (JSON.stringify(value).length <= max && isStorableJson(value));
+}
+
+/**
+ * One walk of a JSON value (iterative): false at its first string or key that is not storable, else
+ * an upper bound of its JSON text's length (a string's UTF-16 unit spelled \uXXXX at worst, a number
+ * at most 32 characters, a missing value as null; Infinity once a value only JSON.stringify can
+ * measure is met). The walk stops as soon as the bound passes `stopAbove` (a cycle's bound grows
+ * without end): the bound is then answered, and what was not walked is unknown.
+ */
+function storableBound(value: unknown, stopAbove: number): number | false {
   let bound = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0) {
@@ -63,16 +58,14 @@ export function jsonFits(value: unknown, max: number): boolean {
     if (typeof v === "string") {
       if (!isStorableText(v)) return false;
       bound += 2 + 6 * v.length;
-    } else if (v === null || v === undefined || typeof v === "number" || typeof v === "boolean") {
-      bound += 32;
     } else if (Array.isArray(v)) {
-      if (Object.getPrototypeOf(v) !== Array.prototype) return exact();
-      bound += 2 + v.length;
+      bound += Object.getPrototypeOf(v) === Array.prototype ? 2 + v.length : Number.POSITIVE_INFINITY;
       for (let i = 0; i < v.length; i++) stack.push(v[i]);
-    } else if (typeof v === "object") {
+    } else if (v !== null && typeof v === "object") {
       const proto = Object.getPrototypeOf(v);
-      if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === "function") return exact();
-      bound += 2;
+      const plain = (proto === Object.prototype || proto === null) && typeof (v as { toJSON?: unknown }).toJSON !== "function";
+      bound += plain ? 2 : Number.POSITIVE_INFINITY;
+      // for…in, not Object.entries: no [key, value] array per property (every record's metadata passes here).
       for (const k in v) {
         if (!Object.hasOwn(v, k)) continue;
         if (!isStorableText(k)) return false;
@@ -80,12 +73,11 @@ export function jsonFits(value: unknown, max: number): boolean {
         stack.push((v as Record<string, unknown>)[k]);
       }
     } else {
-      return exact();
+      bound += v === null || v === undefined || typeof v === "number" || typeof v === "boolean" ? 32 : Number.POSITIVE_INFINITY;
     }
-    // Past the bound (a cycle too: it grows without end) only the text tells.
-    if (bound > max) return exact();
+    if (bound > stopAbove) return bound;
   }
-  return true;
+  return bound;
 }
 
 /**

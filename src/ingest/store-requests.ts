@@ -46,30 +46,30 @@ const columnList = sql.raw(REQUEST_COLUMNS.join(", "));
  * the JSON payload carried it: a Date as its ISO string, a non-finite number or an invalid Date as
  * NULL, a boolean as true/false; every other element is quoted, so a string is never read as NULL
  * (test/ingest/store-columns.test.ts). A json/jsonb column (metadata) is one JSON array of its values
- * instead (jsonArray), unnested alike.
+ * instead (jsonText), unnested alike.
  */
 function columnArrays(rows: readonly RequestRow[]): string[] {
   const out: string[] = [];
   const parts: string[] = new Array(rows.length);
   for (const { name, json } of ARRAY_COLUMNS) {
-    if (json) {
-      out.push(jsonArray(rows, name));
-      continue;
-    }
+    // A json/jsonb column is a JSON array of its values' texts (jsonText), the others an array literal.
+    const encode = json ? jsonText : arrayElement;
+    const nullText = json ? "null" : "NULL";
+    const [open, close] = json ? ["[", "]"] : ["{", "}"];
     // Most columns repeat one value down a batch (model, provider, project, status, tenant, nulls):
-    // the same value (or object) as the row before is not encoded again. undefined encodes as NULL.
+    // the same value (or object) as the row before is not encoded again. undefined encodes as null.
     let last: unknown;
-    let lastText = "NULL";
+    let lastText = nullText;
     let allNull = true;
     let oneText = true;
     for (let i = 0; i < rows.length; i++) {
       const v = (rows[i] as Record<string, unknown>)[name];
       if (v !== last) {
         last = v;
-        const text = arrayElement(v);
+        const text = encode(v);
         if (i > 0 && text !== lastText) oneText = false;
         lastText = text;
-        if (lastText !== "NULL") allNull = false;
+        if (lastText !== nullText) allNull = false;
       }
       parts[i] = lastText;
     }
@@ -78,7 +78,7 @@ function columnArrays(rows: readonly RequestRow[]): string[] {
     // "NULL,NULL,…" (error_message, fallback_from, the audio tokens, metadata… in most batches).
     // A column of one value in every row (project, agent, status, pricing, rate rule, probe flag… in
     // most batches) is that value alone, repeated by Postgres (unnestColumns).
-    out.push(allNull ? "{}" : oneText ? `{${lastText}}` : `{${parts.join(",")}}`);
+    out.push(allNull ? open + close : oneText ? `${open}${lastText}${close}` : `${open}${parts.join(",")}${close}`);
   }
   return out;
 }
@@ -132,31 +132,14 @@ function isoText(d: Date): string {
 }
 
 /**
- * A json/jsonb column's values as ONE JSON array (`[{…},null,…]`): each value's JSON text as is, where
- * an element of a Postgres array literal had to be quoted and its every `"` escaped (metadata is all
- * quotes: two replaceAll passes built each text twice more, the largest allocation of an OTLP export,
- * docs/perf/ingest.md). Postgres parses it once as jsonb and splits it (jsonArrayColumn). undefined
- * and null are JSON null, stored as SQL NULL; a string is a JSON string. As the other columns: every
- * value null is `[]`, one value in every row that value alone (`[v]`), repeated by Postgres.
+ * A json/jsonb column's value as an element of ONE JSON array (`[{…},null,…]`): its JSON text as is,
+ * where an element of a Postgres array literal had to be quoted and its every `"` escaped (metadata
+ * is all quotes: two replaceAll passes built each text twice more, the largest allocation of an OTLP
+ * export, docs/perf/ingest.md). Postgres parses the array once as jsonb and splits it
+ * (jsonArrayColumn). undefined and null are JSON null, stored as SQL NULL; a string is a JSON string.
  */
-function jsonArray(rows: readonly RequestRow[], name: string): string {
-  const texts: string[] = new Array(rows.length);
-  let allNull = true;
-  let oneText = true;
-  let last: unknown;
-  let lastText = "null";
-  for (let i = 0; i < rows.length; i++) {
-    const v = (rows[i] as Record<string, unknown>)[name];
-    if (v !== last) {
-      last = v;
-      const text = v === null || v === undefined ? "null" : (JSON.stringify(v) ?? "null");
-      if (i > 0 && text !== lastText) oneText = false;
-      lastText = text;
-      if (text !== "null") allNull = false;
-    }
-    texts[i] = lastText;
-  }
-  return allNull ? "[]" : oneText ? `[${lastText}]` : `[${texts.join(",")}]`;
+function jsonText(v: unknown): string {
+  return v === null || v === undefined ? "null" : (JSON.stringify(v) ?? "null");
 }
 
 /**
@@ -187,7 +170,7 @@ function unnestColumns() {
 }
 
 /**
- * A json/jsonb column's JSON array (jsonArray) as a jsonb[] for the unnest beside the others: parsed
+ * A json/jsonb column's JSON array (jsonText) as a jsonb[] for the unnest beside the others: parsed
  * once as jsonb and split in order (an InitPlan, once per statement), a JSON null as SQL NULL. The
  * text[] literal cast to jsonb[] it replaces parsed each element as jsonb too, after the array's own
  * unquoting.
