@@ -178,6 +178,18 @@ function interleavedBatch(): OtlpBatch {
 
 const otlpBatch = SHAPE === "interleaved" ? interleavedBatch : sessionsBatch;
 
+/**
+ * Fills `batches` up to `count`, yielding to the event loop after each batch: SimpleSpanProcessor
+ * keeps every ended span in a set until its export promise settles, so a synchronous loop over
+ * thousands of batches held millions of spans (a fast machine's top-up ran out of heap).
+ */
+async function build(batches: OtlpBatch[], count: number): Promise<void> {
+  while (batches.length < count) {
+    batches.push(otlpBatch());
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 function ingestBatch(): string {
   const sessions = Array.from({ length: INGEST_SESSIONS }, () => `bench-${randomUUID()}`);
   return JSON.stringify(
@@ -235,6 +247,8 @@ interface Target {
   ingestCpu: number[];
   otlpCpu: number[];
   failures: number;
+  /** Whether a round sent more batches than were prebuilt (re-sends: cheaper duplicates). */
+  resent: boolean;
 }
 
 async function target(name: string, tag: string, nodeArgs: string[], main: string): Promise<Target> {
@@ -257,6 +271,7 @@ async function target(name: string, tag: string, nodeArgs: string[], main: strin
     ingestCpu: [],
     otlpCpu: [],
     failures: 0,
+    resent: false,
   };
 }
 
@@ -267,15 +282,13 @@ async function main() {
   console.log(`load at start: ${load()}`);
   // Batches built before the clock starts: the client's span building is not the server's cost.
   // Enough that no server gets one twice (a re-send is a cheaper duplicate).
-  const prebuilt = Array.from({ length: Number(process.env.BENCH_OTLP_BATCHES ?? 1500) }, otlpBatch);
+  const prebuilt: OtlpBatch[] = [];
+  await build(prebuilt, Number(process.env.BENCH_OTLP_BATCHES ?? 1500));
   // Topped up before each OTLP leg (outside its clock) to twice the batches a server took in its last
   // leg: on a quiet machine 1,500 ran out in the fourth round, and re-sends (cheaper duplicates) made the
   // later rounds look faster.
   const lastLeg = new Map<Target, number>();
-  const topUp = (t: Target) => {
-    const want = t.next + Math.max(1500, 2 * (lastLeg.get(t) ?? 0));
-    while (prebuilt.length < want) prebuilt.push(otlpBatch());
-  };
+  const topUp = (t: Target) => build(prebuilt, t.next + Math.max(1500, 2 * (lastLeg.get(t) ?? 0)));
   // Per batch on average (the interleaved shape's batches carry from 38 to 46 user turns).
   const spansPerBatch = prebuilt.reduce((n, b) => n + b.spans, 0) / prebuilt.length;
   const turnsPerBatch = prebuilt.reduce((n, b) => n + b.turns, 0) / prebuilt.length;
@@ -292,14 +305,17 @@ async function main() {
     // Warm-up of both paths on every server, then measured rounds, the servers' legs interleaved.
     for (const t of targets) {
       if (INGEST_SECONDS > 0) await loop(t.pool, 2, ingestLeg);
-      await loop(t.pool, 2, otlpLeg(t));
+      const warm = await loop(t.pool, 2, otlpLeg(t));
+      // The first round's top-up from the warm-up's pace: a fast machine took more than 1,500 batches
+      // in its first round, and the re-sends made that round look faster.
+      lastLeg.set(t, Math.ceil((warm.batches * SECONDS) / 2));
     }
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse();
       for (const t of order) {
         // CPU of the server and of its Postgres backends: on this shared machine a leg's CPU per batch
         // moves less with the load than its throughput does.
-        topUp(t);
+        await topUp(t);
         const pg0 = await backendCpu(t.dbUrl);
         const s0 = cpuSecondsOf(t.pid);
         const ingest = await loop(t.pool, INGEST_SECONDS, ingestLeg);
@@ -307,6 +323,7 @@ async function main() {
         const s1 = cpuSecondsOf(t.pid);
         const otlp = await loop(t.pool, SECONDS, otlpLeg(t));
         lastLeg.set(t, otlp.batches);
+        if (t.next > prebuilt.length) t.resent = true;
         const pg2 = await backendCpu(t.dbUrl);
         const s2 = cpuSecondsOf(t.pid);
         const ingestCpu = ((s1 - s0 + backendCpuSpent(pg0, pg1)) * 1000) / ingest.batches;
@@ -325,7 +342,7 @@ async function main() {
       }
     }
     for (const t of targets) {
-      if (t.next > prebuilt.length) console.warn(`note: ${t.name} was sent ${t.next} batches, ${prebuilt.length} prebuilt: later ones were re-sends (duplicates)`);
+      if (t.resent) console.warn(`note: ${t.name} ran out of prebuilt batches in a round: its later exports were re-sends (duplicates)`);
       const records = median(t.otlp);
       // CPU per record: ingest's per record over OTLP's per mapped record (the ratio were CPU the only limit).
       const cpuRatio = median(t.ingestCpu) / INGEST_BATCH / (median(t.otlpCpu) / (turnsPerBatch * 3));
