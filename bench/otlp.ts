@@ -16,7 +16,9 @@
  *       cheapest case.
  *     - `interleaved`: what a BatchSpanProcessor sends for a worker running 20 sessions at once (each
  *       wave's spans in the order they end, cut every 512): a session's spans spread over ~3 batches,
- *       so later batches read its stored spans back and the pairing spans are kept.
+ *       so later batches read its stored spans back and the pairing spans are kept. Each client is
+ *       one such worker with its own sessions, sending its batches in order, one at a time (as a
+ *       BatchSpanProcessor exports): no two clients' batches share a trace.
  * Prints spans/s, mapped records/s (3 per user turn: STT, LLM, TTS; plus the turn) and the ratio of
  * mapped records/s to ingest records/s (target >= 0.5), per round and the median. Both legs: the same
  * clients, each waiting for its answer (a client that gets 429 or 503 waits Retry-After, as an exporter
@@ -145,7 +147,7 @@ const serialize = (spans: ReadableSpan[]): OtlpBatch => ({
 });
 
 /** The "sessions" shape: one export batch of whole sessions of TURNS_PER_SESSION turns, cut at SPANS_PER_BATCH spans. */
-function sessionsBatch(): OtlpBatch {
+function sessionsBatch(_worker: number): OtlpBatch {
   memory.reset();
   let spans = 0;
   const t0 = Date.now() - 120_000;
@@ -157,15 +159,18 @@ function sessionsBatch(): OtlpBatch {
 }
 
 /**
- * The "interleaved" shape: what a BatchSpanProcessor sends for an agent worker running
+ * The "interleaved" shape: what a BatchSpanProcessor sends for agent worker `worker`, running
  * INTERLEAVED_SESSIONS sessions at once. Waves of that many sessions of TURNS_PER_SESSION turns,
  * started 3 s apart; each wave's spans in the order they end, cut into batches of SPANS_PER_BATCH
  * (a session's spans spread over ~3 batches; its agent_session span, which ends it, in the last).
+ * Each worker has its own spans not yet sent.
  */
 const INTERLEAVED_SESSIONS = 20;
-const pending: ReadableSpan[] = [];
+const pendingOf = new Map<number, ReadableSpan[]>();
 let waves = 0;
-function interleavedBatch(): OtlpBatch {
+function interleavedBatch(worker: number): OtlpBatch {
+  const pending = pendingOf.get(worker) ?? [];
+  pendingOf.set(worker, pending);
   while (pending.length < SPANS_PER_BATCH) {
     memory.reset();
     const t0 = Date.now() - 600_000 + (waves++ % 5) * 60_000;
@@ -179,13 +184,13 @@ function interleavedBatch(): OtlpBatch {
 const otlpBatch = SHAPE === "interleaved" ? interleavedBatch : sessionsBatch;
 
 /**
- * Fills `batches` up to `count`, yielding to the event loop after each batch: SimpleSpanProcessor
+ * Fills `batches` up to `count` (batch i is client i % CLIENTS's: see nextBatch), yielding to the event loop after each batch: SimpleSpanProcessor
  * keeps every ended span in a set until its export promise settles, so a synchronous loop over
  * thousands of batches held millions of spans (a fast machine's top-up ran out of heap).
  */
 async function build(batches: OtlpBatch[], count: number): Promise<void> {
   while (batches.length < count) {
-    batches.push(otlpBatch());
+    batches.push(otlpBatch(batches.length % CLIENTS));
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
@@ -210,16 +215,16 @@ function ingestBatch(): string {
   );
 }
 
-async function loop(pool: Pool, seconds: number, next: () => { path: string; body: string | Uint8Array; type: string; units: number }) {
+async function loop(pool: Pool, seconds: number, next: (client: number) => { path: string; body: string | Uint8Array; type: string; units: number }) {
   let units = 0;
   let batches = 0;
   let failures = 0;
   const deadline = performance.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
+    Array.from({ length: CLIENTS }, async (_, client) => {
       while (performance.now() < deadline) {
-        const b = next();
+        const b = next(client);
         const res = await pool.request({ path: b.path, method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": b.type }, body: b.body });
         await res.body.dump();
         batches++;
@@ -240,7 +245,8 @@ interface Target {
   pid: number;
   dbUrl: string;
   stop: () => Promise<void>;
-  next: number;
+  /** Per client, how many prebuilt batches it has sent: client c sends batches c, c + CLIENTS, c + 2 × CLIENTS… in order. */
+  sent: number[];
   ingest: number[];
   otlp: number[];
   /** CPU ms (user + system) per batch of the server and of its database's Postgres backends, per round. */
@@ -265,7 +271,7 @@ async function target(name: string, tag: string, nodeArgs: string[], main: strin
       await server.stop();
       await db.drop();
     },
-    next: 0,
+    sent: Array.from({ length: CLIENTS }, () => 0),
     ingest: [],
     otlp: [],
     ingestCpu: [],
@@ -288,7 +294,8 @@ async function main() {
   // leg: on a quiet machine 1,500 ran out in the fourth round, and re-sends (cheaper duplicates) made the
   // later rounds look faster.
   const lastLeg = new Map<Target, number>();
-  const topUp = (t: Target) => build(prebuilt, t.next + Math.max(1500, 2 * (lastLeg.get(t) ?? 0)));
+  // Clients move at about the same pace; each gets twice its share of the last leg, past the furthest one.
+  const topUp = (t: Target) => build(prebuilt, CLIENTS * (Math.max(...t.sent) + Math.ceil(Math.max(1500, 2 * (lastLeg.get(t) ?? 0)) / CLIENTS)));
   // Per batch on average (the interleaved shape's batches carry from 38 to 46 user turns).
   const spansPerBatch = prebuilt.reduce((n, b) => n + b.spans, 0) / prebuilt.length;
   const turnsPerBatch = prebuilt.reduce((n, b) => n + b.turns, 0) / prebuilt.length;
@@ -297,8 +304,11 @@ async function main() {
   const targets = [await target("this tree", "otlp", nodeArgs, fileURLToPath(new URL("../src/cli/main.ts", import.meta.url)))];
   if (BASE_TREE) targets.push(await target(`base ${BASE_TREE}`, "otlpbase", [], `${BASE_TREE}/src/cli/main.ts`));
   const ingestLeg = () => ({ path: "/v1/ingest", body: ingestBatch(), type: "application/json", units: INGEST_BATCH });
-  const otlpLeg = (t: Target) => () => {
-    const b = prebuilt[t.next++ % prebuilt.length] as OtlpBatch;
+  const otlpLeg = (t: Target) => (client: number) => {
+    const i = client + CLIENTS * (t.sent[client] as number);
+    t.sent[client] = (t.sent[client] as number) + 1;
+    if (i >= prebuilt.length) t.resent = true;
+    const b = prebuilt[i % prebuilt.length] as OtlpBatch;
     return { path: "/v1/otlp/v1/traces", body: b.body, type: "application/x-protobuf", units: b.turns };
   };
   try {
@@ -323,7 +333,6 @@ async function main() {
         const s1 = cpuSecondsOf(t.pid);
         const otlp = await loop(t.pool, SECONDS, otlpLeg(t));
         lastLeg.set(t, otlp.batches);
-        if (t.next > prebuilt.length) t.resent = true;
         const pg2 = await backendCpu(t.dbUrl);
         const s2 = cpuSecondsOf(t.pid);
         const ingestCpu = ((s1 - s0 + backendCpuSpent(pg0, pg1)) * 1000) / ingest.batches;
