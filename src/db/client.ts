@@ -68,7 +68,19 @@ export function maskUrl(url: string): string {
 
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   if ("url" in target) {
-    const pool = new pg.Pool({ connectionString: target.url, max: 10, connectionTimeoutMillis: 5000 });
+    const pool = new pg.Pool({
+      connectionString: target.url,
+      max: 10,
+      connectionTimeoutMillis: 5000,
+      // JIT off for the session, before the connection serves a query. Voxgate's statements are short,
+      // and many are cached generic plans whose estimates grow with the tables (100 rows per JSON
+      // array, every day partition): past jit_above_cost (100,000 by default) Postgres compiled the
+      // OTLP receiver's on every execution, ~80 ms against ~5 ms of work (docs/perf/ingest.md, "JIT").
+      // A SET, not the `options` startup parameter, which PgBouncer refuses.
+      onConnect: async (client) => {
+        await client.query("SET jit = off").catch(() => {});
+      },
+    });
     // A dropped connection (Postgres restart) must not crash the process; queries fail and retry later.
     pool.on("error", () => {});
     // A client checked out between two statements of a transaction gets the same error on itself;
