@@ -164,8 +164,12 @@ function identitiesJson(identities: ReadonlyMap<string, TraceIdentity>): string 
  * the stored spans of traces that waited for their session (mapped now) are marked mapped, in CTEs of
  * the turns' insert (which reads the placeholder "turns"). The span rows are the export's traces'
  * alone (claimed by receiveTraces), so when that statement locks them does not matter. The update of
- * waited spans runs only when there are some (a one-time filter: as `trace_id = ANY(…)` its cached
- * plan scanned otlp_spans every export). The batch's sessions' earlier turns are attributed to their
+ * waited spans runs only when there are some (a one-time filter), and finds them as loadTraceState
+ * does, an index probe per trace id, then each row by its ctid: as `trace_id = ANY(…)` the plan a
+ * connection cached while otlp_spans was nearly empty (a new deployment's first minute, every
+ * bench:otlp run) scanned the whole table every export for that connection's life, which grows with
+ * the table (the interleaved shape fell from 0.31 to 0.25 × its ingest over three rounds).
+ * The batch's sessions' earlier turns are attributed to their
  * agents here too (the fleet index's attach, `attached`, over the placeholder "sessions"), a round
  * trip less than ingest's own attach statement, which the receiver then skips
  * (CallerWrites.sessionTurnsAttached): the UPDATE sees the sessions as the batch's insert statement
@@ -182,10 +186,10 @@ export const insertTurnsAndSpans = namedStatement("voxgate_otlp_turns_spans", ()
         end_ms float8, status_code int, status_message text, attributes jsonb, project text, python boolean, mapped boolean)
       ON CONFLICT ON CONSTRAINT otlp_spans_span_tenant_uq DO NOTHING
     ), waited AS (
-      UPDATE otlp_spans SET mapped = true
-      WHERE ${sql.placeholder("waited")}::text <> '[]'
-        AND trace_id = ANY(ARRAY(SELECT json_array_elements_text(${sql.placeholder("waited")}::json)))
-        AND tenant_id IS NOT DISTINCT FROM ${tenant} AND NOT mapped
+      UPDATE otlp_spans o SET mapped = true
+      FROM (SELECT sp.ctid AS row FROM json_array_elements_text(${sql.placeholder("waited")}::json) AS w(trace_id)
+        CROSS JOIN LATERAL (SELECT ctid FROM otlp_spans WHERE trace_id = w.trace_id AND tenant_id IS NOT DISTINCT FROM ${tenant} AND NOT mapped OFFSET 0) sp) w
+      WHERE ${sql.placeholder("waited")}::text <> '[]' AND o.ctid = w.row
     ), attached AS (
       ${attachTurnsSql()}
     ), fresh AS (

@@ -112,10 +112,14 @@ describe("POST /v1/otlp/v1/traces: LiveKit spans to sessions, turns and records"
     const first = script.take();
     await exportSpans(url(), ACME, first);
     expect(await countOf(db(), "requests")).toBe(0);
+    const waiting = await rows<{ name: string }>(db(), sql`SELECT name FROM otlp_spans WHERE NOT mapped ORDER BY name`);
+    expect(waiting.map((r) => r.name)).toEqual(["user_speaking", "user_turn"]);
     s.agentHalf();
     s.close();
     const second = script.take();
     await exportSpans(url(), ACME, second);
+    // The spans that waited are mapped now, and marked so.
+    expect(await rows(db(), sql`SELECT name FROM otlp_spans WHERE NOT mapped`)).toEqual([]);
 
     const records = await rows<Record<string, unknown>>(
       db(),
