@@ -184,9 +184,10 @@ function interleavedBatch(worker: number): OtlpBatch {
 const otlpBatch = SHAPE === "interleaved" ? interleavedBatch : sessionsBatch;
 
 /**
- * Fills `batches` up to `count` (batch i is client i % CLIENTS's: see nextBatch), yielding to the event loop after each batch: SimpleSpanProcessor
- * keeps every ended span in a set until its export promise settles, so a synchronous loop over
- * thousands of batches held millions of spans (a fast machine's top-up ran out of heap).
+ * Fills `batches` up to `count` (batch i is client i % CLIENTS's: see otlpLeg), yielding to the event
+ * loop after each batch: SimpleSpanProcessor keeps every ended span in a set until its export promise
+ * settles, so a synchronous loop over thousands of batches held millions of spans (a fast machine's
+ * top-up ran out of heap).
  */
 async function build(batches: OtlpBatch[], count: number): Promise<void> {
   while (batches.length < count) {
