@@ -164,11 +164,11 @@ function identitiesJson(identities: ReadonlyMap<string, TraceIdentity>): string 
  * the stored spans of traces that waited for their session (mapped now) are marked mapped, in CTEs of
  * the turns' insert (which reads the placeholder "turns"). The span rows are the export's traces'
  * alone (claimed by receiveTraces), so when that statement locks them does not matter. The update of
- * waited spans runs only when there are some (a one-time filter), and finds them as loadTraceState
- * does, an index probe per trace id, then each row by its ctid: as `trace_id = ANY(…)` the plan a
- * connection cached while otlp_spans was nearly empty (a new deployment's first minutes, every
- * bench:otlp run) scanned the whole table on every export for that connection's life (6.7 ms a group
- * after six seconds of bench:otlp's interleaved shape, and growing). The batch's sessions' earlier
+ * waited spans finds them as loadTraceState does, an index probe per trace id (none for an empty
+ * list), then each row by its ctid: as `trace_id = ANY(…)` the plan a connection cached while
+ * otlp_spans was nearly empty (a new deployment's first minutes, every bench:otlp run) scanned the
+ * whole table on every export for that connection's life (6.7 ms a group after six seconds of
+ * bench:otlp's interleaved shape, and growing). The batch's sessions' earlier
  * turns are attributed to their agents here too (the fleet index's attach, `attached`, over the
  * placeholder "sessions"), a round trip less than ingest's own attach statement, which the receiver
  * then skips (CallerWrites.sessionTurnsAttached): the UPDATE sees the sessions as the batch's insert
@@ -189,7 +189,7 @@ export const insertTurnsAndSpans = namedStatement("voxgate_otlp_turns_spans", ()
       UPDATE otlp_spans o SET mapped = true
       FROM (SELECT sp.ctid AS row FROM json_array_elements_text(${sql.placeholder("waited")}::json) AS ids(trace_id)
         CROSS JOIN LATERAL (SELECT ctid FROM otlp_spans WHERE trace_id = ids.trace_id AND tenant_id IS NOT DISTINCT FROM ${tenant} AND NOT mapped OFFSET 0) sp) w
-      WHERE ${sql.placeholder("waited")}::text <> '[]' AND o.ctid = w.row
+      WHERE o.ctid = w.row
     ), attached AS (
       ${attachTurnsSql()}
     ), fresh AS (
