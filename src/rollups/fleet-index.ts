@@ -342,7 +342,12 @@ export async function attachTurns(tx: Db, tenantId: string | null, sessionIds: s
 /**
  * attachTurns' UPDATE over the sessions named by the JSON array placeholder "sessions" (of the tenant
  * placeholder "tenant"); also a CTE of the OTLP receiver's turns statement (src/otlp/store.ts), which
- * attributes its batch's sessions' turns itself (CallerWrites.sessionTurnsAttached).
+ * attributes its batch's sessions' turns itself (CallerWrites.sessionTurnsAttached). Every batch that
+ * names an agent runs it: the turns are found through turns_unattributed_session_idx, a probe per
+ * session id and partition into the turns still without an agent (none, almost always). The agent
+ * index leaves those turns out, so no plan can walk the whole `agent_id IS NULL` range instead: one
+ * did, planned on statistics taken while every turn had its agent (50 ms a batch with 300,000
+ * unattributed turns in a day partition, docs/perf/ingest.md).
  */
 export const attachTurnsSql = (): SQL => sql`UPDATE turns t SET agent_id = s.agent_id
           FROM sessions s

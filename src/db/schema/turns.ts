@@ -34,8 +34,14 @@ export const turns = pgTable(
     // name's few rows). A (tenant_id, room_name, seq) index served only the second and cost every turn
     // insert one more index entry: dropped (migration 0029).
     index("turns_room_name_seq_idx").on(t.roomName, t.seq),
-    // GET /api/agents reads the edge hours of a page of agents' turns.
-    index("turns_agent_start_idx").on(t.agentId, t.callerSpeakStartMs),
+    // GET /api/agents reads the edge hours of a page of agents' turns (agent_id = ANY(...): the
+    // predicate is implied). Unattributed turns are left out, so no plan can reach them through an
+    // `agent_id IS NULL` range here: attachTurns' UPDATE did, with statistics taken while every turn
+    // had its agent, and read every unattributed turn of the partition per batch (migration 0030).
+    index("turns_agent_start_idx").on(t.agentId, t.callerSpeakStartMs).where(sql`${t.agentId} IS NOT NULL`),
+    // attachTurns (src/rollups/fleet-index.ts): a batch's sessions' unattributed turns, a probe per
+    // session and partition into an index that holds only the turns still waiting for their agent.
+    index("turns_unattributed_session_idx").on(t.sessionId).where(sql`${t.agentId} IS NULL`),
     // GET /api/agents totals every agent's turns of the window's partial edge hours: a range on the
     // start time alone (a full scan without it: ~1 s of 1.9 s at 1M rows, docs/PERFORMANCE.md).
     index("turns_attributed_start_idx").on(t.callerSpeakStartMs).where(sql`${t.agentId} IS NOT NULL`),
