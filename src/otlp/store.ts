@@ -168,12 +168,11 @@ function identitiesJson(identities: ReadonlyMap<string, TraceIdentity>): string 
  * list), then each row by its ctid: as `trace_id = ANY(…)` the plan a connection cached while
  * otlp_spans was nearly empty (a new deployment's first minutes, every bench:otlp run) scanned the
  * whole table on every export for that connection's life (6.7 ms a group after six seconds of
- * bench:otlp's interleaved shape, and growing). The batch's sessions' earlier
- * turns are attributed to their agents here too (the fleet index's attach, `attached`, over the
- * placeholder "sessions"), a round trip less than ingest's own attach statement, which the receiver
- * then skips (CallerWrites.sessionTurnsAttached): the UPDATE sees the sessions as the batch's insert
- * statement left them, and not the turns inserted beside it, which take their agent as they are
- * inserted.
+ * bench:otlp's interleaved shape, and growing). The batch's sessions' earlier turns are attributed
+ * to their agents here too (the fleet index's attach, `attached`, over the placeholder "sessions"), a
+ * round trip less than ingest's own attach statement, which the receiver then skips
+ * (CallerWrites.sessionTurnsAttached): the UPDATE sees the sessions as the batch's insert statement
+ * left them, and not the turns inserted beside it, which take their agent as they are inserted.
  */
 export const insertTurnsAndSpans = namedStatement("voxgate_otlp_turns_spans", () => {
   const tenant = sql`${sql.placeholder("tenant")}::text`;

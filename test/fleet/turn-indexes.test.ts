@@ -43,6 +43,8 @@ describe("turns: attribution reads only its sessions' unattributed turns", () =>
         await tx.execute(sql.raw(`PREPARE attach_probe AS ${text}`));
         const res = await queryRows<{ "QUERY PLAN": unknown }>(tx, sql`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE attach_probe('["s-named"]', NULL)`);
         plan = res[0]?.["QUERY PLAN"];
+        // A prepared statement outlives the transaction: dropped before the connection goes back to the pool.
+        await tx.execute(sql`DEALLOCATE attach_probe`);
         throw new RolledBack();
       })
       .catch((err: unknown) => {
