@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, TransactionRollbackError } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgDialect } from "drizzle-orm/pg-core";
 import { queryRows } from "../../src/db/client.js";
@@ -45,10 +45,10 @@ describe("turns: attribution reads only its sessions' unattributed turns", () =>
         plan = res[0]?.["QUERY PLAN"];
         // A prepared statement outlives the transaction: dropped before the connection goes back to the pool.
         await tx.execute(sql`DEALLOCATE attach_probe`);
-        throw new RolledBack();
+        tx.rollback();
       })
       .catch((err: unknown) => {
-        if (!(err instanceof RolledBack)) throw err;
+        if (!(err instanceof TransactionRollbackError)) throw err;
       });
     expect(turnRowsRead(plan)).toBe(3);
   });
@@ -60,8 +60,6 @@ describe("turns: attribution reads only its sessions' unattributed turns", () =>
     expect(rows).toEqual([{ agent_id: "agent-1", n: 3 }]);
   });
 });
-
-class RolledBack extends Error {}
 
 /** Rows the plan's scans of turns partitions returned or filtered out (what the UPDATE read). */
 function turnRowsRead(plan: unknown): number {
