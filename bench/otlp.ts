@@ -3,7 +3,10 @@
  * child (from the TypeScript source through tsx, so it is the code of this tree) on a fresh Postgres
  * database; BENCH_CLIENTS clients (default 16) post, for BENCH_SECONDS each (default 10), in BENCH_ROUNDS
  * rounds (default 3):
- *   - baseline: /v1/ingest batches of 500 request records (JSON);
+ *   - baseline: /v1/ingest batches of 500 request records (JSON), twice: the same records the
+ *     receiver maps (each with the metadata src/otlp/map.ts writes: source, trace and span ids, span
+ *     name, the STT estimate flag and delay, the TTS audio duration), the target's baseline; and the
+ *     same records without metadata (the baseline of the figures before 2026-11-29 16:00);
  *   - OTLP: protobuf batches of at most 512 spans (a BatchSpanProcessor's maxExportBatchSize), the real
  *     SDK's spans and the real serializer: LiveKit voice turns of 12 spans (user_turn, user_speaking,
  *     eou_detection, agent_turn, llm_node, llm_request, llm_request_run, tts_node, tts_request,
@@ -20,7 +23,9 @@
  *       one such worker with its own sessions, sending its batches in order, one at a time (as a
  *       BatchSpanProcessor exports): no two clients' batches share a trace.
  * Prints spans/s, mapped records/s (3 per user turn: STT, LLM, TTS; plus the turn) and the ratio of
- * mapped records/s to ingest records/s (target >= 0.5), per round and the median. Both legs: the same
+ * mapped records/s to ingest records/s, per round and the median: to ingest of the same records (the
+ * target, >= 0.5: per mapped record, both legs store the same request rows) and to ingest of records
+ * without metadata (cheaper rows than any the receiver writes; shown beside it). The legs: the same
  * clients, each waiting for its answer (a client that gets 429 or 503 waits Retry-After, as an exporter
  * does); ingest's batches of 500 records carry 4 × an export's 126.
  *
@@ -196,7 +201,8 @@ async function build(batches: OtlpBatch[], count: number): Promise<void> {
   }
 }
 
-function ingestBatch(): string {
+/** A baseline batch: with `metadata`, each record carries what the receiver writes on the mapped record of its kind. */
+function ingestBatch(metadata: boolean): string {
   const sessions = Array.from({ length: INGEST_SESSIONS }, () => `bench-${randomUUID()}`);
   return JSON.stringify(
     Array.from({ length: INGEST_BATCH }, (_, i) => ({
@@ -212,8 +218,17 @@ function ingestBatch(): string {
       output_tokens: i % 3 === 1 ? 60 : undefined,
       audio_seconds: i % 3 === 0 ? 1.5 : undefined,
       characters: i % 3 === 2 ? 120 : undefined,
+      metadata: metadata ? mappedMetadata(i % 3) : undefined,
     })),
   );
+}
+
+/** The metadata src/otlp/map.ts writes on a mapped STT (0), LLM (1) or TTS (2) record of the bench's spans. */
+function mappedMetadata(kind: number): Record<string, unknown> {
+  const ids = { source: "otlp", trace_id: randomUUID().replaceAll("-", ""), span_id: randomUUID().replaceAll("-", "").slice(0, 16) };
+  if (kind === 0) return { ...ids, span_name: "user_turn", audio_seconds_estimated: true, transcription_delay_ms: 150 };
+  if (kind === 1) return { ...ids, span_name: "llm_request" };
+  return { ...ids, span_name: "tts_request", audio_duration_ms: 3000 };
 }
 
 async function loop(pool: Pool, seconds: number, next: (client: number) => { path: string; body: string | Uint8Array; type: string; units: number }) {
@@ -248,10 +263,13 @@ interface Target {
   stop: () => Promise<void>;
   /** Per client, how many prebuilt batches it has sent: client c sends batches c, c + CLIENTS, c + 2 × CLIENTS… in order. */
   sent: number[];
+  /** Ingest records/s of the same records the receiver maps (the target's baseline), and of records without metadata, per round. */
   ingest: number[];
+  bare: number[];
   otlp: number[];
   /** CPU ms (user + system) per batch of the server and of its database's Postgres backends, per round. */
   ingestCpu: number[];
+  bareCpu: number[];
   otlpCpu: number[];
   failures: number;
   /** Whether a round sent more batches than were prebuilt (re-sends: cheaper duplicates). */
@@ -274,8 +292,10 @@ async function target(name: string, tag: string, nodeArgs: string[], main: strin
     },
     sent: Array.from({ length: CLIENTS }, () => 0),
     ingest: [],
+    bare: [],
     otlp: [],
     ingestCpu: [],
+    bareCpu: [],
     otlpCpu: [],
     failures: 0,
     resent: false,
@@ -304,7 +324,8 @@ async function main() {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const targets = [await target("this tree", "otlp", nodeArgs, fileURLToPath(new URL("../src/cli/main.ts", import.meta.url)))];
   if (BASE_TREE) targets.push(await target(`base ${BASE_TREE}`, "otlpbase", [], `${BASE_TREE}/src/cli/main.ts`));
-  const ingestLeg = () => ({ path: "/v1/ingest", body: ingestBatch(), type: "application/json", units: INGEST_BATCH });
+  const ingestLeg = () => ({ path: "/v1/ingest", body: ingestBatch(true), type: "application/json", units: INGEST_BATCH });
+  const bareLeg = () => ({ path: "/v1/ingest", body: ingestBatch(false), type: "application/json", units: INGEST_BATCH });
   const otlpLeg = (t: Target) => (client: number) => {
     const i = client + CLIENTS * (t.sent[client] as number);
     t.sent[client] = (t.sent[client] as number) + 1;
@@ -315,7 +336,10 @@ async function main() {
   try {
     // Warm-up of both paths on every server, then measured rounds, the servers' legs interleaved.
     for (const t of targets) {
-      if (INGEST_SECONDS > 0) await loop(t.pool, 2, ingestLeg);
+      if (INGEST_SECONDS > 0) {
+        await loop(t.pool, 2, ingestLeg);
+        await loop(t.pool, 1, bareLeg);
+      }
       const warm = await loop(t.pool, 2, otlpLeg(t));
       // The first round's top-up from the warm-up's pace: a fast machine took more than 1,500 batches
       // in its first round, and the re-sends made that round look faster.
@@ -330,24 +354,31 @@ async function main() {
         const pg0 = await backendCpu(t.dbUrl);
         const s0 = cpuSecondsOf(t.pid);
         const ingest = await loop(t.pool, INGEST_SECONDS, ingestLeg);
+        const pgBare = await backendCpu(t.dbUrl);
+        const sBare = cpuSecondsOf(t.pid);
+        const bare = await loop(t.pool, INGEST_SECONDS, bareLeg);
         const pg1 = await backendCpu(t.dbUrl);
         const s1 = cpuSecondsOf(t.pid);
         const otlp = await loop(t.pool, SECONDS, otlpLeg(t));
         lastLeg.set(t, otlp.batches);
         const pg2 = await backendCpu(t.dbUrl);
         const s2 = cpuSecondsOf(t.pid);
-        const ingestCpu = ((s1 - s0 + backendCpuSpent(pg0, pg1)) * 1000) / ingest.batches;
+        const ingestCpu = ((sBare - s0 + backendCpuSpent(pg0, pgBare)) * 1000) / ingest.batches;
+        const bareCpu = ((s1 - sBare + backendCpuSpent(pgBare, pg1)) * 1000) / bare.batches;
         const otlpServerCpu = ((s2 - s1) * 1000) / otlp.batches;
         const otlpCpu = otlpServerCpu + (backendCpuSpent(pg1, pg2) * 1000) / otlp.batches;
-        const ingestServerCpu = ((s1 - s0) * 1000) / ingest.batches;
+        const ingestServerCpu = ((sBare - s0) * 1000) / ingest.batches;
         t.ingest.push(ingest.perSecond);
+        t.bare.push(bare.perSecond);
+        t.bareCpu.push(bareCpu);
         t.otlp.push(otlp.perSecond * 3); // mapped records/s: 3 per turn
         t.ingestCpu.push(ingestCpu);
         t.otlpCpu.push(otlpCpu);
-        t.failures += ingest.failures + otlp.failures;
+        t.failures += ingest.failures + bare.failures + otlp.failures;
         const ratio = (otlp.perSecond * 3) / ingest.perSecond;
+        const bareRatio = (otlp.perSecond * 3) / bare.perSecond;
         console.log(
-          `round ${round + 1} ${t.name}: /v1/ingest ${fmt(ingest.perSecond, 0)} records/s, CPU (server + Postgres) ${fmt(ingestCpu, 1)} ms/batch (server ${fmt(ingestServerCpu, 1)}); OTLP ${fmt((otlp.perSecond / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(otlp.perSecond * 3, 0)} mapped records/s + ${fmt(otlp.perSecond, 0)} turns/s, CPU ${fmt(otlpCpu, 1)} ms/batch (server ${fmt(otlpServerCpu, 1)}); ratio ${ratio.toFixed(2)}x  (${load()})`,
+          `round ${round + 1} ${t.name}: /v1/ingest of the same records ${fmt(ingest.perSecond, 0)} records/s, CPU (server + Postgres) ${fmt(ingestCpu, 1)} ms/batch (server ${fmt(ingestServerCpu, 1)}), without metadata ${fmt(bare.perSecond, 0)} records/s, ${fmt(bareCpu, 1)} ms/batch; OTLP ${fmt((otlp.perSecond / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(otlp.perSecond * 3, 0)} mapped records/s + ${fmt(otlp.perSecond, 0)} turns/s, CPU ${fmt(otlpCpu, 1)} ms/batch (server ${fmt(otlpServerCpu, 1)}); ratio ${ratio.toFixed(2)}x (without metadata ${bareRatio.toFixed(2)}x)  (${load()})`,
         );
       }
     }
@@ -355,9 +386,14 @@ async function main() {
       if (t.resent) console.warn(`note: ${t.name} ran out of prebuilt batches in a round: its later exports were re-sends (duplicates)`);
       const records = median(t.otlp);
       // CPU per record: ingest's per record over OTLP's per mapped record (the ratio were CPU the only limit).
-      const cpuRatio = median(t.ingestCpu) / INGEST_BATCH / (median(t.otlpCpu) / (turnsPerBatch * 3));
+      const perMapped = median(t.otlpCpu) / (turnsPerBatch * 3);
+      const cpuRatio = median(t.ingestCpu) / INGEST_BATCH / perMapped;
+      const bareCpuRatio = median(t.bareCpu) / INGEST_BATCH / perMapped;
       console.log(
-        `${t.name}: median /v1/ingest ${fmt(median(t.ingest), 0)} records/s (CPU, server + Postgres, ${fmt(median(t.ingestCpu), 1)} ms/batch); OTLP ${fmt((records / 3 / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(records, 0)} mapped records/s (CPU ${fmt(median(t.otlpCpu), 1)} ms/batch of ${fmt(spansPerBatch, 0)} spans, ${CLIENTS} clients, ${t.failures} failures); ratio of medians ${(records / median(t.ingest)).toFixed(2)}x (target >= 0.5); by CPU per record ${cpuRatio.toFixed(2)}x`,
+        `${t.name}: median /v1/ingest of the same records ${fmt(median(t.ingest), 0)} records/s (CPU, server + Postgres, ${fmt(median(t.ingestCpu), 1)} ms/batch), without metadata ${fmt(median(t.bare), 0)} records/s (${fmt(median(t.bareCpu), 1)} ms/batch); OTLP ${fmt((records / 3 / turnsPerBatch) * spansPerBatch, 0)} spans/s = ${fmt(records, 0)} mapped records/s (CPU ${fmt(median(t.otlpCpu), 1)} ms/batch of ${fmt(spansPerBatch, 0)} spans, ${CLIENTS} clients, ${t.failures} failures)`,
+      );
+      console.log(
+        `${t.name}: ratio of medians ${(records / median(t.ingest)).toFixed(2)}x ingest of the same records (target >= 0.5), by CPU per record ${cpuRatio.toFixed(2)}x; ${(records / median(t.bare)).toFixed(2)}x ingest of records without metadata, by CPU ${bareCpuRatio.toFixed(2)}x`,
       );
     }
     if (targets.length === 2) {
