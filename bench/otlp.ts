@@ -302,6 +302,15 @@ async function target(name: string, tag: string, nodeArgs: string[], main: strin
   };
 }
 
+/** CPU seconds so far of a target's server and of its database's Postgres backends. */
+const cpuNow = async (t: Target) => ({ pg: await backendCpu(t.dbUrl), server: cpuSecondsOf(t.pid) });
+
+/** CPU ms per batch between two cpuNow readings: server and Postgres together, and the server's part. */
+function cpuPerBatch(a: Awaited<ReturnType<typeof cpuNow>>, b: Awaited<ReturnType<typeof cpuNow>>, batches: number) {
+  const server = ((b.server - a.server) * 1000) / batches;
+  return { total: server + (backendCpuSpent(a.pg, b.pg) * 1000) / batches, server };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 
 async function main() {
@@ -324,8 +333,7 @@ async function main() {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const targets = [await target("this tree", "otlp", nodeArgs, fileURLToPath(new URL("../src/cli/main.ts", import.meta.url)))];
   if (BASE_TREE) targets.push(await target(`base ${BASE_TREE}`, "otlpbase", [], `${BASE_TREE}/src/cli/main.ts`));
-  const ingestLeg = () => ({ path: "/v1/ingest", body: ingestBatch(true), type: "application/json", units: INGEST_BATCH });
-  const bareLeg = () => ({ path: "/v1/ingest", body: ingestBatch(false), type: "application/json", units: INGEST_BATCH });
+  const ingestLeg = (metadata: boolean) => () => ({ path: "/v1/ingest", body: ingestBatch(metadata), type: "application/json", units: INGEST_BATCH });
   const otlpLeg = (t: Target) => (client: number) => {
     const i = client + CLIENTS * (t.sent[client] as number);
     t.sent[client] = (t.sent[client] as number) + 1;
@@ -337,8 +345,8 @@ async function main() {
     // Warm-up of both paths on every server, then measured rounds, the servers' legs interleaved.
     for (const t of targets) {
       if (INGEST_SECONDS > 0) {
-        await loop(t.pool, 2, ingestLeg);
-        await loop(t.pool, 1, bareLeg);
+        await loop(t.pool, 2, ingestLeg(true));
+        await loop(t.pool, 1, ingestLeg(false));
       }
       const warm = await loop(t.pool, 2, otlpLeg(t));
       // The first round's top-up from the warm-up's pace: a fast machine took more than 1,500 batches
@@ -351,23 +359,17 @@ async function main() {
         // CPU of the server and of its Postgres backends: on this shared machine a leg's CPU per batch
         // moves less with the load than its throughput does.
         await topUp(t);
-        const pg0 = await backendCpu(t.dbUrl);
-        const s0 = cpuSecondsOf(t.pid);
-        const ingest = await loop(t.pool, INGEST_SECONDS, ingestLeg);
-        const pgBare = await backendCpu(t.dbUrl);
-        const sBare = cpuSecondsOf(t.pid);
-        const bare = await loop(t.pool, INGEST_SECONDS, bareLeg);
-        const pg1 = await backendCpu(t.dbUrl);
-        const s1 = cpuSecondsOf(t.pid);
+        const c0 = await cpuNow(t);
+        const ingest = await loop(t.pool, INGEST_SECONDS, ingestLeg(true));
+        const c1 = await cpuNow(t);
+        const bare = await loop(t.pool, INGEST_SECONDS, ingestLeg(false));
+        const c2 = await cpuNow(t);
         const otlp = await loop(t.pool, SECONDS, otlpLeg(t));
         lastLeg.set(t, otlp.batches);
-        const pg2 = await backendCpu(t.dbUrl);
-        const s2 = cpuSecondsOf(t.pid);
-        const ingestCpu = ((sBare - s0 + backendCpuSpent(pg0, pgBare)) * 1000) / ingest.batches;
-        const bareCpu = ((s1 - sBare + backendCpuSpent(pgBare, pg1)) * 1000) / bare.batches;
-        const otlpServerCpu = ((s2 - s1) * 1000) / otlp.batches;
-        const otlpCpu = otlpServerCpu + (backendCpuSpent(pg1, pg2) * 1000) / otlp.batches;
-        const ingestServerCpu = ((sBare - s0) * 1000) / ingest.batches;
+        const c3 = await cpuNow(t);
+        const { total: ingestCpu, server: ingestServerCpu } = cpuPerBatch(c0, c1, ingest.batches);
+        const { total: bareCpu } = cpuPerBatch(c1, c2, bare.batches);
+        const { total: otlpCpu, server: otlpServerCpu } = cpuPerBatch(c2, c3, otlp.batches);
         t.ingest.push(ingest.perSecond);
         t.bare.push(bare.perSecond);
         t.bareCpu.push(bareCpu);
