@@ -13,5 +13,11 @@ export default defineConfig({
     // most of its time waiting on Postgres, child processes and loopback servers, so two at a time
     // use both cores: 336 s.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // A worker runs its files in one module graph instead of a new process per file: the app's ~200
+    // source modules and their dependencies are imported once per worker, not 153 times (2026-11-29,
+    // 2 cores: 500 s → 379 s, import time 203 s → 32 s). Safe because no file keeps state between
+    // files: each opens its own database, ports and app, and the few that set a process.env variable
+    // restore it in their hooks.
+    isolate: false,
   },
 });
